@@ -1,0 +1,223 @@
+//! The classify stage: consumes [`PostReady`] messages, asks the classifier, stores the
+//! verdict and hands jobs to fan-out.
+//!
+//! A post the classifier cannot answer for now is never dropped: it is stored as `waiting`
+//! with a retry time (exponential backoff) and put back on the queue when that time comes.
+//! When a fallback classifier is configured (the local model behind an LLM), a post that
+//! waited `fallback_after` times, or that the LLM refuses for good, is classified by it.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use chrono::Utc;
+use jobwire_queue::wire::{JobReady, PostReady};
+use jobwire_queue::{Queue, QueueError, Received, Topic};
+use jobwire_store::{ClassificationRecord, PostStatus, Store, StoreError};
+use tokio::sync::Semaphore;
+use tokio::task::JoinSet;
+use tokio_util::sync::CancellationToken;
+
+use crate::{Classified, ClassifyError, ClassifyInput, Classifier};
+
+#[derive(Debug, Clone)]
+pub struct ClassifyStageConfig {
+    /// Posts classified at once (LLM requests in flight).
+    pub concurrency: usize,
+    /// First wait after the classifier was unavailable; doubles per attempt.
+    pub retry_base: Duration,
+    pub retry_max: Duration,
+    /// After this many failed attempts the fallback classifier (if any) answers.
+    pub fallback_after: u32,
+}
+
+impl Default for ClassifyStageConfig {
+    fn default() -> Self {
+        Self {
+            concurrency: 8,
+            retry_base: Duration::from_secs(5),
+            retry_max: Duration::from_secs(600),
+            fallback_after: 3,
+        }
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum StageError {
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error(transparent)]
+    Queue(#[from] QueueError),
+}
+
+/// The classify stage.
+pub struct ClassifyStage {
+    store: Arc<dyn Store>,
+    queue: Arc<dyn Queue>,
+    primary: Arc<dyn Classifier>,
+    fallback: Option<Arc<dyn Classifier>>,
+    config: ClassifyStageConfig,
+}
+
+impl std::fmt::Debug for ClassifyStage {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ClassifyStage")
+            .field("primary", &self.primary.name())
+            .field("fallback", &self.fallback.as_ref().map(|c| c.name().to_owned()))
+            .field("config", &self.config)
+            .finish()
+    }
+}
+
+/// What happened to one post.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ClassifyOutcome {
+    Job,
+    NotJob,
+    /// Kept waiting for a retry.
+    Waiting,
+    /// Nothing to do (already classified, or unknown).
+    Skipped,
+}
+
+impl ClassifyStage {
+    pub fn new(
+        store: Arc<dyn Store>,
+        queue: Arc<dyn Queue>,
+        primary: Arc<dyn Classifier>,
+        fallback: Option<Arc<dyn Classifier>>,
+        config: ClassifyStageConfig,
+    ) -> Self {
+        Self {
+            store,
+            queue,
+            primary,
+            fallback,
+            config,
+        }
+    }
+
+    /// Consumes the classify queue until `shutdown` is cancelled; posts in flight finish.
+    pub async fn run(self: Arc<Self>, shutdown: CancellationToken) -> Result<(), StageError> {
+        let mut sub = self.queue.subscribe(Topic::Classify).await?;
+        let slots = Arc::new(Semaphore::new(self.config.concurrency.max(1)));
+        let mut tasks = JoinSet::new();
+        loop {
+            let permit = tokio::select! {
+                _ = shutdown.cancelled() => break,
+                p = slots.clone().acquire_owned() => match p { Ok(p) => p, Err(_) => break },
+            };
+            let msg = tokio::select! {
+                _ = shutdown.cancelled() => break,
+                m = sub.next() => m?,
+            };
+            let Some(msg) = msg else { break };
+            let this = self.clone();
+            tasks.spawn(async move {
+                this.handle(msg).await;
+                drop(permit);
+            });
+            while tasks.try_join_next().is_some() {}
+        }
+        while tasks.join_next().await.is_some() {}
+        Ok(())
+    }
+
+    async fn handle(&self, msg: Received) {
+        let ready = match msg.decode::<PostReady>() {
+            Ok(r) => r,
+            Err(e) => return msg.reject(e.to_string()).await,
+        };
+        match self.classify_post(ready.post_id).await {
+            Ok(_) => msg.ack().await,
+            Err(e) => {
+                tracing::warn!(post = ready.post_id, error = %e, "classify stage error; message retried");
+                msg.retry_later(Duration::from_secs(1)).await
+            }
+        }
+    }
+
+    /// Classifies one stored post (idempotent: only a `queued` post is classified).
+    pub async fn classify_post(&self, post_id: i64) -> Result<ClassifyOutcome, StageError> {
+        let Some(post) = self.store.post(post_id).await? else {
+            return Ok(ClassifyOutcome::Skipped);
+        };
+        if post.status != PostStatus::Queued {
+            return Ok(ClassifyOutcome::Skipped);
+        }
+        let input = ClassifyInput {
+            id: post_id.to_string(),
+            text: post.text,
+            channel: post.channel_handle,
+        };
+        let result = match self.primary.classify(&input).await {
+            Ok(c) => Ok(c),
+            Err(e) => match &self.fallback {
+                Some(fallback) if !e.is_retryable() || post.attempts + 1 >= self.config.fallback_after => {
+                    tracing::warn!(post = post_id, error = %e, fallback = fallback.name(), "primary classifier failed; using the fallback");
+                    fallback.classify(&input).await
+                }
+                _ => Err(e),
+            },
+        };
+        match result {
+            Ok(classified) => {
+                let status = self
+                    .store
+                    .record_classification(post_id, &record(&classified), Utc::now())
+                    .await?;
+                if status == PostStatus::Job {
+                    jobwire_queue::publish(self.queue.as_ref(), &JobReady::new(post_id)).await?;
+                    Ok(ClassifyOutcome::Job)
+                } else {
+                    Ok(ClassifyOutcome::NotJob)
+                }
+            }
+            Err(e) => {
+                let wait = self.backoff(post.attempts, &e);
+                let retry_at = Utc::now() + chrono::Duration::from_std(wait).unwrap_or_default();
+                if e.is_retryable() {
+                    tracing::warn!(post = post_id, error = %e, retry_in_s = wait.as_secs(), "classifier unavailable; post waits");
+                } else {
+                    tracing::error!(post = post_id, error = %e, retry_in_s = wait.as_secs(), "classifier refused the post; it waits for a fix");
+                }
+                self.store
+                    .mark_post_waiting(post_id, &e.to_string(), retry_at, Utc::now())
+                    .await?;
+                Ok(ClassifyOutcome::Waiting)
+            }
+        }
+    }
+
+    fn backoff(&self, attempts: u32, error: &ClassifyError) -> Duration {
+        let exp = self
+            .config
+            .retry_base
+            .saturating_mul(2u32.saturating_pow(attempts.min(16)));
+        let wait = exp.min(self.config.retry_max);
+        match error {
+            ClassifyError::Unavailable {
+                retry_after: Some(after),
+                ..
+            } => wait.max(*after).min(self.config.retry_max),
+            _ => wait,
+        }
+    }
+}
+
+fn record(c: &Classified) -> ClassificationRecord {
+    ClassificationRecord {
+        is_job: c.verdict.is_job,
+        kind: c.verdict.kind.as_str().to_owned(),
+        categories: if c.verdict.is_job {
+            c.verdict.categories.iter().map(|s| s.as_str().to_owned()).collect()
+        } else {
+            Vec::new()
+        },
+        confidence: c.verdict.confidence,
+        model: c.model.clone(),
+        prompt_version: Some(c.prompt_version.clone()),
+        tokens_in: c.tokens_in,
+        tokens_out: c.tokens_out,
+        latency_ms: c.latency_ms,
+    }
+}

@@ -1,0 +1,20 @@
+//! jobwire's domain: the types a post, a job and a subscriber are made of, and the pure logic
+//! that decides what happens to them.
+//!
+//! **Architecture invariant:** this crate does no IO and cannot fail on the outside world. It
+//! has no async code, no clock reads (time is always passed in) and no database or network
+//! types. Everything here is deterministic and testable with plain values; the edges
+//! (`intake`, `classify`, `deliver`, `store`) do the talking.
+
+pub mod category;
+pub mod dataset;
+pub mod format;
+pub mod matching;
+pub mod normalize;
+pub mod post;
+pub mod quiet;
+pub mod rules;
+pub mod subscriber;
+
+pub use category::{CategorySlug, InvalidCategory};
+pub use post::{IncomingPost, PostKind, Verdict};

@@ -1,0 +1,151 @@
+//! Per-bot rate limits: a global rate, one per private chat, one per group, and a freeze after
+//! Telegram answered 429. In-process (governor's GCRA); the distributed mode swaps in a
+//! Redis-backed limiter shared by every sender of a token.
+
+use std::num::NonZeroU32;
+use std::sync::Mutex;
+use std::time::Duration;
+
+use governor::{DefaultDirectRateLimiter, DefaultKeyedRateLimiter, Quota};
+use tokio::time::Instant;
+
+/// Telegram's limits for one bot. Defaults: 30 messages/s in bulk, 1/s per chat, 20/min per
+/// group, paced 3% below them so that network jitter never pushes a burst over the line.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RateLimitConfig {
+    pub global_per_sec: u32,
+    pub per_chat_per_sec: u32,
+    pub per_group_per_min: u32,
+    /// Fraction by which sends are spaced wider than the limits (0.03 = 3%).
+    pub safety_margin: f64,
+    /// Lift every limit (benchmarks against a fake Telegram without limits).
+    pub unlimited: bool,
+}
+
+impl Default for RateLimitConfig {
+    fn default() -> Self {
+        Self {
+            global_per_sec: 30,
+            per_chat_per_sec: 1,
+            per_group_per_min: 20,
+            safety_margin: 0.03,
+            unlimited: false,
+        }
+    }
+}
+
+fn paced(per: Duration, count: u32, margin: f64) -> Quota {
+    let count = count.max(1);
+    let interval = per.mul_f64((1.0 + margin.max(0.0)) / f64::from(count));
+    Quota::with_period(interval.max(Duration::from_micros(1)))
+        .unwrap_or_else(|| Quota::per_second(NonZeroU32::MIN))
+}
+
+/// The limiter of one bot token.
+#[derive(Debug)]
+pub struct BotLimiter {
+    config: RateLimitConfig,
+    global: DefaultDirectRateLimiter,
+    chats: DefaultKeyedRateLimiter<i64>,
+    groups: DefaultKeyedRateLimiter<i64>,
+    frozen_until: Mutex<Option<Instant>>,
+}
+
+impl BotLimiter {
+    pub fn new(config: RateLimitConfig) -> Self {
+        let m = config.safety_margin;
+        Self {
+            config,
+            global: governor::RateLimiter::direct(paced(
+                Duration::from_secs(1),
+                config.global_per_sec,
+                m,
+            )),
+            chats: governor::RateLimiter::keyed(paced(
+                Duration::from_secs(1),
+                config.per_chat_per_sec,
+                m,
+            )),
+            groups: governor::RateLimiter::keyed(paced(
+                Duration::from_secs(60),
+                config.per_group_per_min,
+                m,
+            )),
+            frozen_until: Mutex::new(None),
+        }
+    }
+
+    /// Waits until one more message may go to `chat_id` (negative ids are groups).
+    pub async fn acquire(&self, chat_id: i64) {
+        if self.config.unlimited {
+            return;
+        }
+        self.wait_thaw().await;
+        if chat_id < 0 {
+            self.groups.until_key_ready(&chat_id).await;
+        } else {
+            self.chats.until_key_ready(&chat_id).await;
+        }
+        self.global.until_ready().await;
+        // A 429 may have frozen the bot while we waited for our turn.
+        self.wait_thaw().await;
+    }
+
+    /// Telegram said "retry after": no message of this bot goes out before then.
+    pub fn freeze_for(&self, wait: Duration) {
+        let until = Instant::now() + wait;
+        if let Ok(mut frozen) = self.frozen_until.lock() {
+            if frozen.is_none_or(|t| t < until) {
+                *frozen = Some(until);
+            }
+        }
+    }
+
+    async fn wait_thaw(&self) {
+        loop {
+            let until = self.frozen_until.lock().ok().and_then(|f| *f);
+            match until {
+                Some(t) if t > Instant::now() => tokio::time::sleep_until(t).await,
+                _ => return,
+            }
+        }
+    }
+
+    /// Forgets per-chat state of chats not seen lately (bounded memory).
+    pub fn shrink(&self) {
+        self.chats.retain_recent();
+        self.groups.retain_recent();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn one_chat_is_paced_at_its_limit_while_others_flow() {
+        let limiter = BotLimiter::new(RateLimitConfig {
+            global_per_sec: 1000,
+            per_chat_per_sec: 10,
+            ..RateLimitConfig::default()
+        });
+        let start = Instant::now();
+        for _ in 0..3 {
+            limiter.acquire(1).await;
+        }
+        // Three messages to one chat at 10/s need at least two intervals of 100 ms.
+        assert!(start.elapsed() >= Duration::from_millis(200));
+        let other = Instant::now();
+        limiter.acquire(2).await;
+        assert!(other.elapsed() < Duration::from_millis(100));
+    }
+
+    #[tokio::test]
+    async fn a_freeze_holds_every_chat() {
+        let limiter = BotLimiter::new(RateLimitConfig::default());
+        limiter.freeze_for(Duration::from_millis(300));
+        let start = Instant::now();
+        limiter.acquire(42).await;
+        assert!(start.elapsed() >= Duration::from_millis(290));
+    }
+}

@@ -1,0 +1,359 @@
+//! The send stage: consumes [`DeliveryReady`] messages and sends each delivery's parts
+//! through its bot.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use chrono::Utc;
+use jobwire_queue::wire::DeliveryReady;
+use jobwire_queue::{Queue, QueueError, Received, Topic};
+use jobwire_store::{DeliveryStatus, DeliveryUpdate, PostId, Store, StoreError};
+use teloxide::prelude::*;
+use teloxide::types::{LinkPreviewOptions, ParseMode};
+use teloxide::{ApiError, RequestError};
+use tokio::sync::Semaphore;
+use tokio::task::JoinSet;
+use tokio_util::sync::CancellationToken;
+
+use crate::limits::{BotLimiter, RateLimitConfig};
+use crate::recorder::Recorder;
+
+/// One configured bot. The token is a secret: `Debug` never prints it.
+#[derive(Clone)]
+pub struct BotConfig {
+    /// The name categories refer to (`bots.<name>` in the config file).
+    pub name: String,
+    pub token: String,
+}
+
+impl std::fmt::Debug for BotConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let id = self.token.split(':').next().unwrap_or("");
+        f.debug_struct("BotConfig")
+            .field("name", &self.name)
+            .field("token", &format_args!("{id}:<redacted>"))
+            .finish()
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct SendStageConfig {
+    /// Bot API base URL (`https://api.telegram.org/` or a local fake).
+    pub api_url: url::Url,
+    pub limits: RateLimitConfig,
+    /// Deliveries handled at once (most of them wait for a rate limiter).
+    pub max_in_flight: usize,
+    /// Network failures before a delivery is given up as failed.
+    pub max_attempts: u32,
+    pub request_timeout: Duration,
+}
+
+impl Default for SendStageConfig {
+    fn default() -> Self {
+        Self {
+            api_url: url::Url::parse("https://api.telegram.org/").unwrap_or_else(|_| {
+                // A literal that always parses; kept total for the linter.
+                url::Url::parse("http://127.0.0.1/").unwrap_or_else(|_| unreachable!())
+            }),
+            limits: RateLimitConfig::default(),
+            max_in_flight: 1024,
+            max_attempts: 8,
+            request_timeout: Duration::from_secs(30),
+        }
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum DeliverError {
+    #[error("building the HTTP client failed: {0}")]
+    Client(String),
+    #[error(transparent)]
+    Queue(#[from] QueueError),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// Counters of what the stage did, for summaries and tests.
+#[derive(Debug, Default)]
+pub struct SendCounters {
+    pub sent: AtomicU64,
+    pub parts_sent: AtomicU64,
+    pub rate_limited: AtomicU64,
+    pub blocked: AtomicU64,
+    pub failed: AtomicU64,
+    pub retried: AtomicU64,
+}
+
+#[derive(Debug)]
+struct BotSender {
+    bot: Bot,
+    limiter: BotLimiter,
+}
+
+/// The send stage. Share it in an `Arc` and call [`SendStage::run`].
+#[derive(Debug)]
+pub struct SendStage {
+    store: Arc<dyn Store>,
+    queue: Arc<dyn Queue>,
+    bots: HashMap<String, BotSender>,
+    recorder: Recorder,
+    renders: Mutex<HashMap<PostId, Arc<Vec<String>>>>,
+    config: SendStageConfig,
+    pub counters: SendCounters,
+}
+
+const RENDER_CACHE: usize = 4096;
+
+enum Outcome {
+    Done,
+    /// Not ours to send now (already sent, held, or claimed by another sender).
+    Skipped,
+}
+
+impl SendStage {
+    /// Must be called inside a Tokio runtime (it starts the status recorder).
+    pub fn new(
+        store: Arc<dyn Store>,
+        queue: Arc<dyn Queue>,
+        bots: &[BotConfig],
+        config: SendStageConfig,
+    ) -> Result<Self, DeliverError> {
+        let client = teloxide::net::default_reqwest_settings()
+            .timeout(config.request_timeout)
+            .pool_max_idle_per_host(256)
+            .build()
+            .map_err(|e| DeliverError::Client(e.to_string()))?;
+        let bots = bots
+            .iter()
+            .map(|b| {
+                let bot =
+                    Bot::with_client(b.token.clone(), client.clone()).set_api_url(config.api_url.clone());
+                (
+                    b.name.clone(),
+                    BotSender {
+                        bot,
+                        limiter: BotLimiter::new(config.limits),
+                    },
+                )
+            })
+            .collect();
+        Ok(Self {
+            recorder: Recorder::spawn(store.clone()),
+            store,
+            queue,
+            bots,
+            renders: Mutex::new(HashMap::new()),
+            config,
+            counters: SendCounters::default(),
+        })
+    }
+
+    /// Consumes the send queue until `shutdown` is cancelled, then finishes the deliveries
+    /// in flight (each either completes or is left `pending`/`held` for the next start).
+    pub async fn run(self: Arc<Self>, shutdown: CancellationToken) -> Result<(), DeliverError> {
+        let mut sub = self.queue.subscribe(Topic::Send).await?;
+        let slots = Arc::new(Semaphore::new(self.config.max_in_flight.max(1)));
+        let mut tasks = JoinSet::new();
+        let mut last_shrink = tokio::time::Instant::now();
+        loop {
+            let permit = tokio::select! {
+                _ = shutdown.cancelled() => break,
+                p = slots.clone().acquire_owned() => match p { Ok(p) => p, Err(_) => break },
+            };
+            let msg = tokio::select! {
+                _ = shutdown.cancelled() => break,
+                m = sub.next() => m?,
+            };
+            let Some(msg) = msg else { break };
+            let this = self.clone();
+            tasks.spawn(async move {
+                this.handle(msg).await;
+                drop(permit);
+            });
+            while tasks.try_join_next().is_some() {}
+            if last_shrink.elapsed() > Duration::from_secs(60) {
+                for b in self.bots.values() {
+                    b.limiter.shrink();
+                }
+                last_shrink = tokio::time::Instant::now();
+            }
+        }
+        while tasks.join_next().await.is_some() {}
+        Ok(())
+    }
+
+    async fn handle(&self, msg: Received) {
+        let ready = match msg.decode::<DeliveryReady>() {
+            Ok(r) => r,
+            Err(e) => return msg.reject(e.to_string()).await,
+        };
+        match self.deliver(ready.delivery_id).await {
+            Ok(Outcome::Done | Outcome::Skipped) => msg.ack().await,
+            Err(e) => {
+                // The row is still `pending` (or `sending`): try the message again later.
+                tracing::warn!(delivery = ready.delivery_id, error = %e, "delivery will be retried");
+                msg.retry_later(Duration::from_secs(1)).await
+            }
+        }
+    }
+
+    async fn parts(&self, post_id: PostId) -> Result<Option<Arc<Vec<String>>>, DeliverError> {
+        if let Some(p) = self.renders.lock().ok().and_then(|m| m.get(&post_id).cloned()) {
+            return Ok(Some(p));
+        }
+        let Some(parts) = self.store.job_render(post_id).await? else {
+            return Ok(None);
+        };
+        let parts = Arc::new(parts);
+        if let Ok(mut m) = self.renders.lock() {
+            if m.len() >= RENDER_CACHE {
+                m.clear();
+            }
+            m.insert(post_id, parts.clone());
+        }
+        Ok(Some(parts))
+    }
+
+    async fn record(&self, update: DeliveryUpdate) -> Result<bool, DeliverError> {
+        self.recorder.record(update).await.map_err(|e| match e {
+            crate::recorder::RecordError::Store(s) => {
+                DeliverError::Store(StoreError::Corrupt {
+                    column: "deliveries",
+                    detail: s.to_string(),
+                })
+            }
+            crate::recorder::RecordError::Stopped => {
+                DeliverError::Client("status recorder stopped".to_owned())
+            }
+        })
+    }
+
+    async fn deliver(&self, id: i64) -> Result<Outcome, DeliverError> {
+        let Some(row) = self.store.delivery(id).await? else {
+            return Ok(Outcome::Skipped);
+        };
+        if row.status != DeliveryStatus::Pending {
+            return Ok(Outcome::Skipped);
+        }
+        let Some(sender) = self.bots.get(&row.bot) else {
+            self.record(DeliveryUpdate::Failed {
+                id,
+                error: format!("no bot named {:?} is configured", row.bot),
+            })
+            .await?;
+            return Ok(Outcome::Done);
+        };
+        let Some(parts) = self.parts(row.post_id).await? else {
+            self.record(DeliveryUpdate::Failed {
+                id,
+                error: "the job has no rendered message".to_owned(),
+            })
+            .await?;
+            return Ok(Outcome::Done);
+        };
+        let chat = row.chat_id;
+        sender.limiter.acquire(chat).await;
+        if !self.record(DeliveryUpdate::Claim { id }).await? {
+            return Ok(Outcome::Skipped);
+        }
+        let span = tracing::debug_span!("deliver", delivery = id, post = row.post_id, chat);
+        let _enter = span.enter();
+        for (i, part) in parts.iter().enumerate().skip(row.parts_sent as usize) {
+            if i > row.parts_sent as usize {
+                sender.limiter.acquire(chat).await;
+            }
+            loop {
+                let result = sender
+                    .bot
+                    .send_message(ChatId(chat), part.clone())
+                    .parse_mode(ParseMode::Html)
+                    .link_preview_options(LinkPreviewOptions {
+                        is_disabled: true,
+                        url: None,
+                        prefer_small_media: false,
+                        prefer_large_media: false,
+                        show_above_text: false,
+                    })
+                    .await;
+                match result {
+                    Ok(message) => {
+                        self.counters.parts_sent.fetch_add(1, Ordering::Relaxed);
+                        self.record(DeliveryUpdate::PartSent {
+                            id,
+                            message_id: i64::from(message.id.0),
+                        })
+                        .await?;
+                        break;
+                    }
+                    Err(RequestError::RetryAfter(wait)) => {
+                        self.counters.rate_limited.fetch_add(1, Ordering::Relaxed);
+                        tracing::warn!(bot = %row.bot, retry_after = wait.seconds(), "Telegram answered 429");
+                        sender.limiter.freeze_for(wait.duration());
+                        sender.limiter.acquire(chat).await;
+                    }
+                    Err(RequestError::Api(e)) if is_blocked(&e) => {
+                        self.counters.blocked.fetch_add(1, Ordering::Relaxed);
+                        tracing::info!(chat, "subscriber blocked the bot; stop sending to them");
+                        self.record(DeliveryUpdate::Blocked {
+                            id,
+                            error: e.to_string(),
+                        })
+                        .await?;
+                        return Ok(Outcome::Done);
+                    }
+                    Err(e @ (RequestError::Api(_) | RequestError::MigrateToChatId(_))) => {
+                        self.counters.failed.fetch_add(1, Ordering::Relaxed);
+                        tracing::error!(error = %e, "Telegram refused the message");
+                        self.record(DeliveryUpdate::Failed {
+                            id,
+                            error: e.to_string(),
+                        })
+                        .await?;
+                        return Ok(Outcome::Done);
+                    }
+                    Err(e) => {
+                        // Network trouble: the call may or may not have arrived.
+                        if row.attempts + 1 >= self.config.max_attempts {
+                            self.counters.failed.fetch_add(1, Ordering::Relaxed);
+                            self.record(DeliveryUpdate::Failed {
+                                id,
+                                error: format!("gave up after {} attempts: {e}", row.attempts + 1),
+                            })
+                            .await?;
+                        } else {
+                            self.counters.retried.fetch_add(1, Ordering::Relaxed);
+                            let backoff = Duration::from_secs(2u64.pow(row.attempts.min(8)));
+                            let at = Utc::now()
+                                + chrono::Duration::from_std(backoff).unwrap_or_default();
+                            self.record(DeliveryUpdate::Retry {
+                                id,
+                                at,
+                                error: e.to_string(),
+                            })
+                            .await?;
+                        }
+                        return Ok(Outcome::Done);
+                    }
+                }
+            }
+        }
+        self.record(DeliveryUpdate::Sent { id }).await?;
+        self.counters.sent.fetch_add(1, Ordering::Relaxed);
+        Ok(Outcome::Done)
+    }
+}
+
+fn is_blocked(e: &ApiError) -> bool {
+    matches!(
+        e,
+        ApiError::BotBlocked
+            | ApiError::UserDeactivated
+            | ApiError::BotKicked
+            | ApiError::BotKickedFromSupergroup
+            | ApiError::BotKickedFromChannel
+            | ApiError::CantInitiateConversation
+            | ApiError::CantTalkWithBots
+    )
+}

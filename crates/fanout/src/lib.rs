@@ -1,0 +1,269 @@
+//! Fan-out: turns one classified job into one delivery row per matching subscriber.
+//!
+//! Matching uses the in-memory [`SubscriberIndex`] of `jobwire-core`, built from the store
+//! and rebuilt when the store's subscriber version changes, so a job costs a lookup, not a
+//! scan over every subscriber. The job's message is rendered once here and stored with the
+//! deliveries; senders only move the rendered parts.
+//!
+//! **Architecture invariant:** the deliveries, the rendered parts and the post's
+//! `fanned_out` status are written in one transaction before any send message is
+//! published; a redelivered fan-out message finds the post fanned out and does nothing.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use chrono::{DateTime, Utc};
+use jobwire_core::format::{JobCard, render};
+use jobwire_core::matching::{JobFacts, SubscriberIndex};
+use jobwire_core::normalize::normalize;
+use jobwire_core::quiet::QuietHours;
+use jobwire_core::rules::Term;
+use jobwire_core::subscriber::{Subscriber, SubscriberId};
+use jobwire_core::CategorySlug;
+use jobwire_queue::wire::{DeliveryReady, JobReady};
+use jobwire_queue::{Queue, QueueError, Received, Topic};
+use jobwire_store::{NewDelivery, PostStatus, Store, StoreError, SubscriberRow};
+use tokio::sync::RwLock;
+use tokio_util::sync::CancellationToken;
+
+/// Which bot delivers a category, and how the category is shown.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CategoryRoute {
+    pub slug: CategorySlug,
+    pub name: String,
+    pub bot: String,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum FanoutError {
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error(transparent)]
+    Queue(#[from] QueueError),
+}
+
+#[derive(Debug)]
+struct SubscriberInfo {
+    chat_id: i64,
+    categories: Vec<CategorySlug>,
+    quiet_hours: Option<QuietHours>,
+}
+
+#[derive(Debug)]
+struct Snapshot {
+    version: i64,
+    index: SubscriberIndex,
+    info: HashMap<i64, SubscriberInfo>,
+}
+
+/// The fan-out stage.
+#[derive(Debug)]
+pub struct FanoutStage {
+    store: Arc<dyn Store>,
+    queue: Arc<dyn Queue>,
+    routes: Vec<CategoryRoute>,
+    snapshot: RwLock<Option<Arc<Snapshot>>>,
+}
+
+/// What one job fanned out to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FanoutOutcome {
+    pub matched: usize,
+    pub ready: usize,
+}
+
+impl FanoutStage {
+    pub fn new(store: Arc<dyn Store>, queue: Arc<dyn Queue>, routes: Vec<CategoryRoute>) -> Self {
+        Self {
+            store,
+            queue,
+            routes,
+            snapshot: RwLock::new(None),
+        }
+    }
+
+    /// Consumes the fan-out queue until `shutdown` is cancelled.
+    pub async fn run(self: Arc<Self>, shutdown: CancellationToken) -> Result<(), FanoutError> {
+        let mut sub = self.queue.subscribe(Topic::Fanout).await?;
+        loop {
+            let msg = tokio::select! {
+                _ = shutdown.cancelled() => return Ok(()),
+                m = sub.next() => m?,
+            };
+            let Some(msg) = msg else { return Ok(()) };
+            self.handle(msg).await;
+        }
+    }
+
+    async fn handle(&self, msg: Received) {
+        let job = match msg.decode::<JobReady>() {
+            Ok(j) => j,
+            Err(e) => return msg.reject(e.to_string()).await,
+        };
+        match self.fan_out(job.post_id, Utc::now()).await {
+            Ok(_) => msg.ack().await,
+            Err(e) => {
+                tracing::warn!(post = job.post_id, error = %e, "fan-out failed; will retry");
+                msg.retry_later(Duration::from_secs(1)).await
+            }
+        }
+    }
+
+    /// Fans one job out. Idempotent: a post that is not in status `job` is left alone.
+    pub async fn fan_out(
+        &self,
+        post_id: i64,
+        now: DateTime<Utc>,
+    ) -> Result<Option<FanoutOutcome>, FanoutError> {
+        let Some(post) = self.store.post(post_id).await? else {
+            return Ok(None);
+        };
+        if post.status != PostStatus::Job {
+            return Ok(None);
+        }
+        let Some(verdict) = self.store.classification(post_id).await? else {
+            tracing::error!(post = post_id, "job without a stored classification; skipped");
+            return Ok(None);
+        };
+        let categories: Vec<CategorySlug> = verdict
+            .categories
+            .iter()
+            .filter_map(|c| CategorySlug::parse(c).ok())
+            .filter(|c| self.routes.iter().any(|r| &r.slug == c))
+            .collect();
+        let snapshot = self.snapshot().await?;
+        let normalized = normalize(&post.text);
+        let matched = snapshot.index.matches(&JobFacts {
+            categories: &categories,
+            normalized_text: &normalized,
+        });
+        let mut deliveries = Vec::with_capacity(matched.len());
+        for SubscriberId(id) in &matched {
+            let Some(info) = snapshot.info.get(id) else {
+                continue;
+            };
+            // The bot of the job's first category this subscriber follows.
+            let Some(route) = categories
+                .iter()
+                .find(|c| info.categories.contains(c))
+                .and_then(|c| self.routes.iter().find(|r| &r.slug == c))
+            else {
+                continue;
+            };
+            deliveries.push(NewDelivery {
+                subscriber_id: *id,
+                chat_id: info.chat_id,
+                bot: route.bot.clone(),
+                not_before: info.quiet_hours.as_ref().and_then(|q| q.release_at(now)),
+            });
+        }
+        let card = JobCard {
+            title: None,
+            text: post.text.clone(),
+            channel: post
+                .channel_title
+                .clone()
+                .unwrap_or_else(|| post.channel_handle.clone()),
+            channel_url: post
+                .channel_handle
+                .strip_prefix('@')
+                .map(|name| format!("https://t.me/{name}")),
+            url: post.url.clone(),
+            categories: categories
+                .iter()
+                .filter_map(|c| self.routes.iter().find(|r| &r.slug == c))
+                .map(|r| r.name.clone())
+                .collect(),
+            posted_at: post.posted_at,
+        };
+        let parts = render(&card);
+        let ready = self
+            .store
+            .fan_out(post_id, &parts, &deliveries, now)
+            .await?;
+        for id in &ready {
+            jobwire_queue::publish(self.queue.as_ref(), &DeliveryReady::new(*id)).await?;
+        }
+        tracing::debug!(post = post_id, matched = matched.len(), ready = ready.len(), "fanned out");
+        Ok(Some(FanoutOutcome {
+            matched: deliveries.len(),
+            ready: ready.len(),
+        }))
+    }
+
+    async fn snapshot(&self) -> Result<Arc<Snapshot>, FanoutError> {
+        let version = self.store.subscribers_version().await?;
+        if let Some(s) = self.snapshot.read().await.as_ref() {
+            if s.version == version {
+                return Ok(s.clone());
+            }
+        }
+        let mut slot = self.snapshot.write().await;
+        if let Some(s) = slot.as_ref() {
+            if s.version == version {
+                return Ok(s.clone());
+            }
+        }
+        let rows = self.store.subscribers().await?;
+        let started = std::time::Instant::now();
+        let (subscribers, info): (Vec<_>, HashMap<_, _>) =
+            rows.iter().map(subscriber_from_row).unzip();
+        let snapshot = Arc::new(Snapshot {
+            version,
+            index: SubscriberIndex::build(subscribers),
+            info,
+        });
+        tracing::info!(subscribers = rows.len(), version, took_ms = started.elapsed().as_millis() as u64, "subscriber index rebuilt");
+        *slot = Some(snapshot.clone());
+        Ok(snapshot)
+    }
+}
+
+/// Turns a stored subscriber into the domain type. Settings that do not parse are logged
+/// and left out (a bad term is ignored, bad quiet hours mean none) rather than losing the
+/// subscriber's jobs.
+fn subscriber_from_row(row: &SubscriberRow) -> (Subscriber, (i64, SubscriberInfo)) {
+    let terms = |raw: &[String], what: &str| -> Vec<Term> {
+        raw.iter()
+            .filter_map(|t| match Term::parse(t) {
+                Ok(term) => Some(term),
+                Err(e) => {
+                    tracing::warn!(subscriber = row.id, term = %t, error = %e, "ignoring a bad {what} term");
+                    None
+                }
+            })
+            .collect()
+    };
+    let categories: Vec<CategorySlug> = row
+        .categories
+        .iter()
+        .filter_map(|c| CategorySlug::parse(c).ok())
+        .collect();
+    let quiet_hours = row.quiet_hours.as_ref().and_then(|q| {
+        QuietHours::parse(&format!("{}-{}", q.start, q.end), &q.time_zone)
+            .map_err(|e| tracing::warn!(subscriber = row.id, error = %e, "ignoring bad quiet hours"))
+            .ok()
+    });
+    let subscriber = Subscriber {
+        id: SubscriberId(row.id),
+        chat_id: row.chat_id,
+        categories: categories.clone(),
+        include: terms(&row.include, "include"),
+        exclude: terms(&row.exclude, "exclude"),
+        paused: row.paused,
+        blocked: row.blocked,
+        quiet_hours: quiet_hours.clone(),
+    };
+    (
+        subscriber,
+        (
+            row.id,
+            SubscriberInfo {
+                chat_id: row.chat_id,
+                categories,
+                quiet_hours,
+            },
+        ),
+    )
+}

@@ -1,0 +1,367 @@
+//! `jobwire bench …`: the numbers in BENCHMARKS.md. Each prints a human summary and, last,
+//! one JSON line. Timings are medians and percentiles of many runs, and comparisons are
+//! ratios measured in the same run, because the machines are shared and noisy.
+
+use std::net::SocketAddr;
+use std::time::{Duration, Instant};
+
+use anyhow::Context;
+use chrono::Utc;
+use hdrhistogram::Histogram;
+use jobwire_core::matching::synthetic::{synthetic_job, synthetic_subscribers};
+use jobwire_core::matching::{JobFacts, SubscriberIndex, scan_matches};
+use jobwire_core::normalize::normalize;
+use jobwire_deliver::RateLimitConfig;
+use jobwire_store::SubscriberSpec;
+use jobwire_testkit::llm::{FakeLlm, FakeLlmConfig, load_oracle_jsonl};
+use jobwire_testkit::telegram::{FakeTelegram, FakeTelegramConfig, RateLimits};
+use serde_json::json;
+
+use crate::pipeline::{self, Parts, Pipeline};
+use crate::testbed::{Bed, seed_job, temp_db};
+
+#[derive(Debug, Clone, clap::Subcommand)]
+pub enum Bench {
+    /// Matching one job against N subscribers: the index vs a plain scan.
+    Matching {
+        #[arg(long, default_value_t = 100_000)]
+        subscribers: usize,
+        #[arg(long, default_value_t = 2_000)]
+        jobs: usize,
+    },
+    /// Deliveries per second through the fake Telegram with its limits lifted.
+    Delivery {
+        #[arg(long, default_value_t = 50_000)]
+        deliveries: usize,
+    },
+    /// Intake to the fake Telegram's receipt, one post at a time, zero-latency fake LLM.
+    Latency {
+        #[arg(long, default_value_t = 150)]
+        posts: usize,
+    },
+    /// A burst under Telegram's default limits over three bots.
+    Burst {
+        #[arg(long, default_value_t = 5_000)]
+        deliveries: usize,
+    },
+}
+
+pub async fn run(which: &Bench) -> anyhow::Result<()> {
+    let result = match which {
+        Bench::Matching { subscribers, jobs } => matching(*subscribers, *jobs)?,
+        Bench::Delivery { deliveries } => delivery(*deliveries).await?,
+        Bench::Latency { posts } => latency(*posts).await?,
+        Bench::Burst { deliveries } => burst(*deliveries).await?,
+    };
+    println!("{result}");
+    Ok(())
+}
+
+fn histogram() -> anyhow::Result<Histogram<u64>> {
+    Histogram::new_with_bounds(1, 3_600_000_000, 3).context("histogram")
+}
+
+fn us(h: &Histogram<u64>, q: f64) -> f64 {
+    h.value_at_quantile(q) as f64
+}
+
+/// Index vs scan on synthetic subscribers; both in the same run, over the same jobs.
+pub fn matching(n: usize, jobs: usize) -> anyhow::Result<serde_json::Value> {
+    let subscribers = synthetic_subscribers(n, 42);
+    let rss_before = crate::demo::peak_rss_mb();
+    let built = Instant::now();
+    let index = SubscriberIndex::build(subscribers.clone());
+    let build_ms = built.elapsed().as_secs_f64() * 1000.0;
+    let jobs: Vec<_> = (0..jobs as u64)
+        .map(|s| {
+            let (cats, text) = synthetic_job(s);
+            (cats, normalize(&text))
+        })
+        .collect();
+    let mut hi = histogram()?;
+    let mut hs = histogram()?;
+    let mut matched = 0usize;
+    for (cats, text) in &jobs {
+        let facts = JobFacts {
+            categories: cats,
+            normalized_text: text,
+        };
+        let t = Instant::now();
+        let a = index.matches(&facts);
+        hi.record((t.elapsed().as_nanos() / 1000).max(1) as u64)?;
+        let t = Instant::now();
+        let b = scan_matches(&subscribers, &facts);
+        hs.record((t.elapsed().as_nanos() / 1000).max(1) as u64)?;
+        anyhow::ensure!(a == b, "index and scan disagree");
+        matched += a.len();
+    }
+    let ratio = us(&hs, 0.5) / us(&hi, 0.5).max(1.0);
+    println!(
+        "matching {n} subscribers, {} jobs (avg {} matches): index p50 {:.0} µs p99 {:.0} µs; scan p50 {:.0} µs p99 {:.0} µs; scan/index (median) {ratio:.1}x; index build {build_ms:.0} ms",
+        jobs.len(),
+        matched / jobs.len().max(1),
+        us(&hi, 0.5),
+        us(&hi, 0.99),
+        us(&hs, 0.5),
+        us(&hs, 0.99),
+    );
+    Ok(json!({
+        "bench": "matching", "subscribers": n, "jobs": jobs.len(),
+        "index_p50_us": us(&hi, 0.5), "index_p99_us": us(&hi, 0.99),
+        "scan_p50_us": us(&hs, 0.5), "scan_p99_us": us(&hs, 0.99),
+        "speedup_median": ratio, "index_build_ms": build_ms,
+        "peak_rss_mb_before_index": rss_before, "peak_rss_mb": crate::demo::peak_rss_mb(),
+    }))
+}
+
+fn subscribers_in(category: &str, first_chat: i64, n: usize) -> Vec<SubscriberSpec> {
+    (0..n as i64)
+        .map(|i| SubscriberSpec {
+            chat_id: first_chat + i,
+            name: None,
+            categories: vec![category.to_owned()],
+            include: vec![],
+            exclude: vec![],
+            paused: false,
+            quiet_hours: None,
+        })
+        .collect()
+}
+
+async fn local_pipeline(
+    settings: &crate::config::Settings,
+) -> anyhow::Result<(Pipeline, std::sync::Arc<dyn jobwire_store::Store>)> {
+    let store = pipeline::open_store(settings).await?;
+    let queue = pipeline::open_queue(settings)?;
+    let (primary, fallback) = pipeline::classifiers(settings)?;
+    let (p, _) = Pipeline::start(
+        Parts {
+            settings: settings.clone(),
+            store: store.clone(),
+            queue,
+        },
+        primary,
+        fallback,
+    )
+    .await?;
+    Ok((p, store))
+}
+
+/// Fan-out and delivery of pre-classified jobs, limits lifted on both sides.
+pub async fn delivery(deliveries: usize) -> anyhow::Result<serde_json::Value> {
+    let telegram = FakeTelegram::start(
+        SocketAddr::from(([127, 0, 0, 1], 0)),
+        FakeTelegramConfig {
+            limits: None,
+            ..FakeTelegramConfig::default()
+        },
+    )
+    .await?;
+    let (_dir, db) = temp_db()?;
+    let bed = Bed {
+        limits: RateLimitConfig {
+            unlimited: true,
+            ..RateLimitConfig::default()
+        },
+        ..Bed::default()
+    };
+    let settings = bed.settings(telegram.url(), &db)?;
+    let store = pipeline::open_store(&settings).await?;
+    let jobs = 10usize;
+    let per_job = deliveries.div_ceil(jobs);
+    crate::subscribers::store_all(store.as_ref(), &subscribers_in("web", 1, per_job)).await?;
+    for j in 0..jobs {
+        seed_job(
+            store.as_ref(),
+            "@bench",
+            &j.to_string(),
+            &format!("Need a WordPress site fixed, job {j}. Budget $200. Contact @client{j}"),
+            &["web"],
+        )
+        .await?;
+    }
+    drop(store);
+    let started = Instant::now();
+    let (mut running, store) = local_pipeline(&settings).await?;
+    let counts = running.wait_settled(Duration::from_secs(900)).await?;
+    let elapsed = started.elapsed();
+    running.shutdown().await?;
+    let messages = telegram.messages();
+    anyhow::ensure!(
+        counts.deliveries_sent as usize == per_job * jobs && messages.len() == per_job * jobs,
+        "expected {} deliveries, sent {} and the fake accepted {}",
+        per_job * jobs,
+        counts.deliveries_sent,
+        messages.len()
+    );
+    let first = messages.iter().map(|m| m.received_at).min().unwrap_or_else(Utc::now);
+    let last = messages.iter().map(|m| m.received_at).max().unwrap_or_else(Utc::now);
+    let window = (last - first).num_milliseconds().max(1) as f64 / 1000.0;
+    let rate = messages.len() as f64 / window;
+    let overall = messages.len() as f64 / elapsed.as_secs_f64();
+    drop(store);
+    println!(
+        "delivery: {} deliveries ({jobs} jobs x {per_job} subscribers); {rate:.0}/s between the first and last receipt, {overall:.0}/s including start-up and fan-out ({:.1} s)",
+        messages.len(),
+        elapsed.as_secs_f64()
+    );
+    Ok(json!({
+        "bench": "delivery", "deliveries": messages.len(), "per_second": rate,
+        "per_second_overall": overall, "seconds": elapsed.as_secs_f64(),
+        "peak_rss_mb": crate::demo::peak_rss_mb(),
+    }))
+}
+
+/// One post at a time from intake to the fake Telegram's receipt.
+pub async fn latency(posts: usize) -> anyhow::Result<serde_json::Value> {
+    let oracle = load_oracle_jsonl(pipeline::SHIPPED_TRAINING_DATA)?;
+    let llm = FakeLlm::start(
+        SocketAddr::from(([127, 0, 0, 1], 0)),
+        FakeLlmConfig {
+            oracle,
+            ..FakeLlmConfig::default()
+        },
+    )
+    .await?;
+    let telegram = FakeTelegram::start(
+        SocketAddr::from(([127, 0, 0, 1], 0)),
+        FakeTelegramConfig {
+            limits: None,
+            ..FakeTelegramConfig::default()
+        },
+    )
+    .await?;
+    let (_dir, db) = temp_db()?;
+    let bed = Bed {
+        limits: RateLimitConfig {
+            unlimited: true,
+            ..RateLimitConfig::default()
+        },
+        llm: Some(crate::cli::llm_section(&llm.url(), "fake")),
+        ..Bed::default()
+    };
+    let settings = bed.settings(telegram.url(), &db)?;
+    let (mut running, store) = local_pipeline(&settings).await?;
+    let all: Vec<String> = crate::config::DEFAULT_CATEGORIES
+        .iter()
+        .map(|(s, _, _)| (*s).to_owned())
+        .collect();
+    crate::subscribers::store_all(
+        store.as_ref(),
+        &[SubscriberSpec {
+            chat_id: 42,
+            name: None,
+            categories: all,
+            include: vec![],
+            exclude: vec![],
+            paused: false,
+            quiet_hours: None,
+        }],
+    )
+    .await?;
+    let data = jobwire_core::dataset::LabeledPost::parse_all(pipeline::SHIPPED_TRAINING_DATA)?;
+    let jobs: Vec<_> = data
+        .iter()
+        .filter(|p| p.label.as_ref().is_some_and(|l| l.is_job && !l.categories.is_empty()))
+        .cycle()
+        .take(posts)
+        .collect();
+    let mut h = histogram()?;
+    for (i, post) in jobs.iter().enumerate() {
+        let before = telegram.messages().len();
+        let t0 = Utc::now();
+        running
+            .intake
+            .ingest(jobwire_core::IncomingPost {
+                channel: post.channel.clone(),
+                external_id: format!("{}-{i}", post.id),
+                text: post.text.clone(),
+                author: None,
+                url: None,
+                posted_at: t0,
+            })
+            .await?;
+        let deadline = Instant::now() + Duration::from_secs(10);
+        let received = loop {
+            let msgs = telegram.messages();
+            if msgs.len() > before {
+                break msgs[before].received_at;
+            }
+            anyhow::ensure!(Instant::now() < deadline, "post {} was not delivered within 10 s", post.id);
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        };
+        // Wait for the rest of the post's parts/status writes to finish before the next.
+        running.wait_settled(Duration::from_secs(10)).await?;
+        h.record(((received - t0).num_microseconds().unwrap_or(0)).max(1) as u64)?;
+    }
+    running.shutdown().await?;
+    println!(
+        "latency intake → fake Telegram receipt over {} jobs, one at a time, zero-latency fake LLM: p50 {:.1} ms, p99 {:.1} ms, max {:.1} ms",
+        h.len(),
+        us(&h, 0.5) / 1000.0,
+        us(&h, 0.99) / 1000.0,
+        h.max() as f64 / 1000.0
+    );
+    Ok(json!({
+        "bench": "latency", "posts": h.len(),
+        "p50_ms": us(&h, 0.5) / 1000.0, "p99_ms": us(&h, 0.99) / 1000.0, "max_ms": h.max() as f64 / 1000.0,
+    }))
+}
+
+/// A burst under Telegram's default limits (30/s per bot, 1/s per chat) over three bots.
+pub async fn burst(deliveries: usize) -> anyhow::Result<serde_json::Value> {
+    let telegram = FakeTelegram::start(
+        SocketAddr::from(([127, 0, 0, 1], 0)),
+        FakeTelegramConfig {
+            limits: Some(RateLimits::default()),
+            ..FakeTelegramConfig::default()
+        },
+    )
+    .await?;
+    let (_dir, db) = temp_db()?;
+    let bed = Bed {
+        bots: vec!["a".into(), "b".into(), "c".into()],
+        routes: vec![
+            ("web".into(), "a".into()),
+            ("design".into(), "b".into()),
+            ("marketing".into(), "c".into()),
+        ],
+        ..Bed::default()
+    };
+    let settings = bed.settings(telegram.url(), &db)?;
+    let store = pipeline::open_store(&settings).await?;
+    let per_bot = deliveries / 3;
+    let counts = [per_bot + deliveries % 3, per_bot, per_bot];
+    let mut chat = 1i64;
+    for ((cat, _), n) in bed.routes.iter().zip(counts) {
+        crate::subscribers::store_all(store.as_ref(), &subscribers_in(cat, chat, n)).await?;
+        chat += n as i64;
+        seed_job(store.as_ref(), "@burst", cat, &format!("A {cat} job with a budget"), &[cat])
+            .await?;
+    }
+    drop(store);
+    let started = Instant::now();
+    let (mut running, _store) = local_pipeline(&settings).await?;
+    running.wait_settled(Duration::from_secs(900)).await?;
+    let elapsed = started.elapsed();
+    running.shutdown().await?;
+    let messages = telegram.messages();
+    let stats = telegram.stats();
+    anyhow::ensure!(messages.len() == deliveries, "expected {deliveries} messages, got {}", messages.len());
+    let first = messages.iter().map(|m| m.received_at).min().unwrap_or_else(Utc::now);
+    let last = messages.iter().map(|m| m.received_at).max().unwrap_or_else(Utc::now);
+    // The busiest bot sends `counts[0]` messages at 30/s: the first at t=0, so the last
+    // cannot arrive before (n - 1) / 30 s.
+    let minimum = (counts[0] - 1) as f64 / 30.0;
+    let took = (last - first).num_milliseconds() as f64 / 1000.0;
+    println!(
+        "burst: {deliveries} deliveries over 3 bots at Telegram's default limits: first to last receipt {took:.2} s, theoretical minimum {minimum:.2} s ({:+.1}%), 429 answers: {}, whole run {:.1} s",
+        (took / minimum - 1.0) * 100.0,
+        stats.rejected_429,
+        elapsed.as_secs_f64()
+    );
+    Ok(json!({
+        "bench": "burst", "deliveries": deliveries, "seconds": took, "minimum_seconds": minimum,
+        "over_minimum_pct": (took / minimum - 1.0) * 100.0, "rejected_429": stats.rejected_429,
+    }))
+}

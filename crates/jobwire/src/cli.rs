@@ -1,0 +1,147 @@
+//! The command line.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+
+use anyhow::Context;
+use clap::{Parser, Subcommand};
+
+use crate::config::{Config, ProcessEnv};
+use crate::eval::EvalClassifier;
+
+#[derive(Debug, Parser)]
+#[command(name = "jobwire", version, about = "Catches paid work in Telegram channels and delivers it to subscribers")]
+pub struct Cli {
+    /// Configuration file (TOML); `JOBWIRE__SECTION__KEY` variables override it.
+    #[arg(long, global = true, env = "JOBWIRE_CONFIG")]
+    pub config: Option<PathBuf>,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// The whole pipeline on sample data, no accounts needed; prints what each subscriber got.
+    Demo {
+        /// Posts to replay (JSONL, the format of data/dev.jsonl).
+        #[arg(long)]
+        posts: Option<PathBuf>,
+        /// Classify through this OpenAI-compatible endpoint (e.g. http://127.0.0.1:8080/v1).
+        #[arg(long)]
+        llm_url: Option<url::Url>,
+        #[arg(long, default_value = "gpt-4o-mini")]
+        llm_model: String,
+        /// Run Telegram's limits this many times faster (1 = Telegram's real pace).
+        #[arg(long, default_value_t = 20)]
+        speed: u32,
+        /// End the output with the summary as one JSON line.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Runs every stage of the pipeline (embedded mode) until Ctrl-C / SIGTERM.
+    Run {
+        /// Replay a JSONL file of posts through intake once started.
+        #[arg(long)]
+        replay: Option<PathBuf>,
+    },
+    /// Imports a Telegram Desktop export (result.json) into the pipeline's queue.
+    Import {
+        file: PathBuf,
+        /// No progress bar.
+        #[arg(long)]
+        quiet: bool,
+    },
+    /// Measures classification quality on a labeled JSONL file.
+    Eval {
+        #[arg(long)]
+        dataset: PathBuf,
+        #[arg(long, value_enum, default_value = "local")]
+        classifier: EvalClassifier,
+        /// OpenAI-compatible endpoint for --classifier llm.
+        #[arg(long)]
+        llm_url: Option<url::Url>,
+        #[arg(long, default_value = "gpt-4o-mini")]
+        llm_model: String,
+        /// Cross-validate the local model with K folds on the dataset.
+        #[arg(long)]
+        cv: Option<usize>,
+        #[arg(long, default_value_t = 7)]
+        seed: u64,
+        /// Print the report as one JSON object on the last line.
+        #[arg(long)]
+        json: bool,
+    },
+    /// A local Bot API server (the project's stand-in for Telegram).
+    FakeTelegram {
+        #[arg(long, default_value = "127.0.0.1:8081")]
+        listen: SocketAddr,
+        /// Lift every rate limit.
+        #[arg(long)]
+        no_limits: bool,
+        #[arg(long, default_value_t = 30)]
+        global_per_sec: u32,
+        #[arg(long, default_value_t = 1)]
+        per_chat_per_sec: u32,
+        #[arg(long, default_value_t = 20)]
+        per_group_per_min: u32,
+        /// Added latency per call, in milliseconds.
+        #[arg(long, default_value_t = 0)]
+        latency_ms: u64,
+    },
+    /// A local OpenAI-compatible server answering from a labeled JSONL oracle.
+    FakeLlm {
+        #[arg(long, default_value = "127.0.0.1:8082")]
+        listen: SocketAddr,
+        /// Labeled JSONL whose labels are the answers (default: the shipped data/dev.jsonl).
+        #[arg(long)]
+        oracle: Option<PathBuf>,
+        #[arg(long, default_value_t = 0)]
+        latency_ms: u64,
+        /// Share of calls answered 429 / 500 / held until timeout / malformed / off-schema.
+        #[arg(long, default_value_t = 0.0)]
+        rate_429: f64,
+        #[arg(long, default_value_t = 0.0)]
+        rate_500: f64,
+        #[arg(long, default_value_t = 0.0)]
+        rate_timeout: f64,
+        #[arg(long, default_value_t = 0.0)]
+        rate_malformed: f64,
+        #[arg(long, default_value_t = 0.0)]
+        rate_off_schema: f64,
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+    },
+    /// Benchmarks (results go to BENCHMARKS.md).
+    Bench {
+        #[command(subcommand)]
+        which: crate::bench::Bench,
+    },
+}
+
+/// Loads and resolves the configuration for commands that need it.
+pub fn settings(cli: &Cli) -> anyhow::Result<crate::config::Settings> {
+    let config = Config::load(cli.config.as_deref())?;
+    Ok(config.resolve(&ProcessEnv)?)
+}
+
+pub fn llm_section(url: &url::Url, model: &str) -> crate::config::LlmSection {
+    crate::config::LlmSection {
+        base_url: url.clone(),
+        model: model.to_owned(),
+        api_key_env: "JOBWIRE_LLM_API_KEY".to_owned(),
+        timeout_secs: 30,
+        max_retries: 3,
+    }
+}
+
+/// Settings for commands that work without a config file (eval): the file when given.
+pub fn settings_or_default(
+    cli: &Cli,
+    llm: Option<crate::config::LlmSection>,
+) -> anyhow::Result<crate::config::Settings> {
+    let mut config = Config::load(cli.config.as_deref())?;
+    if llm.is_some() {
+        config.llm = llm;
+    }
+    config.resolve(&ProcessEnv).context("configuration")
+}

@@ -1,0 +1,631 @@
+//! Configuration: one TOML file, overridden by `JOBWIRE__SECTION__KEY` environment
+//! variables; secrets (bot tokens, API keys) only from the environment.
+//!
+//! Loading happens in two steps: [`Config::load`] parses the file and overrides into typed
+//! sections (unknown keys are an error naming the key), then [`Config::resolve`] checks
+//! what parsing cannot (references between sections, tokens present) and produces the
+//! [`Settings`] the roles are built from.
+
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use figment::Figment;
+use figment::providers::{Env, Format, Toml};
+use jobwire_core::CategorySlug;
+use jobwire_deliver::{BotConfig, RateLimitConfig};
+use jobwire_fanout::CategoryRoute;
+use serde::Deserialize;
+
+/// A configuration problem, always naming the key it is about.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("config: {0}")]
+    Parse(String),
+    #[error("{key}: {message}")]
+    Invalid { key: String, message: String },
+}
+
+fn invalid(key: impl Into<String>, message: impl Into<String>) -> ConfigError {
+    ConfigError::Invalid {
+        key: key.into(),
+        message: message.into(),
+    }
+}
+
+#[derive(Debug, Clone, Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct Config {
+    #[serde(default)]
+    pub database: DatabaseSection,
+    #[serde(default)]
+    pub queue: QueueSection,
+    #[serde(default)]
+    pub telegram: TelegramSection,
+    #[serde(default)]
+    pub classifier: ClassifierSection,
+    /// An OpenAI-compatible endpoint; without it the local classifier decides.
+    pub llm: Option<LlmSection>,
+    #[serde(default)]
+    pub bots: Vec<BotSection>,
+    /// The category taxonomy; defaults to the twelve built-in categories.
+    #[serde(default)]
+    pub categories: Vec<CategorySection>,
+    #[serde(default)]
+    pub channels: Vec<ChannelSection>,
+    /// Subscribers to load at start-up (until the main bot manages them).
+    pub subscribers_file: Option<PathBuf>,
+    #[serde(default)]
+    pub scheduler: SchedulerSection,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DatabaseSection {
+    /// `sqlite://PATH` (embedded).
+    #[serde(default = "default_db_url")]
+    pub url: String,
+}
+
+impl Default for DatabaseSection {
+    fn default() -> Self {
+        Self {
+            url: default_db_url(),
+        }
+    }
+}
+
+fn default_db_url() -> String {
+    "sqlite://jobwire.db".to_owned()
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct QueueSection {
+    /// `memory://` (embedded).
+    #[serde(default = "default_queue_url")]
+    pub url: String,
+}
+
+impl Default for QueueSection {
+    fn default() -> Self {
+        Self {
+            url: default_queue_url(),
+        }
+    }
+}
+
+fn default_queue_url() -> String {
+    "memory://".to_owned()
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TelegramSection {
+    /// Bot API base URL.
+    #[serde(default = "default_api_url")]
+    pub api_url: url::Url,
+    #[serde(default = "d30")]
+    pub global_per_sec: u32,
+    #[serde(default = "d1")]
+    pub per_chat_per_sec: u32,
+    #[serde(default = "d20")]
+    pub per_group_per_min: u32,
+    /// Pace this fraction below the limits (absorbs network jitter).
+    #[serde(default = "default_margin")]
+    pub safety_margin: f64,
+    /// Lift all limits (only for a local fake Telegram).
+    #[serde(default)]
+    pub unlimited: bool,
+    #[serde(default = "d30")]
+    pub request_timeout_secs: u32,
+    #[serde(default = "default_in_flight")]
+    pub max_in_flight: usize,
+}
+
+impl Default for TelegramSection {
+    fn default() -> Self {
+        Self {
+            api_url: default_api_url(),
+            global_per_sec: 30,
+            per_chat_per_sec: 1,
+            per_group_per_min: 20,
+            safety_margin: default_margin(),
+            unlimited: false,
+            request_timeout_secs: 30,
+            max_in_flight: default_in_flight(),
+        }
+    }
+}
+
+fn default_api_url() -> url::Url {
+    url::Url::parse("https://api.telegram.org/").unwrap_or_else(|_| unreachable!("literal URL"))
+}
+fn d30() -> u32 {
+    30
+}
+fn d1() -> u32 {
+    1
+}
+fn d20() -> u32 {
+    20
+}
+fn default_margin() -> f64 {
+    0.03
+}
+fn default_in_flight() -> usize {
+    1024
+}
+
+#[derive(Debug, Clone, Copy, Deserialize, PartialEq, Eq, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum ClassifierKind {
+    /// The LLM when `[llm]` is configured, else the local model.
+    #[default]
+    Auto,
+    Local,
+    Llm,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ClassifierSection {
+    #[serde(default)]
+    pub kind: ClassifierKind,
+    /// Labeled JSONL the local model is trained on; the shipped `data/dev.jsonl` when unset.
+    pub training_data: Option<PathBuf>,
+    #[serde(default = "d8")]
+    pub concurrency: usize,
+    /// With an LLM: after this many failed attempts the local model answers instead.
+    #[serde(default = "d3")]
+    pub fallback_after: u32,
+}
+
+impl Default for ClassifierSection {
+    fn default() -> Self {
+        Self {
+            kind: ClassifierKind::Auto,
+            training_data: None,
+            concurrency: 8,
+            fallback_after: 3,
+        }
+    }
+}
+
+fn d8() -> usize {
+    8
+}
+fn d3() -> u32 {
+    3
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LlmSection {
+    /// e.g. `https://api.openai.com/v1` or `http://127.0.0.1:8080/v1`.
+    pub base_url: url::Url,
+    pub model: String,
+    /// The environment variable holding the API key (none needed for local servers).
+    #[serde(default = "default_llm_key_env")]
+    pub api_key_env: String,
+    #[serde(default = "d30")]
+    pub timeout_secs: u32,
+    #[serde(default = "d3")]
+    pub max_retries: u32,
+}
+
+fn default_llm_key_env() -> String {
+    "JOBWIRE_LLM_API_KEY".to_owned()
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BotSection {
+    pub name: String,
+    /// The environment variable holding the token; default `JOBWIRE_BOT_<NAME>_TOKEN`.
+    pub token_env: Option<String>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CategorySection {
+    pub slug: String,
+    pub name: String,
+    #[serde(default)]
+    pub description: String,
+    /// The bot (a `[[bots]]` name) that delivers this category.
+    pub bot: String,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ChannelSection {
+    pub handle: String,
+    pub title: Option<String>,
+    #[serde(default = "yes")]
+    pub enabled: bool,
+    #[serde(default)]
+    pub include: Vec<String>,
+    #[serde(default)]
+    pub exclude: Vec<String>,
+}
+
+fn yes() -> bool {
+    true
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SchedulerSection {
+    /// How often held deliveries and waiting posts are checked, in milliseconds.
+    #[serde(default = "d1000")]
+    pub tick_ms: u64,
+}
+
+impl Default for SchedulerSection {
+    fn default() -> Self {
+        Self { tick_ms: 1000 }
+    }
+}
+
+fn d1000() -> u64 {
+    1000
+}
+
+/// The built-in taxonomy: slug, display name, description.
+pub const DEFAULT_CATEGORIES: [(&str, &str, &str); 12] = [
+    ("web", "Web", "websites, landing pages, frontend, backend, CMS (WordPress, Tilda, Bitrix), site fixes"),
+    ("bots", "Bots & automation", "Telegram/Discord bots, scripts, parsers, scrapers, automation, integrations, mini apps"),
+    ("mobile", "Mobile apps", "iOS / Android / Flutter / React Native apps"),
+    ("design", "Design", "graphic, UI/UX, logos, banners, presentations, illustrations, marketplace cards"),
+    ("video", "Video", "video editing, motion design, reels/shorts, YouTube montage"),
+    ("texts", "Texts", "copywriting, articles, editing, scripts for videos, content writing"),
+    ("marketing", "Marketing", "SMM, targeting, ads, SEO, marketplaces promotion, email marketing"),
+    ("ai", "AI", "AI image/video/text generation, prompt engineering, ML/LLM work, neural networks"),
+    ("assistant", "Assistants", "virtual assistant, admin, moderation, sales/calls manager, customer support"),
+    ("translation", "Translation", "translation and localisation"),
+    ("audio", "Audio", "voice-over, music, podcasts, sound editing"),
+    ("data", "Data", "data entry, Excel/Google Sheets, analytics, dashboards, research"),
+];
+
+/// A category after validation.
+#[derive(Debug, Clone)]
+pub struct Category {
+    pub slug: CategorySlug,
+    pub name: String,
+    pub description: String,
+    pub bot: String,
+}
+
+/// An LLM endpoint after validation. The key is a secret: `Debug` hides it.
+#[derive(Clone)]
+pub struct LlmSettings {
+    pub base_url: url::Url,
+    pub model: String,
+    pub api_key: Option<String>,
+    pub timeout: Duration,
+    pub max_retries: u32,
+}
+
+impl std::fmt::Debug for LlmSettings {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LlmSettings")
+            .field("base_url", &self.base_url.as_str())
+            .field("model", &self.model)
+            .field("api_key", &self.api_key.as_ref().map(|_| "<redacted>"))
+            .finish()
+    }
+}
+
+/// Everything the roles need, checked.
+#[derive(Debug, Clone)]
+pub struct Settings {
+    pub database_url: String,
+    pub queue_url: String,
+    pub api_url: url::Url,
+    pub limits: RateLimitConfig,
+    pub request_timeout: Duration,
+    pub max_in_flight: usize,
+    pub classifier: ClassifierSection,
+    pub llm: Option<LlmSettings>,
+    pub bots: Vec<BotConfig>,
+    pub categories: Vec<Category>,
+    pub channels: Vec<ChannelSection>,
+    pub subscribers_file: Option<PathBuf>,
+    pub scheduler_tick: Duration,
+}
+
+impl Settings {
+    pub fn routes(&self) -> Vec<CategoryRoute> {
+        self.categories
+            .iter()
+            .map(|c| CategoryRoute {
+                slug: c.slug.clone(),
+                name: c.name.clone(),
+                bot: c.bot.clone(),
+            })
+            .collect()
+    }
+}
+
+/// Reads an environment variable; a seam so tests can resolve without touching the process
+/// environment.
+pub trait Environment {
+    fn var(&self, name: &str) -> Option<String>;
+}
+
+/// The process environment.
+#[derive(Debug, Clone, Copy)]
+pub struct ProcessEnv;
+
+impl Environment for ProcessEnv {
+    fn var(&self, name: &str) -> Option<String> {
+        std::env::var(name).ok().filter(|v| !v.trim().is_empty())
+    }
+}
+
+impl Config {
+    /// Reads `path` (when given; it must exist) and the `JOBWIRE__…` environment overrides.
+    pub fn load(path: Option<&Path>) -> Result<Self, ConfigError> {
+        let mut figment = Figment::new();
+        if let Some(path) = path {
+            if !path.exists() {
+                return Err(invalid(
+                    "--config",
+                    format!("{} does not exist", path.display()),
+                ));
+            }
+            figment = figment.merge(Toml::file_exact(path));
+        }
+        figment = figment.merge(Env::prefixed("JOBWIRE__").split("__"));
+        figment.extract().map_err(|e| ConfigError::Parse(one_line(&e)))
+    }
+
+    /// Parses a TOML document (tests and the demo's embedded configuration).
+    pub fn from_toml(doc: &str) -> Result<Self, ConfigError> {
+        Figment::new()
+            .merge(Toml::string(doc))
+            .extract()
+            .map_err(|e| ConfigError::Parse(one_line(&e)))
+    }
+
+    /// Checks the configuration and reads its secrets from `env`.
+    pub fn resolve(&self, env: &dyn Environment) -> Result<Settings, ConfigError> {
+        let mut bots = Vec::new();
+        let mut names = HashSet::new();
+        for (i, b) in self.bots.iter().enumerate() {
+            let key = format!("bots[{i}].name");
+            if b.name.is_empty()
+                || !b
+                    .name
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+            {
+                return Err(invalid(key, format!("{:?} is not a valid bot name (letters, digits, '_', '-')", b.name)));
+            }
+            if !names.insert(b.name.clone()) {
+                return Err(invalid(key, format!("bot {:?} is defined twice", b.name)));
+            }
+            let var = b.token_env.clone().unwrap_or_else(|| {
+                format!("JOBWIRE_BOT_{}_TOKEN", b.name.to_ascii_uppercase().replace('-', "_"))
+            });
+            let token = env.var(&var).ok_or_else(|| {
+                invalid(
+                    format!("bots[{i}] ({})", b.name),
+                    format!("environment variable {var} is not set (bot tokens are read only from the environment)"),
+                )
+            })?;
+            let (id, secret) = token.split_once(':').unwrap_or(("", ""));
+            if id.parse::<u64>().is_err() || secret.len() < 20 {
+                return Err(invalid(
+                    format!("bots[{i}] ({})", b.name),
+                    format!("{var} does not look like a bot token (expected <digits>:<secret>)"),
+                ));
+            }
+            bots.push(BotConfig {
+                name: b.name.clone(),
+                token,
+            });
+        }
+
+        let sections: Vec<CategorySection> = if self.categories.is_empty() {
+            let bot = self.bots.first().map(|b| b.name.clone()).unwrap_or_default();
+            DEFAULT_CATEGORIES
+                .iter()
+                .map(|(slug, name, description)| CategorySection {
+                    slug: (*slug).to_owned(),
+                    name: (*name).to_owned(),
+                    description: (*description).to_owned(),
+                    bot: bot.clone(),
+                })
+                .collect()
+        } else {
+            self.categories.clone()
+        };
+        let mut categories = Vec::new();
+        let mut slugs = HashSet::new();
+        for (i, c) in sections.iter().enumerate() {
+            let slug = CategorySlug::parse(&c.slug)
+                .map_err(|e| invalid(format!("categories[{i}].slug"), e.to_string()))?;
+            if !slugs.insert(slug.clone()) {
+                return Err(invalid(format!("categories[{i}].slug"), format!("{slug} is defined twice")));
+            }
+            if !bots.is_empty() && !names.contains(&c.bot) {
+                return Err(invalid(
+                    format!("categories[{i}].bot"),
+                    format!("no bot named {:?} in [[bots]]", c.bot),
+                ));
+            }
+            categories.push(Category {
+                slug,
+                name: c.name.clone(),
+                description: c.description.clone(),
+                bot: c.bot.clone(),
+            });
+        }
+
+        for (i, ch) in self.channels.iter().enumerate() {
+            jobwire_core::rules::ChannelRules::parse(ch.include.iter(), ch.exclude.iter())
+                .map_err(|e| invalid(format!("channels[{i}] ({})", ch.handle), e.to_string()))?;
+        }
+
+        if !self.database.url.starts_with("sqlite:") {
+            return Err(invalid(
+                "database.url",
+                format!("{:?} is not supported in this build (use sqlite://PATH)", self.database.url),
+            ));
+        }
+        if self.queue.url != "memory://" {
+            return Err(invalid(
+                "queue.url",
+                format!("{:?} is not supported in this build (use memory://)", self.queue.url),
+            ));
+        }
+        let t = &self.telegram;
+        for (key, v) in [
+            ("telegram.global_per_sec", t.global_per_sec),
+            ("telegram.per_chat_per_sec", t.per_chat_per_sec),
+            ("telegram.per_group_per_min", t.per_group_per_min),
+        ] {
+            if v == 0 {
+                return Err(invalid(key, "must be at least 1"));
+            }
+        }
+
+        let llm = match (&self.llm, self.classifier.kind) {
+            (None, ClassifierKind::Llm) => {
+                return Err(invalid("classifier.kind", "is \"llm\" but there is no [llm] section"));
+            }
+            (Some(l), kind) if kind != ClassifierKind::Local => {
+                if l.model.trim().is_empty() {
+                    return Err(invalid("llm.model", "must not be empty"));
+                }
+                Some(LlmSettings {
+                    base_url: l.base_url.clone(),
+                    model: l.model.clone(),
+                    api_key: env.var(&l.api_key_env),
+                    timeout: Duration::from_secs(u64::from(l.timeout_secs.max(1))),
+                    max_retries: l.max_retries,
+                })
+            }
+            _ => None,
+        };
+
+        Ok(Settings {
+            database_url: self.database.url.clone(),
+            queue_url: self.queue.url.clone(),
+            api_url: t.api_url.clone(),
+            limits: RateLimitConfig {
+                global_per_sec: t.global_per_sec,
+                per_chat_per_sec: t.per_chat_per_sec,
+                per_group_per_min: t.per_group_per_min,
+                safety_margin: t.safety_margin,
+                unlimited: t.unlimited,
+            },
+            request_timeout: Duration::from_secs(u64::from(t.request_timeout_secs.max(1))),
+            max_in_flight: t.max_in_flight.max(1),
+            classifier: self.classifier.clone(),
+            llm,
+            bots,
+            categories,
+            channels: self.channels.clone(),
+            subscribers_file: self.subscribers_file.clone(),
+            scheduler_tick: Duration::from_millis(self.scheduler.tick_ms.max(10)),
+        })
+    }
+}
+
+/// figment's errors can span lines; the CLI prints one line.
+fn one_line(e: &figment::Error) -> String {
+    e.clone()
+        .into_iter()
+        .map(|e| e.to_string().replace('\n', " "))
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::HashMap;
+
+    use super::*;
+
+    struct FakeEnv(HashMap<&'static str, &'static str>);
+    impl Environment for FakeEnv {
+        fn var(&self, name: &str) -> Option<String> {
+            self.0.get(name).map(|v| (*v).to_owned())
+        }
+    }
+
+    const TOKEN: &str = "123456:AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA";
+
+    fn check_err(doc: &str, env: &[(&'static str, &'static str)], expected: &str) {
+        let env = FakeEnv(env.iter().copied().collect());
+        let err = Config::from_toml(doc)
+            .and_then(|c| c.resolve(&env).map(|_| ()))
+            .expect_err("config should be refused");
+        let msg = err.to_string();
+        assert!(!msg.contains('\n'), "one line: {msg}");
+        assert!(msg.contains(expected), "{msg:?} should mention {expected:?}");
+    }
+
+    #[test]
+    fn unknown_keys_are_named() {
+        check_err("[database]\nurll = \"x\"\n", &[], "urll");
+        check_err("[telegram]\nper_chat = 3\n", &[], "per_chat");
+        check_err("colour = 1\n", &[], "colour");
+    }
+
+    #[test]
+    fn a_missing_token_names_the_bot_and_variable() {
+        check_err("[[bots]]\nname = \"dev\"\n", &[], "JOBWIRE_BOT_DEV_TOKEN");
+        check_err(
+            "[[bots]]\nname = \"dev\"\n",
+            &[("JOBWIRE_BOT_DEV_TOKEN", "nonsense")],
+            "does not look like a bot token",
+        );
+    }
+
+    #[test]
+    fn references_and_values_are_checked() {
+        let env = [("JOBWIRE_BOT_DEV_TOKEN", TOKEN)];
+        check_err(
+            "[[bots]]\nname = \"dev\"\n[[categories]]\nslug = \"web\"\nname = \"Web\"\nbot = \"nobody\"\n",
+            &env,
+            "categories[0].bot",
+        );
+        check_err(
+            "[[bots]]\nname = \"dev\"\n[[categories]]\nslug = \"Web!\"\nname = \"Web\"\nbot = \"dev\"\n",
+            &env,
+            "categories[0].slug",
+        );
+        check_err("[classifier]\nkind = \"llm\"\n", &env, "classifier.kind");
+        check_err("[telegram]\napi_url = \"not a url\"\n", &env, "api_url");
+        check_err("[database]\nurl = \"mysql://x\"\n", &env, "database.url");
+        check_err(
+            "[[channels]]\nhandle = \"@x\"\ninclude = [\"\"]\nexclude = [\"#\"]\n",
+            &env,
+            "channels[0]",
+        );
+    }
+
+    #[test]
+    fn a_good_config_resolves_with_defaults_and_hides_secrets() {
+        let env = FakeEnv(
+            [("JOBWIRE_BOT_DEV_TOKEN", TOKEN), ("JOBWIRE_LLM_API_KEY", "sk-secret")]
+                .into_iter()
+                .collect(),
+        );
+        let cfg = Config::from_toml(
+            "[[bots]]\nname = \"dev\"\n[llm]\nbase_url = \"http://127.0.0.1:9/v1\"\nmodel = \"m\"\n",
+        )
+        .expect("parses");
+        let s = cfg.resolve(&env).expect("resolves");
+        assert_eq!(s.categories.len(), 12);
+        assert!(s.categories.iter().all(|c| c.bot == "dev"));
+        assert_eq!(s.limits.per_chat_per_sec, 1);
+        let printed = format!("{s:?}");
+        assert!(!printed.contains("sk-secret"), "{printed}");
+        assert!(!printed.contains("AAAAAAAAAAAAAAAAAAAA"), "{printed}");
+    }
+}

@@ -1,0 +1,14 @@
+//! The jobwire application: configuration, wiring of the pipeline's stages, and the
+//! commands of the `jobwire` binary. The binary itself (`main.rs`) only parses the command
+//! line and calls into this library, so integration tests drive exactly what users run.
+
+pub mod cli;
+pub mod config;
+pub mod demo;
+pub mod eval;
+pub mod llm;
+pub mod pipeline;
+pub mod preflight;
+pub mod bench;
+pub mod subscribers;
+pub mod testbed;

@@ -1,0 +1,244 @@
+//! The `jobwire` binary: parses the command line and calls into the `jobwire` library.
+
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::Context;
+use clap::Parser;
+use jobwire::cli::{self, Cli, Command};
+use jobwire::pipeline::{self, Parts, Pipeline};
+use jobwire_testkit::llm::{FakeLlm, FakeLlmConfig, FaultPlan, load_oracle_jsonl};
+use jobwire_testkit::telegram::{FakeTelegram, FakeTelegramConfig, RateLimits};
+use tracing_subscriber::EnvFilter;
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let quiet = matches!(cli.command, Command::Demo { .. } | Command::Eval { .. } | Command::Bench { .. });
+    let filter = EnvFilter::try_from_env("RUST_LOG")
+        .unwrap_or_else(|_| EnvFilter::new(if quiet { "warn" } else { "info" }));
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .init();
+    if rustls::crypto::ring::default_provider()
+        .install_default()
+        .is_err()
+    {
+        tracing::debug!("a rustls crypto provider was already installed");
+    }
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("error: cannot start the async runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    match runtime.block_on(run(cli)) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            // One line: the outermost context first, then its causes.
+            eprintln!("error: {}", format!("{e:#}").replace('\n', " "));
+            ExitCode::FAILURE
+        }
+    }
+}
+
+async fn run(cli: Cli) -> anyhow::Result<()> {
+    match &cli.command {
+        Command::Demo {
+            posts,
+            llm_url,
+            llm_model,
+            speed,
+            json,
+        } => {
+            let report = jobwire::demo::run(jobwire::demo::DemoOptions {
+                posts: posts.clone(),
+                llm_url: llm_url.clone(),
+                llm_model: llm_model.clone(),
+                speed: *speed,
+                ..Default::default()
+            })
+            .await?;
+            jobwire::demo::print(&report, *json);
+            Ok(())
+        }
+        Command::Run { replay } => run_pipeline(&cli, replay.as_deref()).await,
+        Command::Import { file, quiet } => import(&cli, file, !*quiet).await,
+        Command::Eval {
+            dataset,
+            classifier,
+            llm_url,
+            llm_model,
+            cv,
+            seed,
+            json,
+        } => {
+            let llm = llm_url.as_ref().map(|u| cli::llm_section(u, llm_model));
+            let settings = cli::settings_or_default(&cli, llm)?;
+            let data = jobwire::eval::load_dataset(dataset)?;
+            let report = jobwire::eval::run(
+                &settings,
+                &data,
+                &jobwire::eval::EvalOptions {
+                    classifier: *classifier,
+                    cv: *cv,
+                    seed: *seed,
+                },
+            )
+            .await?;
+            jobwire::eval::print(&report, *json);
+            Ok(())
+        }
+        Command::FakeTelegram {
+            listen,
+            no_limits,
+            global_per_sec,
+            per_chat_per_sec,
+            per_group_per_min,
+            latency_ms,
+        } => {
+            let limits = (!no_limits).then_some(RateLimits {
+                global_per_sec: *global_per_sec,
+                per_chat_per_sec: *per_chat_per_sec,
+                per_group_per_min: *per_group_per_min,
+            });
+            let server = FakeTelegram::start(
+                *listen,
+                FakeTelegramConfig {
+                    limits,
+                    latency: Duration::from_millis(*latency_ms),
+                    ..FakeTelegramConfig::default()
+                },
+            )
+            .await
+            .with_context(|| format!("--listen {listen}"))?;
+            println!("fake Telegram Bot API on {} (messages: {}__testkit/messages)", server.url(), server.url());
+            shutdown_signal().await;
+            server.shutdown().await;
+            Ok(())
+        }
+        Command::FakeLlm {
+            listen,
+            oracle,
+            latency_ms,
+            rate_429,
+            rate_500,
+            rate_timeout,
+            rate_malformed,
+            rate_off_schema,
+            seed,
+        } => {
+            let doc = match oracle {
+                Some(p) => std::fs::read_to_string(p)
+                    .with_context(|| format!("--oracle: cannot read {}", p.display()))?,
+                None => pipeline::SHIPPED_TRAINING_DATA.to_owned(),
+            };
+            let oracle = load_oracle_jsonl(&doc).context("--oracle")?;
+            let server = FakeLlm::start(
+                *listen,
+                FakeLlmConfig {
+                    oracle,
+                    latency: Duration::from_millis(*latency_ms),
+                    faults: FaultPlan {
+                        rate_429: *rate_429,
+                        rate_500: *rate_500,
+                        rate_timeout: *rate_timeout,
+                        rate_malformed: *rate_malformed,
+                        rate_off_schema: *rate_off_schema,
+                        ..FaultPlan::default()
+                    },
+                    seed: *seed,
+                    ..FakeLlmConfig::default()
+                },
+            )
+            .await
+            .with_context(|| format!("--listen {listen}"))?;
+            println!("fake OpenAI-compatible API on {}", server.url());
+            shutdown_signal().await;
+            server.shutdown().await;
+            Ok(())
+        }
+        Command::Bench { which } => jobwire::bench::run(which).await,
+    }
+}
+
+async fn shutdown_signal() {
+    let ctrl_c = tokio::signal::ctrl_c();
+    #[cfg(unix)]
+    {
+        let mut term = match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(s) => s,
+            Err(_) => {
+                let _ = ctrl_c.await;
+                return;
+            }
+        };
+        tokio::select! {
+            _ = ctrl_c => {}
+            _ = term.recv() => {}
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = ctrl_c.await;
+    }
+}
+
+async fn run_pipeline(cli: &Cli, replay: Option<&std::path::Path>) -> anyhow::Result<()> {
+    let settings = cli::settings(cli)?;
+    jobwire::preflight::check(&settings).await?;
+    let store = pipeline::open_store(&settings).await?;
+    let queue = pipeline::open_queue(&settings)?;
+    let (primary, fallback) = pipeline::classifiers(&settings)?;
+    tracing::info!(classifier = primary.name(), "starting the pipeline (embedded mode)");
+    let (running, redrive) = Pipeline::start(
+        Parts {
+            settings,
+            store,
+            queue,
+        },
+        primary,
+        fallback,
+    )
+    .await?;
+    tracing::info!(?redrive, "re-drove unfinished work");
+    if let Some(path) = replay {
+        let mut source = jobwire_intake::JsonlSource::open(path, chrono::Utc::now())
+            .await
+            .with_context(|| format!("--replay {}", path.display()))?;
+        let tally = running.intake.drain(&mut source).await?;
+        tracing::info!(?tally, "replay read");
+    }
+    shutdown_signal().await;
+    tracing::info!("shutting down: finishing what is in flight");
+    running.shutdown().await
+}
+
+async fn import(cli: &Cli, file: &std::path::Path, progress: bool) -> anyhow::Result<()> {
+    let settings = cli::settings(cli)?;
+    let store = pipeline::open_store(&settings).await?;
+    // Imported posts are stored as `queued`; the next `jobwire run` re-drives them.
+    let queue: Arc<dyn jobwire_queue::Queue> = Arc::new(jobwire_queue::MemoryQueue::new());
+    let intake = jobwire_intake::stage::IntakeStage::new(store, queue);
+    let mut source = jobwire_intake::TdesktopExport::open(file, progress)
+        .await
+        .with_context(|| format!("import {}", file.display()))?;
+    let tally = intake.drain(&mut source).await?;
+    println!(
+        "imported {}: {} posts read, {} queued for classification, {} filtered by channel rules, {} already known",
+        file.display(),
+        tally.read,
+        tally.queued,
+        tally.filtered,
+        tally.duplicates
+    );
+    if let Some(stats) = source.stats() {
+        println!("{stats:?}");
+    }
+    Ok(())
+}

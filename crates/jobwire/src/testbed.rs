@@ -1,0 +1,169 @@
+//! A pipeline on a temporary database wired to local stand-ins: what the end-to-end tests
+//! and `jobwire bench` run. Everything goes through the real code: the same settings
+//! resolution, stages, teloxide and async-openai clients, over real HTTP.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use anyhow::Context;
+use chrono::Utc;
+use jobwire_deliver::RateLimitConfig;
+use jobwire_store::{ClassificationRecord, NewPost, PostStatus, Store};
+
+use crate::config::{BotSection, CategorySection, Config, Environment, LlmSection, Settings};
+
+/// Environment with made-up bot tokens: `JOBWIRE_BOT_<NAME>_TOKEN` = `<id>:<secret>`.
+#[derive(Debug, Clone, Default)]
+pub struct TestEnv {
+    pub vars: BTreeMap<String, String>,
+}
+
+impl Environment for TestEnv {
+    fn var(&self, name: &str) -> Option<String> {
+        self.vars.get(name).cloned()
+    }
+}
+
+/// The made-up token of the `i`-th test bot; its bot id is `800_001 + i`.
+pub fn bot_token(i: usize) -> String {
+    format!("{}:TESTKIT-token-secret-part-{i:04}-xxxxxxxx", 800_001 + i)
+}
+
+pub fn bot_id(i: usize) -> u64 {
+    800_001 + i as u64
+}
+
+/// A test configuration.
+#[derive(Debug, Clone)]
+pub struct Bed {
+    /// Bot names; categories are spread over them round-robin unless `routes` is set.
+    pub bots: Vec<String>,
+    /// `(slug, bot)` pairs; default: the twelve built-in categories over `bots`.
+    pub routes: Vec<(String, String)>,
+    pub limits: RateLimitConfig,
+    pub llm: Option<LlmSection>,
+    pub scheduler_tick_ms: u64,
+    pub classifier_concurrency: usize,
+}
+
+impl Default for Bed {
+    fn default() -> Self {
+        Self {
+            bots: vec!["dev".into(), "creative".into(), "business".into()],
+            routes: Vec::new(),
+            limits: RateLimitConfig::default(),
+            llm: None,
+            scheduler_tick_ms: 50,
+            classifier_concurrency: 8,
+        }
+    }
+}
+
+impl Bed {
+    /// Settings for a pipeline on `db` talking to the Bot API at `api_url`.
+    pub fn settings(&self, api_url: url::Url, db: &Path) -> anyhow::Result<Settings> {
+        let mut config = Config::default();
+        config.database.url = format!("sqlite://{}", db.display());
+        config.telegram.api_url = api_url;
+        config.telegram.global_per_sec = self.limits.global_per_sec;
+        config.telegram.per_chat_per_sec = self.limits.per_chat_per_sec;
+        config.telegram.per_group_per_min = self.limits.per_group_per_min;
+        config.telegram.safety_margin = self.limits.safety_margin;
+        config.telegram.unlimited = self.limits.unlimited;
+        config.scheduler.tick_ms = self.scheduler_tick_ms;
+        config.classifier.concurrency = self.classifier_concurrency;
+        config.llm = self.llm.clone();
+        let mut env = TestEnv::default();
+        for (i, name) in self.bots.iter().enumerate() {
+            config.bots.push(BotSection {
+                name: name.clone(),
+                token_env: None,
+            });
+            env.vars.insert(
+                format!("JOBWIRE_BOT_{}_TOKEN", name.to_ascii_uppercase()),
+                bot_token(i),
+            );
+        }
+        let routes: Vec<(String, String)> = if self.routes.is_empty() {
+            crate::config::DEFAULT_CATEGORIES
+                .iter()
+                .enumerate()
+                .map(|(i, (slug, _, _))| ((*slug).to_owned(), self.bots[i % self.bots.len()].clone()))
+                .collect()
+        } else {
+            self.routes.clone()
+        };
+        for (slug, bot) in routes {
+            let (name, description) = crate::config::DEFAULT_CATEGORIES
+                .iter()
+                .find(|(s, _, _)| *s == slug)
+                .map(|(_, n, d)| ((*n).to_owned(), (*d).to_owned()))
+                .unwrap_or_else(|| (slug.clone(), String::new()));
+            config.categories.push(CategorySection {
+                slug,
+                name,
+                description,
+                bot,
+            });
+        }
+        config.resolve(&env).context("test settings")
+    }
+
+    /// The bot id (as the fake Telegram records it) of a bot name.
+    pub fn bot_id(&self, name: &str) -> Option<u64> {
+        self.bots.iter().position(|b| b == name).map(bot_id)
+    }
+}
+
+/// A temporary directory with a database path in it.
+pub fn temp_db() -> anyhow::Result<(tempfile::TempDir, PathBuf)> {
+    let dir = tempfile::tempdir()?;
+    let db = dir.path().join("jobwire.db");
+    Ok((dir, db))
+}
+
+/// Stores a post that is already classified as a job (benchmarks of fan-out and delivery
+/// that should not measure a classifier).
+pub async fn seed_job(
+    store: &dyn Store,
+    channel: &str,
+    external_id: &str,
+    text: &str,
+    categories: &[&str],
+) -> anyhow::Result<i64> {
+    let ch = store.ensure_channel(channel, Utc::now()).await?;
+    let id = match store
+        .insert_post(&NewPost {
+            channel_id: ch.id,
+            external_id: external_id.to_owned(),
+            text: text.to_owned(),
+            author: None,
+            url: None,
+            posted_at: Utc::now(),
+            received_at: Utc::now(),
+            status: PostStatus::Queued,
+            filter_reason: None,
+        })
+        .await?
+    {
+        jobwire_store::InsertOutcome::Inserted(id) | jobwire_store::InsertOutcome::AlreadyKnown(id) => id,
+    };
+    store
+        .record_classification(
+            id,
+            &ClassificationRecord {
+                is_job: true,
+                kind: "job".into(),
+                categories: categories.iter().map(|c| (*c).to_owned()).collect(),
+                confidence: 1.0,
+                model: "seeded".into(),
+                prompt_version: None,
+                tokens_in: 0,
+                tokens_out: 0,
+                latency_ms: 0,
+            },
+            Utc::now(),
+        )
+        .await?;
+    Ok(id)
+}

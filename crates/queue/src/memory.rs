@@ -1,0 +1,175 @@
+//! The in-process queue of the embedded mode: one unbounded MPMC channel per topic.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use async_trait::async_trait;
+
+use crate::{Queue, QueueError, Received, Settle, Subscription, Topic};
+
+#[derive(Debug)]
+struct Channel {
+    tx: async_channel::Sender<(Vec<u8>, u32)>,
+    rx: async_channel::Receiver<(Vec<u8>, u32)>,
+}
+
+/// In-process queue. Cloning shares the same channels.
+#[derive(Debug, Clone)]
+pub struct MemoryQueue {
+    channels: Arc<HashMap<Topic, Channel>>,
+}
+
+impl Default for MemoryQueue {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl MemoryQueue {
+    pub fn new() -> Self {
+        let channels = Topic::ALL
+            .into_iter()
+            .map(|t| {
+                let (tx, rx) = async_channel::unbounded();
+                (t, Channel { tx, rx })
+            })
+            .collect();
+        Self {
+            channels: Arc::new(channels),
+        }
+    }
+
+    fn channel(&self, topic: Topic) -> Result<&Channel, QueueError> {
+        self.channels.get(&topic).ok_or(QueueError::Closed { topic })
+    }
+
+    /// Closes every topic: subscriptions drain what is queued, then end.
+    pub fn close(&self) {
+        for ch in self.channels.values() {
+            ch.tx.close();
+        }
+    }
+}
+
+#[async_trait]
+impl Queue for MemoryQueue {
+    async fn publish(&self, topic: Topic, payload: Vec<u8>) -> Result<(), QueueError> {
+        self.channel(topic)?
+            .tx
+            .send((payload, 0))
+            .await
+            .map_err(|_| QueueError::Closed { topic })
+    }
+
+    async fn subscribe(&self, topic: Topic) -> Result<Box<dyn Subscription>, QueueError> {
+        let ch = self.channel(topic)?;
+        Ok(Box::new(MemorySubscription {
+            topic,
+            tx: ch.tx.clone(),
+            rx: ch.rx.clone(),
+        }))
+    }
+
+    async fn depth(&self, topic: Topic) -> Option<u64> {
+        self.channel(topic).ok().map(|c| c.rx.len() as u64)
+    }
+}
+
+struct MemorySubscription {
+    topic: Topic,
+    tx: async_channel::Sender<(Vec<u8>, u32)>,
+    rx: async_channel::Receiver<(Vec<u8>, u32)>,
+}
+
+#[async_trait]
+impl Subscription for MemorySubscription {
+    async fn next(&mut self) -> Result<Option<Received>, QueueError> {
+        match self.rx.recv().await {
+            Ok((payload, attempt)) => {
+                let settle = MemorySettle {
+                    topic: self.topic,
+                    tx: self.tx.clone(),
+                    payload: payload.clone(),
+                    attempt,
+                };
+                Ok(Some(Received::new(
+                    self.topic,
+                    payload,
+                    attempt,
+                    Box::new(settle),
+                )))
+            }
+            Err(_) => Ok(None),
+        }
+    }
+}
+
+struct MemorySettle {
+    topic: Topic,
+    tx: async_channel::Sender<(Vec<u8>, u32)>,
+    payload: Vec<u8>,
+    attempt: u32,
+}
+
+#[async_trait]
+impl Settle for MemorySettle {
+    async fn ack(self: Box<Self>) {}
+
+    async fn retry_later(self: Box<Self>, delay: Duration) {
+        let MemorySettle {
+            tx,
+            payload,
+            attempt,
+            topic,
+        } = *self;
+        tokio::spawn(async move {
+            tokio::time::sleep(delay).await;
+            if tx.send((payload, attempt + 1)).await.is_err() {
+                tracing::debug!(%topic, "queue closed before a retried message was re-queued");
+            }
+        });
+    }
+
+    async fn reject(self: Box<Self>, reason: String) {
+        // The embedded mode has no dead-letter queue: the row's status in the database
+        // records the failure, which is where the admin sees it.
+        tracing::warn!(topic = %self.topic, attempt = self.attempt, %reason, "message rejected");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::wire::PostReady;
+
+    #[tokio::test]
+    async fn competing_consumers_share_messages_and_retries_come_back() {
+        let q = MemoryQueue::new();
+        let mut a = q.subscribe(Topic::Classify).await.expect("subscribe");
+        let mut b = q.subscribe(Topic::Classify).await.expect("subscribe");
+        for id in 0..4 {
+            crate::publish(&q, &PostReady::new(id)).await.expect("publish");
+        }
+        let mut seen = Vec::new();
+        for _ in 0..2 {
+            let m = a.next().await.expect("ok").expect("message");
+            seen.push(m.decode::<PostReady>().expect("decode").post_id);
+            m.ack().await;
+            let m = b.next().await.expect("ok").expect("message");
+            seen.push(m.decode::<PostReady>().expect("decode").post_id);
+            if seen.len() == 2 {
+                m.retry_later(Duration::from_millis(1)).await;
+            } else {
+                m.ack().await;
+            }
+        }
+        let again = a.next().await.expect("ok").expect("retried message");
+        assert_eq!(again.attempt, 1);
+        seen.sort();
+        assert_eq!(seen, vec![0, 1, 2, 3]);
+        assert_eq!(q.depth(Topic::Classify).await, Some(0));
+        q.close();
+        assert!(a.next().await.expect("ok").is_none());
+    }
+}

@@ -1,0 +1,115 @@
+//! jobwire's repositories: one [`Store`] trait over everything the stages persist, and its
+//! SQLite implementation for the embedded mode.
+//!
+//! The database is the source of truth. Every post, classification and delivery has a row
+//! with a status, written before the message that names it moves on, so a restarted process
+//! finds whatever was in flight by asking for rows in a status ("re-drive"). Uniqueness
+//! makes the consumers idempotent: `(channel, external id)` for posts and `(post, subscriber)`
+//! for deliveries.
+//!
+//! **Architecture invariant:** the stages never see SQL. They speak in the row types of this
+//! crate; a second backend (PostgreSQL) implements the same trait and passes the same tests.
+
+mod sqlite;
+mod types;
+
+use async_trait::async_trait;
+use chrono::{DateTime, Utc};
+
+pub use sqlite::SqliteStore;
+pub use types::*;
+
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error("database error: {0}")]
+    Database(#[from] sqlx::Error),
+    #[error("database migration failed: {0}")]
+    Migrate(#[from] sqlx::migrate::MigrateError),
+    #[error("corrupt value in column {column}: {detail}")]
+    Corrupt { column: &'static str, detail: String },
+    #[error("unsupported database URL {0:?}: expected sqlite://PATH")]
+    UnsupportedUrl(String),
+}
+
+pub type Result<T, E = StoreError> = std::result::Result<T, E>;
+
+/// Everything the pipeline stores. Implementations must be safe to share between tasks.
+#[async_trait]
+pub trait Store: Send + Sync + std::fmt::Debug {
+    // ---- channels ----
+    /// Creates the channel or updates its title, rules and enabled flag.
+    async fn upsert_channel(&self, spec: &ChannelSpec, now: DateTime<Utc>) -> Result<ChannelRow>;
+    /// The channel with this handle, creating it (enabled, without rules) when unknown.
+    async fn ensure_channel(&self, handle: &str, now: DateTime<Utc>) -> Result<ChannelRow>;
+    async fn channels(&self) -> Result<Vec<ChannelRow>>;
+
+    // ---- posts ----
+    /// Inserts a post unless `(channel, external id)` is known already.
+    async fn insert_post(&self, post: &NewPost) -> Result<InsertOutcome>;
+    async fn post(&self, id: PostId) -> Result<Option<PostRow>>;
+    /// Records a classifier's verdict and moves the post to `job` or `not_job`, atomically.
+    async fn record_classification(
+        &self,
+        id: PostId,
+        record: &ClassificationRecord,
+        now: DateTime<Utc>,
+    ) -> Result<PostStatus>;
+    async fn classification(&self, id: PostId) -> Result<Option<ClassificationRecord>>;
+    /// Puts a post back to wait for the classifier (it could not be classified now).
+    async fn mark_post_waiting(
+        &self,
+        id: PostId,
+        error: &str,
+        retry_at: DateTime<Utc>,
+        now: DateTime<Utc>,
+    ) -> Result<()>;
+    /// Moves waiting posts whose retry time has come back to `queued`; returns them.
+    async fn release_waiting_posts(&self, now: DateTime<Utc>, limit: u32) -> Result<Vec<PostId>>;
+    async fn posts_in_status(&self, status: PostStatus, limit: u32) -> Result<Vec<PostId>>;
+
+    // ---- subscribers ----
+    async fn upsert_subscriber(&self, spec: &SubscriberSpec, now: DateTime<Utc>) -> Result<i64>;
+    async fn subscribers(&self) -> Result<Vec<SubscriberRow>>;
+    /// A number that changes whenever any subscriber changes.
+    async fn subscribers_version(&self) -> Result<i64>;
+
+    // ---- fan-out and delivery ----
+    /// Atomically stores the job's rendered parts, inserts one delivery per subscriber
+    /// (ignoring ones that exist) and marks the post `fanned_out`. Returns the ids of the
+    /// deliveries that are ready to send now.
+    async fn fan_out(
+        &self,
+        post_id: PostId,
+        parts: &[String],
+        deliveries: &[NewDelivery],
+        now: DateTime<Utc>,
+    ) -> Result<Vec<DeliveryId>>;
+    async fn job_render(&self, post_id: PostId) -> Result<Option<Vec<String>>>;
+    async fn delivery(&self, id: DeliveryId) -> Result<Option<DeliveryRow>>;
+    /// Applies status changes of several deliveries in one transaction. For each update,
+    /// says whether it applied (a `Claim` applies only to a `pending` delivery).
+    async fn apply_delivery_updates(
+        &self,
+        updates: &[DeliveryUpdate],
+        now: DateTime<Utc>,
+    ) -> Result<Vec<bool>>;
+    /// Moves held deliveries whose time has come to `pending`; returns them.
+    async fn release_held_deliveries(
+        &self,
+        now: DateTime<Utc>,
+        limit: u32,
+    ) -> Result<Vec<DeliveryId>>;
+    async fn deliveries_in_status(
+        &self,
+        status: DeliveryStatus,
+        limit: u32,
+    ) -> Result<Vec<DeliveryId>>;
+    /// Deliveries found in `sending` after a crash: the call may or may not have reached
+    /// Telegram. They are put back to `pending` (marked `resent_after_crash`) and returned.
+    async fn recover_interrupted_deliveries(&self, now: DateTime<Utc>) -> Result<Vec<DeliveryId>>;
+
+    // ---- reporting ----
+    async fn pipeline_counts(&self) -> Result<PipelineCounts>;
+    /// Every sent delivery, for reports and tests: `(post id, chat id, bot, parts)`.
+    async fn sent_deliveries(&self) -> Result<Vec<SentDelivery>>;
+}

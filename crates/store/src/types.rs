@@ -1,0 +1,298 @@
+//! Row types: what the stages read from and write to the store.
+
+use chrono::{DateTime, Utc};
+
+pub type ChannelId = i64;
+pub type PostId = i64;
+pub type DeliveryId = i64;
+
+/// What an admin configures about a channel.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ChannelSpec {
+    pub handle: String,
+    pub title: Option<String>,
+    pub enabled: bool,
+    pub include: Vec<String>,
+    pub exclude: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ChannelRow {
+    pub id: ChannelId,
+    pub handle: String,
+    pub title: Option<String>,
+    pub enabled: bool,
+    pub include: Vec<String>,
+    pub exclude: Vec<String>,
+}
+
+/// Where a post is in the pipeline.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum PostStatus {
+    /// Dropped by the channel's keyword rules (kept for the admin to see why).
+    Filtered,
+    /// Waiting for the classifier.
+    Queued,
+    /// The classifier was unavailable; retried at `next_attempt_at`.
+    Waiting,
+    NotJob,
+    /// Classified as a job, waiting for fan-out.
+    Job,
+    /// Deliveries were written.
+    FannedOut,
+}
+
+impl PostStatus {
+    pub const ALL: [Self; 6] = [
+        Self::Filtered,
+        Self::Queued,
+        Self::Waiting,
+        Self::NotJob,
+        Self::Job,
+        Self::FannedOut,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Filtered => "filtered",
+            Self::Queued => "queued",
+            Self::Waiting => "waiting",
+            Self::NotJob => "not_job",
+            Self::Job => "job",
+            Self::FannedOut => "fanned_out",
+        }
+    }
+
+    pub fn parse(raw: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|s| s.as_str() == raw)
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NewPost {
+    pub channel_id: ChannelId,
+    pub external_id: String,
+    pub text: String,
+    pub author: Option<String>,
+    pub url: Option<String>,
+    pub posted_at: DateTime<Utc>,
+    pub received_at: DateTime<Utc>,
+    pub status: PostStatus,
+    pub filter_reason: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum InsertOutcome {
+    Inserted(PostId),
+    /// `(channel, external id)` was stored before: the id of that row.
+    AlreadyKnown(PostId),
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct PostRow {
+    pub id: PostId,
+    pub channel_id: ChannelId,
+    pub channel_handle: String,
+    pub channel_title: Option<String>,
+    pub external_id: String,
+    pub text: String,
+    pub author: Option<String>,
+    pub url: Option<String>,
+    pub posted_at: DateTime<Utc>,
+    pub received_at: DateTime<Utc>,
+    pub status: PostStatus,
+    pub attempts: u32,
+}
+
+/// A classifier's verdict as stored, with its cost.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ClassificationRecord {
+    pub is_job: bool,
+    pub kind: String,
+    pub categories: Vec<String>,
+    pub confidence: f32,
+    pub model: String,
+    pub prompt_version: Option<String>,
+    pub tokens_in: u32,
+    pub tokens_out: u32,
+    pub latency_ms: u32,
+}
+
+/// A subscriber as configured (by the main bot later, by a file or a test now).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SubscriberSpec {
+    pub chat_id: i64,
+    pub name: Option<String>,
+    pub categories: Vec<String>,
+    pub include: Vec<String>,
+    pub exclude: Vec<String>,
+    pub paused: bool,
+    pub quiet_hours: Option<QuietHoursSpec>,
+}
+
+/// Quiet hours as entered: `"23:00"`, `"08:00"` and an IANA zone name.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct QuietHoursSpec {
+    pub start: String,
+    pub end: String,
+    pub time_zone: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SubscriberRow {
+    pub id: i64,
+    pub chat_id: i64,
+    pub name: Option<String>,
+    pub categories: Vec<String>,
+    pub include: Vec<String>,
+    pub exclude: Vec<String>,
+    pub paused: bool,
+    pub blocked: bool,
+    pub quiet_hours: Option<QuietHoursSpec>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NewDelivery {
+    pub subscriber_id: i64,
+    pub chat_id: i64,
+    /// The configured bot that sends it.
+    pub bot: String,
+    /// Held until then (quiet hours); `None` = send now.
+    pub not_before: Option<DateTime<Utc>>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum DeliveryStatus {
+    Pending,
+    /// Waiting for `not_before` (quiet hours, or a retry after an error).
+    Held,
+    /// A Telegram call is in flight.
+    Sending,
+    Sent,
+    /// The subscriber blocked the bot (403).
+    Blocked,
+    /// Telegram refused the message for good (400), or retries ran out.
+    Failed,
+}
+
+impl DeliveryStatus {
+    pub const ALL: [Self; 6] = [
+        Self::Pending,
+        Self::Held,
+        Self::Sending,
+        Self::Sent,
+        Self::Blocked,
+        Self::Failed,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Pending => "pending",
+            Self::Held => "held",
+            Self::Sending => "sending",
+            Self::Sent => "sent",
+            Self::Blocked => "blocked",
+            Self::Failed => "failed",
+        }
+    }
+
+    pub fn parse(raw: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|s| s.as_str() == raw)
+    }
+
+    pub fn is_final(self) -> bool {
+        matches!(self, Self::Sent | Self::Blocked | Self::Failed)
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DeliveryRow {
+    pub id: DeliveryId,
+    pub post_id: PostId,
+    pub subscriber_id: i64,
+    pub chat_id: i64,
+    pub bot: String,
+    pub status: DeliveryStatus,
+    pub not_before: Option<DateTime<Utc>>,
+    /// How many parts of the job's message were sent already (long jobs are split).
+    pub parts_sent: u32,
+    pub message_ids: Vec<i64>,
+    pub attempts: u32,
+    pub error: Option<String>,
+}
+
+/// One status change of a delivery.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum DeliveryUpdate {
+    /// `pending` → `sending`, just before the first Telegram call. Applies only to a
+    /// pending delivery, so two senders never both claim one.
+    Claim { id: DeliveryId },
+    /// One more part was accepted by Telegram.
+    PartSent { id: DeliveryId, message_id: i64 },
+    /// Every part was accepted.
+    Sent { id: DeliveryId },
+    /// Try again at `at` (429, network error); counts an attempt.
+    Retry {
+        id: DeliveryId,
+        at: DateTime<Utc>,
+        error: String,
+    },
+    /// 403: the subscriber blocked the bot; the subscriber is marked blocked too.
+    Blocked { id: DeliveryId, error: String },
+    Failed { id: DeliveryId, error: String },
+}
+
+impl DeliveryUpdate {
+    pub fn id(&self) -> DeliveryId {
+        match self {
+            Self::Claim { id }
+            | Self::PartSent { id, .. }
+            | Self::Sent { id }
+            | Self::Retry { id, .. }
+            | Self::Blocked { id, .. }
+            | Self::Failed { id, .. } => *id,
+        }
+    }
+}
+
+/// How many rows are in each status: the demo's summary and the admin's overview.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PipelineCounts {
+    pub posts: u64,
+    pub filtered: u64,
+    pub queued: u64,
+    pub waiting: u64,
+    pub not_job: u64,
+    /// Posts classified as jobs (whether fanned out yet or not).
+    pub jobs: u64,
+    /// Jobs whose deliveries are not written yet.
+    pub awaiting_fanout: u64,
+    pub deliveries_pending: u64,
+    pub deliveries_held: u64,
+    pub deliveries_sending: u64,
+    pub deliveries_sent: u64,
+    pub deliveries_blocked: u64,
+    pub deliveries_failed: u64,
+    pub deliveries_resent_after_crash: u64,
+}
+
+impl PipelineCounts {
+    /// Nothing is waiting for a stage: every post and delivery is in a final state
+    /// (held deliveries wait for quiet hours to end and count as settled).
+    pub fn is_settled(&self) -> bool {
+        self.queued == 0
+            && self.waiting == 0
+            && self.deliveries_pending == 0
+            && self.deliveries_sending == 0
+            && self.awaiting_fanout == 0
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SentDelivery {
+    pub post_id: PostId,
+    pub subscriber_id: i64,
+    pub chat_id: i64,
+    pub bot: String,
+    pub message_ids: Vec<i64>,
+}
