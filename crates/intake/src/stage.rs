@@ -121,6 +121,8 @@ impl IntakeStage {
         let channel = self.channel(&post.channel).await?;
         let reason = if !channel.row.enabled {
             Some("channel disabled".to_owned())
+        } else if post.text.trim().is_empty() {
+            Some("empty text".to_owned())
         } else {
             match channel.rules.check(&normalize(&post.text)) {
                 RuleDecision::Pass => None,

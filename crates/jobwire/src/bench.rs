@@ -17,8 +17,8 @@ use jobwire_testkit::llm::{FakeLlm, FakeLlmConfig, load_oracle_jsonl};
 use jobwire_testkit::telegram::{FakeTelegram, FakeTelegramConfig, RateLimits};
 use serde_json::json;
 
-use crate::pipeline::{self, Parts, Pipeline};
-use crate::testbed::{Bed, seed_job, temp_db};
+use crate::pipeline;
+use crate::testbed::{Bed, seed_job, start_pipeline, temp_db};
 
 #[derive(Debug, Clone, clap::Subcommand)]
 pub enum Bench {
@@ -128,25 +128,6 @@ fn subscribers_in(category: &str, first_chat: i64, n: usize) -> Vec<SubscriberSp
         .collect()
 }
 
-async fn local_pipeline(
-    settings: &crate::config::Settings,
-) -> anyhow::Result<(Pipeline, std::sync::Arc<dyn jobwire_store::Store>)> {
-    let store = pipeline::open_store(settings).await?;
-    let queue = pipeline::open_queue(settings)?;
-    let (primary, fallback) = pipeline::classifiers(settings)?;
-    let (p, _) = Pipeline::start(
-        Parts {
-            settings: settings.clone(),
-            store: store.clone(),
-            queue,
-        },
-        primary,
-        fallback,
-    )
-    .await?;
-    Ok((p, store))
-}
-
 /// Fan-out and delivery of pre-classified jobs, limits lifted on both sides.
 pub async fn delivery(deliveries: usize) -> anyhow::Result<serde_json::Value> {
     let telegram = FakeTelegram::start(
@@ -182,7 +163,7 @@ pub async fn delivery(deliveries: usize) -> anyhow::Result<serde_json::Value> {
     }
     drop(store);
     let started = Instant::now();
-    let (mut running, store) = local_pipeline(&settings).await?;
+    let (mut running, store) = start_pipeline(&settings).await?;
     let counts = running.wait_settled(Duration::from_secs(900)).await?;
     let elapsed = started.elapsed();
     running.shutdown().await?;
@@ -241,7 +222,7 @@ pub async fn latency(posts: usize) -> anyhow::Result<serde_json::Value> {
         ..Bed::default()
     };
     let settings = bed.settings(telegram.url(), &db)?;
-    let (mut running, store) = local_pipeline(&settings).await?;
+    let (mut running, store) = start_pipeline(&settings).await?;
     let all: Vec<String> = crate::config::DEFAULT_CATEGORIES
         .iter()
         .map(|(s, _, _)| (*s).to_owned())
@@ -341,7 +322,7 @@ pub async fn burst(deliveries: usize) -> anyhow::Result<serde_json::Value> {
     }
     drop(store);
     let started = Instant::now();
-    let (mut running, _store) = local_pipeline(&settings).await?;
+    let (mut running, _store) = start_pipeline(&settings).await?;
     running.wait_settled(Duration::from_secs(900)).await?;
     let elapsed = started.elapsed();
     running.shutdown().await?;

@@ -95,6 +95,8 @@ pub struct Pipeline {
     pub queue: Arc<dyn Queue>,
     pub intake: Arc<IntakeStage>,
     pub send: Arc<SendStage>,
+    /// The primary classifier's name (`local:…`, `llm:…`).
+    pub classifier: String,
     shutdown: CancellationToken,
     tasks: JoinSet<anyhow::Result<()>>,
 }
@@ -150,6 +152,7 @@ impl Pipeline {
         }
 
         let shutdown = CancellationToken::new();
+        let classifier = primary.name().to_owned();
         let intake = Arc::new(IntakeStage::new(store.clone(), queue.clone()));
         let classify = Arc::new(ClassifyStage::new(
             store.clone(),
@@ -209,6 +212,7 @@ impl Pipeline {
                 queue,
                 intake,
                 send,
+                classifier,
                 shutdown,
                 tasks,
             },

@@ -167,3 +167,23 @@ pub async fn seed_job(
         .await?;
     Ok(id)
 }
+
+/// Opens the store and starts every stage with the configured classifiers.
+pub async fn start_pipeline(
+    settings: &Settings,
+) -> anyhow::Result<(crate::pipeline::Pipeline, std::sync::Arc<dyn Store>)> {
+    let store = crate::pipeline::open_store(settings).await?;
+    let queue = crate::pipeline::open_queue(settings)?;
+    let (primary, fallback) = crate::pipeline::classifiers(settings)?;
+    let (p, _) = crate::pipeline::Pipeline::start(
+        crate::pipeline::Parts {
+            settings: settings.clone(),
+            store: store.clone(),
+            queue,
+        },
+        primary,
+        fallback,
+    )
+    .await?;
+    Ok((p, store))
+}

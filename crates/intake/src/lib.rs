@@ -1,0 +1,14 @@
+//! Where posts come from, and the intake stage that admits them into the pipeline.
+//!
+//! Sources implement [`Source`]: [`JsonlSource`] replays a labeled dataset, [`TdesktopExport`]
+//! imports a Telegram Desktop JSON export. Both stream their files, so their size is not
+//! bounded by memory.
+
+pub mod jsonl;
+pub mod source;
+pub mod stage;
+pub mod tdesktop;
+
+pub use jsonl::JsonlSource;
+pub use source::{MAX_BATCH, Source, SourceError};
+pub use tdesktop::{ImportStats, TdesktopExport};

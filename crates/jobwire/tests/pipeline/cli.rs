@@ -1,0 +1,97 @@
+//! The binary as a user runs it: configuration errors, the demo, eval and import.
+
+use std::process::{Command, Output};
+
+use crate::support::*;
+
+fn jobwire(args: &[&str], env: &[(&str, &str)]) -> Output {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_jobwire"));
+    cmd.args(args).env_remove("JOBWIRE_CONFIG").env("RUST_LOG", "error");
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    cmd.output().expect("jobwire runs")
+}
+
+fn refuses(config: &str, env: &[(&str, &str)], expected: &str) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("jobwire.toml");
+    std::fs::write(&path, config).unwrap();
+    let out = jobwire(&["run", "--config", path.to_str().unwrap()], env);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{config:?} must be refused");
+    let lines: Vec<_> = stderr.lines().filter(|l| !l.trim().is_empty()).collect();
+    assert_eq!(lines.len(), 1, "one line: {stderr}");
+    assert!(lines[0].contains(expected), "{:?} should mention {expected:?}", lines[0]);
+}
+
+const TOKEN: &str = "123456:AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA";
+
+#[test]
+fn bad_configuration_is_one_clear_line_naming_the_key() {
+    refuses("[telegram]\nper_chat = 1\n", &[], "per_chat");
+    refuses("[[bots]]\nname = \"dev\"\n", &[], "JOBWIRE_BOT_DEV_TOKEN");
+    refuses(
+        "[telegram]\napi_url = \"http://127.0.0.1:9/\"\n[[bots]]\nname = \"dev\"\n",
+        &[("JOBWIRE_BOT_DEV_TOKEN", TOKEN)],
+        "telegram.api_url: cannot reach",
+    );
+    let out = jobwire(&["run", "--config", "/nonexistent/jobwire.toml"], &[]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("does not exist"));
+}
+
+#[test]
+fn an_environment_override_is_applied_and_checked() {
+    let out = jobwire(&["run"], &[("JOBWIRE__DATABASE__URL", "mysql://nope")]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("database.url"));
+}
+
+#[test]
+fn the_demo_runs_with_no_accounts_and_reports_in_json() {
+    let out = jobwire(&["demo", "--json"], &[]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+    let last = stdout.lines().last().unwrap();
+    let summary: serde_json::Value = serde_json::from_str(last).unwrap();
+    assert_eq!(summary["posts_read"], 260);
+    assert!(summary["deliveries_sent"].as_u64().unwrap() > 100);
+    assert_eq!(summary["telegram_400"], 0);
+    assert_eq!(summary["telegram_429"], 0);
+    assert!(summary["deliveries_held"].as_u64().unwrap() > 0, "quiet hours hold messages");
+    assert!(stdout.contains("Anna (designer)"));
+}
+
+#[test]
+fn eval_reports_cross_validated_quality_as_json() {
+    let data = concat!(env!("CARGO_MANIFEST_DIR"), "/../../data/dev.jsonl");
+    let out = jobwire(&["eval", "--dataset", data, "--cv", "5", "--json"], &[]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}");
+    let report: serde_json::Value = serde_json::from_str(stdout.lines().last().unwrap()).unwrap();
+    assert_eq!(report["cross_validated"], 5);
+    assert!(report["is_job"]["f1"].as_f64().unwrap() >= 0.85, "{report}");
+    assert!(report["categories"]["micro_f1"].as_f64().unwrap() >= 0.50, "{report}");
+    assert!(report["kinds"]["job"]["job"].as_u64().unwrap() > 100);
+
+    // The shipped model on its own training data says so.
+    let out = jobwire(&["eval", "--dataset", data], &[]);
+    assert!(String::from_utf8_lossy(&out.stdout).contains("training data"));
+}
+
+#[test]
+fn import_reads_a_desktop_export_into_the_queue() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = format!("sqlite://{}", dir.path().join("j.db").display());
+    let export = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/fixtures/tdesktop-export-channel-tg2md.json");
+    let out = jobwire(&["import", export, "--quiet"], &[("JOBWIRE__DATABASE__URL", &db)]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout} {}", String::from_utf8_lossy(&out.stderr));
+    assert!(stdout.contains("posts read"), "{stdout}");
+    // Importing again finds every post already known.
+    let again = jobwire(&["import", export, "--quiet"], &[("JOBWIRE__DATABASE__URL", &db)]);
+    let again = String::from_utf8_lossy(&again.stdout);
+    assert!(again.contains(" 0 queued"), "{again}");
+    let _ = gist("", 0);
+}

@@ -1,0 +1,194 @@
+//! The spine end to end: dev.jsonl replayed through intake, the LLM classifier (the fake LLM
+//! answering from the labels), fan-out and the senders, into the fake Telegram.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::time::Duration;
+
+use chrono::Utc;
+use jobwire::testbed::{Bed, temp_db};
+use jobwire_core::CategorySlug;
+use jobwire_core::normalize::normalize;
+use jobwire_core::rules::{ChannelRules, CompiledRules, RuleDecision, Term};
+use jobwire_core::subscriber::{Subscriber, SubscriberId};
+use jobwire_store::SubscriberSpec;
+
+use crate::support::*;
+
+fn subscribers() -> Vec<SubscriberSpec> {
+    let mut clara = subscriber(3, &["web"]);
+    clara.include = words(&["wordpress", "tilda", "react", "вордпресс", "тильд"]);
+    let mut dmitry = subscriber(4, &["marketing", "assistant"]);
+    dmitry.exclude = words(&["бесплатно", "unpaid", "бартер", "#удаленка"]);
+    let mut paused = subscriber(5, &["web", "bots", "design", "texts"]);
+    paused.paused = true;
+    let mut hashtags = subscriber(7, &["ai", "mobile", "data", "bots"]);
+    hashtags.include = words(&["#вакансия", "#hiring", "python", "flutter"]);
+    vec![
+        subscriber(1, &["design", "video"]),
+        subscriber(2, &["bots", "data"]),
+        clara,
+        dmitry,
+        paused,
+        subscriber(6, &["texts", "translation", "audio"]),
+        hashtags,
+        subscriber(-100, &["web", "bots", "mobile", "ai", "design"]),
+        subscriber(9, &["web", "design", "marketing"]),
+    ]
+}
+
+const BLOCKED: i64 = 9;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_subscriber_gets_exactly_the_jobs_that_match_them() {
+    init();
+    let (fake_limits, limits) = scaled_limits(20);
+    let telegram = fake_telegram(Some(fake_limits)).await;
+    let llm = fake_llm(shipped_oracle()).await;
+    let (_dir, db) = temp_db().unwrap();
+    let bed = Bed {
+        limits,
+        llm: Some(jobwire::cli::llm_section(&llm.url(), "fake-model")),
+        ..Bed::default()
+    };
+    let mut settings = bed.settings(telegram.url(), &db).unwrap();
+    settings.channels.push(jobwire::config::ChannelSection {
+        handle: "@udalenka_vakansii".into(),
+        title: Some("Удалёнка".into()),
+        enabled: true,
+        include: vec![],
+        exclude: words(&["#резюме", "#ищуработу"]),
+    });
+    settings.channels.push(jobwire::config::ChannelSection {
+        handle: "@smm_vakansii".into(),
+        title: None,
+        enabled: true,
+        include: words(&["#вакансия", "ищем", "нужен", "требуется"]),
+        exclude: vec![],
+    });
+    for bot in 0..bed.bots.len() {
+        telegram.block_chat(jobwire::testbed::bot_id(bot), BLOCKED);
+    }
+
+    let (mut running, store) = jobwire::testbed::start_pipeline(&settings).await.unwrap();
+    assert!(running.classifier.starts_with("llm"), "the LLM classifies: {}", running.classifier);
+    jobwire::subscribers::store_all(store.as_ref(), &subscribers()).await.unwrap();
+
+    let data = dataset();
+    for post in &data {
+        running
+            .intake
+            .ingest(jobwire_core::IncomingPost {
+                channel: post.channel.clone(),
+                external_id: post.id.clone(),
+                text: post.text.clone(),
+                author: None,
+                url: None,
+                posted_at: Utc::now(),
+            })
+            .await
+            .unwrap();
+    }
+    let counts = running.wait_settled(Duration::from_secs(180)).await.unwrap();
+    running.shutdown().await.unwrap();
+
+    // What should have happened, computed from the labels with the plain per-subscriber check.
+    let rules: HashMap<&str, CompiledRules> = settings
+        .channels
+        .iter()
+        .map(|c| {
+            let r = ChannelRules::parse(c.include.iter(), c.exclude.iter()).unwrap();
+            (c.handle.as_str(), CompiledRules::new(&r))
+        })
+        .collect();
+    let domain: Vec<Subscriber> = subscribers()
+        .iter()
+        .enumerate()
+        .map(|(i, s)| {
+            let mut d = Subscriber::new(SubscriberId(i as i64), s.chat_id);
+            d.categories = s.categories.iter().map(|c| CategorySlug::parse(c).unwrap()).collect();
+            d.include = s.include.iter().map(|t| Term::parse(t).unwrap()).collect();
+            d.exclude = s.exclude.iter().map(|t| Term::parse(t).unwrap()).collect();
+            d.paused = s.paused;
+            d.blocked = s.chat_id == BLOCKED;
+            d
+        })
+        .collect();
+    let mut expected: BTreeSet<(i64, String)> = BTreeSet::new();
+    let mut jobs = 0;
+    for post in &data {
+        let label = post.label.as_ref().unwrap();
+        let normalized = normalize(&post.text);
+        let passes = rules
+            .get(post.channel.as_str())
+            .is_none_or(|r| r.check(&normalized) == RuleDecision::Pass);
+        if !label.is_job || !passes {
+            continue;
+        }
+        jobs += 1;
+        for s in &domain {
+            if s.wants(&label.categories, &normalized) {
+                expected.insert((s.chat_id, post.id.clone()));
+            }
+        }
+    }
+    assert_eq!(counts.jobs, jobs, "every labeled job that passed its channel rules is a job");
+
+    // What did happen, from the database...
+    let by_post_id: HashMap<i64, String> = {
+        let mut m = HashMap::new();
+        for d in store.sent_deliveries().await.unwrap() {
+            let post = store.post(d.post_id).await.unwrap().unwrap();
+            m.insert(d.post_id, post.external_id);
+        }
+        m
+    };
+    let sent = store.sent_deliveries().await.unwrap();
+    let delivered: BTreeSet<(i64, String)> = sent
+        .iter()
+        .map(|d| (d.chat_id, by_post_id[&d.post_id].clone()))
+        .collect();
+    assert_eq!(delivered.len(), sent.len(), "one delivery per (job, subscriber)");
+    let missing: Vec<_> = expected.difference(&delivered).collect();
+    let extra: Vec<_> = delivered.difference(&expected).collect();
+    assert!(missing.is_empty() && extra.is_empty(), "missing {missing:?}\nextra {extra:?}");
+    assert!(expected.len() > 100, "a meaningful number of deliveries: {}", expected.len());
+
+    // ... and from what the fake Telegram accepted.
+    let messages = telegram.messages();
+    let stats = telegram.stats();
+    assert_eq!(stats.rejected_400, 0, "no message was refused as malformed");
+    assert_eq!(stats.rejected_429, 0, "the limits were never exceeded");
+    assert!(stats.rejected_403 >= 1, "the blocked chat answered 403");
+    let mut seen: BTreeMap<(i64, i64), usize> = BTreeMap::new();
+    for m in &messages {
+        *seen.entry((m.chat_id, m.message_id)).or_default() += 1;
+        assert!(m.visible_text.chars().count() <= 4096);
+        assert_ne!(m.chat_id, BLOCKED);
+    }
+    let texts: HashMap<&str, &str> = data.iter().map(|p| (p.id.as_str(), p.text.as_str())).collect();
+    let mut per_job_chat: BTreeMap<(i64, String), usize> = BTreeMap::new();
+    for d in &sent {
+        let ext = &by_post_id[&d.post_id];
+        assert!(!d.message_ids.is_empty());
+        let first = messages
+            .iter()
+            .find(|m| m.chat_id == d.chat_id && m.message_id == d.message_ids[0])
+            .expect("every recorded message id was accepted by Telegram");
+        let want = gist(texts[ext.as_str()], 40);
+        assert!(
+            collapse(&first.visible_text).contains(&want),
+            "message for {ext} shows the post: {:?} vs {want:?}",
+            first.visible_text
+        );
+        for id in &d.message_ids {
+            *per_job_chat.entry((d.chat_id, ext.clone())).or_default() += seen[&(d.chat_id, *id)];
+        }
+    }
+    let total_parts: usize = sent.iter().map(|d| d.message_ids.len()).sum();
+    assert_eq!(messages.len(), total_parts, "Telegram got exactly the recorded messages, none twice");
+
+    let subs = store.subscribers().await.unwrap();
+    let blocked = subs.iter().find(|s| s.chat_id == BLOCKED).unwrap();
+    assert!(blocked.blocked, "a 403 marks the subscriber blocked");
+    assert!(llm.stats().requests > 0);
+}

@@ -1,0 +1,9 @@
+//! End-to-end tests of the embedded pipeline: real stages, real SQLite, the real teloxide
+//! and async-openai clients over HTTP against the project's fake Telegram and fake LLM.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod bad_input;
+mod cli;
+mod crash;
+mod e2e;
+mod support;

@@ -1,0 +1,99 @@
+use std::net::SocketAddr;
+
+use jobwire::pipeline::SHIPPED_TRAINING_DATA;
+use jobwire_core::dataset::LabeledPost;
+use jobwire_deliver::RateLimitConfig;
+use jobwire_store::SubscriberSpec;
+use jobwire_testkit::llm::{FakeLlm, FakeLlmConfig, OracleEntry, load_oracle_jsonl};
+use jobwire_testkit::telegram::{FakeTelegram, FakeTelegramConfig, RateLimits};
+
+pub fn loopback() -> SocketAddr {
+    SocketAddr::from(([127, 0, 0, 1], 0))
+}
+
+pub fn init() {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
+        .with_test_writer()
+        .try_init();
+}
+
+pub fn dataset() -> Vec<LabeledPost> {
+    LabeledPost::parse_all(SHIPPED_TRAINING_DATA).expect("shipped data parses")
+}
+
+/// Telegram's limits times `k`, on both the fake and our sender.
+pub fn scaled_limits(k: u32) -> (RateLimits, RateLimitConfig) {
+    (
+        RateLimits {
+            global_per_sec: 30 * k,
+            per_chat_per_sec: k,
+            per_group_per_min: 20 * k,
+        },
+        RateLimitConfig {
+            global_per_sec: 30 * k,
+            per_chat_per_sec: k,
+            per_group_per_min: 20 * k,
+            ..RateLimitConfig::default()
+        },
+    )
+}
+
+pub async fn fake_telegram(limits: Option<RateLimits>) -> FakeTelegram {
+    FakeTelegram::start(
+        loopback(),
+        FakeTelegramConfig {
+            limits,
+            ..FakeTelegramConfig::default()
+        },
+    )
+    .await
+    .expect("fake Telegram starts")
+}
+
+pub async fn fake_llm(oracle: Vec<OracleEntry>) -> FakeLlm {
+    FakeLlm::start(
+        loopback(),
+        FakeLlmConfig {
+            oracle,
+            ..FakeLlmConfig::default()
+        },
+    )
+    .await
+    .expect("fake LLM starts")
+}
+
+pub fn shipped_oracle() -> Vec<OracleEntry> {
+    load_oracle_jsonl(SHIPPED_TRAINING_DATA).expect("oracle parses")
+}
+
+pub fn subscriber(chat_id: i64, categories: &[&str]) -> SubscriberSpec {
+    SubscriberSpec {
+        chat_id,
+        name: Some(format!("chat {chat_id}")),
+        categories: categories.iter().map(|c| (*c).to_owned()).collect(),
+        include: vec![],
+        exclude: vec![],
+        paused: false,
+        quiet_hours: None,
+    }
+}
+
+pub fn words(list: &[&str]) -> Vec<String> {
+    list.iter().map(|w| (*w).to_owned()).collect()
+}
+
+/// Whitespace-collapsed prefix of a text, for finding a post inside a rendered message.
+pub fn gist(text: &str, chars: usize) -> String {
+    text.split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
+        .chars()
+        .take(chars)
+        .collect()
+}
+
+pub fn collapse(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
