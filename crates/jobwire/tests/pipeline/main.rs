@@ -5,5 +5,6 @@
 mod bad_input;
 mod cli;
 mod crash;
+mod delivery;
 mod e2e;
 mod support;

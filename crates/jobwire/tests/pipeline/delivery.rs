@@ -1,0 +1,101 @@
+//! Delivery under pressure: Telegram's 429 answers and quiet hours.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use chrono::Utc;
+use jobwire::testbed::{Bed, seed_job, start_pipeline, temp_db};
+use jobwire_deliver::RateLimitConfig;
+use jobwire_store::{NewDelivery, SqliteStore, Store};
+use jobwire_testkit::telegram::RateLimits;
+
+use crate::support::*;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn on_429_the_bot_waits_retry_after_and_resends_everything_once() {
+    init();
+    // The fake enforces Telegram's limits; our sender is told the limits are 5x higher,
+    // so Telegram answers 429 and the sender must back off and re-send.
+    let telegram = fake_telegram(Some(RateLimits::default())).await;
+    let (_dir, db) = temp_db().unwrap();
+    let bed = Bed {
+        bots: vec!["dev".into()],
+        routes: vec![("web".into(), "dev".into())],
+        limits: RateLimitConfig {
+            global_per_sec: 150,
+            per_chat_per_sec: 5,
+            per_group_per_min: 100,
+            ..RateLimitConfig::default()
+        },
+        ..Bed::default()
+    };
+    let settings = bed.settings(telegram.url(), &db).unwrap();
+    {
+        let store = SqliteStore::open_path(&db).await.unwrap();
+        let subs: Vec<_> = (1..=8).map(|c| subscriber(c, &["web"])).collect();
+        jobwire::subscribers::store_all(&store, &subs).await.unwrap();
+        for j in 0..3 {
+            seed_job(&store, "@c", &j.to_string(), &format!("Web job {j}, budget $100"), &["web"]).await.unwrap();
+        }
+    }
+    let (mut running, store) = start_pipeline(&settings).await.unwrap();
+    let counts = running.wait_settled(Duration::from_secs(60)).await.unwrap();
+    let rate_limited = running.counters().rate_limited.load(std::sync::atomic::Ordering::Relaxed);
+    running.shutdown().await.unwrap();
+
+    assert_eq!(counts.deliveries_sent, 24, "{counts:?}");
+    let stats = telegram.stats();
+    assert!(stats.rejected_429 > 0, "the fake must have answered 429 at least once");
+    assert_eq!(rate_limited, stats.rejected_429, "every 429 was seen and handled by the sender");
+    let messages = telegram.messages();
+    assert_eq!(messages.len(), 24, "each delivery reached Telegram exactly once");
+    let mut per_chat: BTreeMap<i64, Vec<chrono::DateTime<Utc>>> = BTreeMap::new();
+    for m in &messages {
+        per_chat.entry(m.chat_id).or_default().push(m.received_at);
+    }
+    for (chat, times) in per_chat {
+        assert_eq!(times.len(), 3, "chat {chat}");
+    }
+    assert_eq!(store.sent_deliveries().await.unwrap().len(), 24);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn held_deliveries_go_out_when_their_time_comes_not_before() {
+    init();
+    let telegram = fake_telegram(None).await;
+    let (_dir, db) = temp_db().unwrap();
+    let bed = Bed {
+        bots: vec!["dev".into()],
+        routes: vec![("web".into(), "dev".into())],
+        scheduler_tick_ms: 50,
+        ..Bed::default()
+    };
+    let settings = bed.settings(telegram.url(), &db).unwrap();
+    let release = Utc::now() + chrono::Duration::milliseconds(1500);
+    {
+        let store = SqliteStore::open_path(&db).await.unwrap();
+        jobwire::subscribers::store_all(&store, &[subscriber(7, &["web"])]).await.unwrap();
+        let sub = store.subscribers().await.unwrap()[0].id;
+        let post = seed_job(&store, "@c", "1", "Night job", &["web"]).await.unwrap();
+        let ready = store
+            .fan_out(
+                post,
+                &["<b>Night job</b>".to_owned()],
+                &[NewDelivery { subscriber_id: sub, chat_id: 7, bot: "dev".into(), not_before: Some(release) }],
+                Utc::now(),
+            )
+            .await
+            .unwrap();
+        assert!(ready.is_empty(), "a delivery in quiet hours is held, not ready");
+    }
+    let (running, store) = start_pipeline(&settings).await.unwrap();
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while telegram.messages().is_empty() {
+        assert!(std::time::Instant::now() < deadline, "the held message was never sent");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    running.shutdown().await.unwrap();
+    let m = &telegram.messages()[0];
+    assert!(m.received_at >= release, "sent at {} before its release at {release}", m.received_at);
+    assert_eq!(store.pipeline_counts().await.unwrap().deliveries_held, 0);
+}

@@ -1,0 +1,359 @@
+//! The fake LLM driven over real HTTP by async-openai (and raw reqwest for bad requests).
+
+use std::{net::SocketAddr, time::Duration};
+
+use async_openai::{
+    Client,
+    config::OpenAIConfig,
+    error::OpenAIError,
+    types::chat::{
+        ChatCompletionRequestSystemMessageArgs, ChatCompletionRequestUserMessageArgs,
+        CreateChatCompletionRequest, CreateChatCompletionRequestArgs, CreateChatCompletionResponse,
+        FinishReason, ResponseFormat, ResponseFormatJsonSchema,
+    },
+};
+use jobwire_testkit::llm::{FakeLlm, FakeLlmConfig, Fault, FaultPlan, load_oracle_jsonl};
+use serde_json::{Value, json};
+
+const ORACLE: &str = r#"{"id":"a1","channel":"@freelance","text":"Нужен лендинг на Tilda, бюджет 15к","is_job":true,"kind":"job","categories":["web","design"],"lang":"ru","dup_group":null}
+{"id":"a2","channel":"@freelance","text":"Курс по SMM со скидкой 50%!","is_job":false,"kind":"ad","categories":[],"lang":"ru","dup_group":null}
+"#;
+
+fn schema() -> Value {
+    json!({
+        "type": "object",
+        "additionalProperties": false,
+        "required": ["results"],
+        "properties": {"results": {"type": "array", "items": {
+            "type": "object",
+            "additionalProperties": false,
+            "required": ["id", "is_job", "kind", "categories"],
+            "properties": {
+                "id": {"type": "string"},
+                "is_job": {"type": "boolean"},
+                "kind": {"type": "string", "enum": ["job", "resume", "ad", "chatter"]},
+                "categories": {"type": "array", "items": {"type": "string", "enum": ["web", "design", "bots"]}}
+            }
+        }}}
+    })
+}
+
+fn request(posts: &[(&str, &str)]) -> CreateChatCompletionRequest {
+    let posts: Vec<Value> = posts
+        .iter()
+        .map(|(id, text)| json!({"id": id, "text": text}))
+        .collect();
+    CreateChatCompletionRequestArgs::default()
+        .model("gpt-4o-mini")
+        .messages(vec![
+            ChatCompletionRequestSystemMessageArgs::default()
+                .content("Classify each post. Answer JSON.")
+                .build()
+                .expect("system message")
+                .into(),
+            ChatCompletionRequestUserMessageArgs::default()
+                .content(json!({"posts": posts}).to_string())
+                .build()
+                .expect("user message")
+                .into(),
+        ])
+        .response_format(ResponseFormat::JsonSchema {
+            json_schema: ResponseFormatJsonSchema {
+                description: None,
+                name: "classification".into(),
+                schema: schema(),
+                strict: Some(true),
+            },
+        })
+        .build()
+        .expect("request")
+}
+
+async fn start(faults: FaultPlan) -> (FakeLlm, Client<OpenAIConfig>) {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let fake = FakeLlm::start(
+        SocketAddr::from(([127, 0, 0, 1], 0)),
+        FakeLlmConfig {
+            oracle: load_oracle_jsonl(ORACLE).expect("oracle"),
+            faults,
+            seed: 7,
+            ..FakeLlmConfig::default()
+        },
+    )
+    .await
+    .expect("fake llm starts");
+    let http = reqwest013::Client::builder()
+        .timeout(Duration::from_millis(1500))
+        .build()
+        .expect("client");
+    let client = Client::with_config(
+        OpenAIConfig::new()
+            .with_api_base(fake.url().as_str())
+            .with_api_key("sk-test"),
+    )
+    .with_http_client(http);
+    (fake, client)
+}
+
+fn content(resp: &CreateChatCompletionResponse) -> String {
+    resp.choices[0].message.content.clone().expect("content")
+}
+
+#[tokio::test]
+async fn oracle_answers_conform_to_the_schema() {
+    let (fake, client) = start(FaultPlan::default()).await;
+    assert!(fake.url().as_str().ends_with("/v1"));
+    let resp = client
+        .chat()
+        .create(request(&[
+            ("p1", "Нужен лендинг на Tilda, бюджет 15к"),
+            ("p2", "  Курс по SMM\nсо скидкой 50%! "),
+            ("p3", "good morning, channel"),
+        ]))
+        .await
+        .expect("completion");
+    assert_eq!(resp.model, "gpt-4o-mini");
+    assert_eq!(resp.choices[0].finish_reason, Some(FinishReason::Stop));
+    let v: Value = serde_json::from_str(&content(&resp)).expect("content is JSON");
+    assert_eq!(
+        v,
+        json!({"results": [
+            {"id": "p1", "is_job": true, "kind": "job", "categories": ["web", "design"]},
+            {"id": "p2", "is_job": false, "kind": "ad", "categories": []},
+            {"id": "p3", "is_job": false, "kind": "chatter", "categories": []},
+        ]})
+    );
+    let usage = resp.usage.expect("usage");
+    assert!(
+        usage.prompt_tokens > 10 && usage.completion_tokens > 10,
+        "{usage:?}"
+    );
+    assert_eq!(
+        usage.total_tokens,
+        usage.prompt_tokens + usage.completion_tokens
+    );
+    let s = fake.stats();
+    assert_eq!(
+        (s.requests, s.ok, s.posts, s.oracle_hits, s.oracle_misses),
+        (1, 1, 3, 2, 1)
+    );
+    assert_eq!(s.prompt_tokens, u64::from(usage.prompt_tokens));
+}
+
+#[tokio::test]
+async fn content_faults_reach_the_client_as_200_answers() {
+    let (fake, client) = start(FaultPlan::scripted([
+        Fault::Malformed,
+        Fault::OffSchema,
+        Fault::OffSchema,
+        Fault::UnknownCategory,
+        Fault::Refusal,
+        Fault::Truncated,
+        Fault::Ok,
+    ]))
+    .await;
+    let req = || request(&[("p1", "Нужен лендинг на Tilda, бюджет 15к")]);
+    let chat = client.chat();
+
+    let malformed = content(&chat.create(req()).await.expect("malformed"));
+    assert!(
+        serde_json::from_str::<Value>(&malformed).is_err(),
+        "{malformed}"
+    );
+
+    let off1: Value =
+        serde_json::from_str(&content(&chat.create(req()).await.expect("off 1"))).expect("json");
+    assert!(off1.get("results").is_none(), "{off1}");
+    let off2: Value =
+        serde_json::from_str(&content(&chat.create(req()).await.expect("off 2"))).expect("json");
+    assert!(off2["results"][0]["is_job"].is_string(), "{off2}");
+
+    let unknown: Value =
+        serde_json::from_str(&content(&chat.create(req()).await.expect("unknown"))).expect("json");
+    let cats = unknown["results"][0]["categories"]
+        .as_array()
+        .expect("categories")
+        .clone();
+    assert!(cats.contains(&json!("hacked")), "{unknown}");
+
+    let refusal = chat.create(req()).await.expect("refusal");
+    assert!(refusal.choices[0].message.content.is_none());
+    assert!(refusal.choices[0].message.refusal.is_some());
+
+    let truncated = chat.create(req()).await.expect("truncated");
+    assert_eq!(
+        truncated.choices[0].finish_reason,
+        Some(FinishReason::Length)
+    );
+    assert!(serde_json::from_str::<Value>(&content(&truncated)).is_err());
+
+    let ok: Value =
+        serde_json::from_str(&content(&chat.create(req()).await.expect("ok"))).expect("json");
+    assert_eq!(ok["results"][0]["categories"], json!(["web", "design"]));
+
+    let s = fake.stats();
+    assert_eq!(
+        (
+            s.malformed,
+            s.off_schema,
+            s.unknown_category,
+            s.refusals,
+            s.truncated,
+            s.ok
+        ),
+        (1, 2, 1, 1, 1, 1)
+    );
+}
+
+#[tokio::test]
+async fn status_faults_and_timeouts() {
+    let mut plan = FaultPlan::scripted([Fault::Status429; 4]);
+    plan.retry_after_secs = 0;
+    plan.timeout_hold = Duration::from_secs(10);
+    let (fake, client) = start(plan).await;
+    let req = || request(&[("p1", "x")]);
+
+    // async-openai retries 3 times on its own; four 429s reach the caller.
+    match client.chat().create(req()).await {
+        Err(OpenAIError::ApiError(e)) => {
+            assert_eq!(e.status_code.as_u16(), 429);
+            assert_eq!(e.api_error.code.as_deref(), Some("rate_limit_exceeded"));
+        }
+        other => panic!("expected a 429, got {other:?}"),
+    }
+    assert_eq!(fake.stats().status_429, 4);
+
+    fake.set_faults(FaultPlan::scripted([Fault::Status500; 4]));
+    match client.chat().create(req()).await {
+        Err(OpenAIError::ApiError(e)) => assert_eq!(e.status_code.as_u16(), 500),
+        other => panic!("expected a 500, got {other:?}"),
+    }
+
+    fake.set_faults(FaultPlan {
+        timeout_hold: Duration::from_secs(10),
+        ..FaultPlan::scripted([Fault::Timeout])
+    });
+    match client.chat().create(req()).await {
+        Err(OpenAIError::Reqwest(e)) => assert!(e.is_timeout(), "{e}"),
+        other => panic!("expected a client timeout, got {other:?}"),
+    }
+    // The script is used up: the next request succeeds.
+    client.chat().create(req()).await.expect("recovered");
+    let s = fake.stats();
+    assert_eq!((s.status_500, s.timeouts, s.ok), (4, 1, 1));
+}
+
+#[tokio::test]
+async fn raw_429_carries_retry_after_and_openai_body() {
+    let (fake, _client) = start(FaultPlan::scripted([Fault::Status429, Fault::Status500])).await;
+    let http = reqwest013::Client::new();
+    let url = format!("{}/chat/completions", fake.url());
+    let body = json!({"model": "m", "messages": [{"role": "user", "content": "{\"posts\":[]}"}]});
+    let r = http.post(&url).json(&body).send().await.expect("send");
+    assert_eq!(r.status(), 429);
+    assert_eq!(r.headers()["retry-after"], "1");
+    let v: Value = r.json().await.expect("json");
+    assert_eq!(v["error"]["code"], "rate_limit_exceeded");
+    let r = http.post(&url).json(&body).send().await.expect("send");
+    assert_eq!(r.status(), 500);
+    let v: Value = r.json().await.expect("json");
+    assert_eq!(v["error"]["type"], "server_error");
+}
+
+#[tokio::test]
+async fn requests_are_validated_like_openai() {
+    let (fake, _client) = start(FaultPlan::default()).await;
+    let http = reqwest013::Client::new();
+    let url = format!("{}/chat/completions", fake.url());
+    let post = |body: Value| http.post(&url).json(&body).send();
+
+    let r = post(json!({"messages": [{"role": "user", "content": "hi"}]}))
+        .await
+        .expect("send");
+    assert_eq!(r.status(), 400);
+    let v: Value = r.json().await.expect("json");
+    assert_eq!(v["error"]["type"], "invalid_request_error");
+
+    let r = post(json!({"model": "m", "messages": []}))
+        .await
+        .expect("send");
+    assert_eq!(r.status(), 400);
+    let v: Value = r.json().await.expect("json");
+    assert_eq!(v["error"]["param"], "messages");
+    assert_eq!(v["error"]["code"], "empty_array");
+
+    let r = http.post(&url).body("{nope").send().await.expect("send");
+    assert_eq!(r.status(), 400);
+
+    // Not the posts protocol: an empty result set, counted as unparsed.
+    let r = post(json!({"model": "m", "messages": [{"role": "user", "content": [{"type": "text", "text": "hello"}]}]}))
+        .await
+        .expect("send");
+    assert_eq!(r.status(), 200);
+    let v: Value = r.json().await.expect("json");
+    assert_eq!(v["choices"][0]["message"]["content"], "{\"results\":[]}");
+
+    let models: Value = http
+        .get(format!("{}/models", fake.url()))
+        .send()
+        .await
+        .expect("send")
+        .json()
+        .await
+        .expect("json");
+    assert_eq!(models["object"], "list");
+    let s = fake.stats();
+    assert_eq!((s.bad_request, s.unparsed), (3, 1));
+}
+
+#[tokio::test]
+async fn random_faults_follow_the_seed_and_the_http_fault_endpoint() {
+    async fn outcomes(seed_plan: Value) -> Vec<u16> {
+        let (fake, _client) = start(FaultPlan::default()).await;
+        let http = reqwest013::Client::new();
+        let r = http
+            .post(format!("http://{}/__testkit/faults", fake.addr()))
+            .json(&seed_plan)
+            .send()
+            .await
+            .expect("send");
+        assert!(r.status().is_success());
+        let url = format!("{}/chat/completions", fake.url());
+        let body =
+            json!({"model": "m", "messages": [{"role": "user", "content": "{\"posts\":[]}"}]});
+        let mut out = Vec::new();
+        for _ in 0..40 {
+            out.push(
+                http.post(&url)
+                    .json(&body)
+                    .send()
+                    .await
+                    .expect("send")
+                    .status()
+                    .as_u16(),
+            );
+        }
+        let stats: Value = http
+            .get(format!("http://{}/__testkit/stats", fake.addr()))
+            .send()
+            .await
+            .expect("send")
+            .json()
+            .await
+            .expect("json");
+        assert_eq!(stats["requests"], 40);
+        out
+    }
+    let plan = json!({"rate_429": 0.3, "rate_500": 0.2});
+    let a = outcomes(plan.clone()).await;
+    let b = outcomes(plan).await;
+    assert_eq!(a, b, "same seed, same faults");
+    let n429 = a.iter().filter(|s| **s == 429).count();
+    let n500 = a.iter().filter(|s| **s == 500).count();
+    assert!((4..=22).contains(&n429), "{a:?}");
+    assert!((1..=16).contains(&n500), "{a:?}");
+    assert_eq!(
+        a.len() - n429 - n500,
+        a.iter().filter(|s| **s == 200).count()
+    );
+}
