@@ -2,11 +2,22 @@
 
 use std::sync::Arc;
 
+use anyhow::Context;
 use jobwire_classify::Classifier;
+use jobwire_classify::llm::{LlmClassifier, LlmConfig};
 
 use crate::config::{LlmSettings, Settings};
 
 pub fn build(settings: &Settings, llm: &LlmSettings) -> anyhow::Result<Arc<dyn Classifier>> {
-    let _ = (settings, llm);
-    anyhow::bail!("llm.base_url: the LLM classifier is not wired yet")
+    let categories = settings
+        .categories
+        .iter()
+        .map(|c| (c.slug.clone(), c.description.clone()))
+        .collect();
+    let mut config = LlmConfig::new(llm.base_url.as_str(), llm.model.clone(), categories);
+    config.api_key = llm.api_key.clone();
+    config.timeout = llm.timeout;
+    config.max_retries = llm.max_retries;
+    let classifier = LlmClassifier::new(config).context("llm: building the client")?;
+    Ok(Arc::new(classifier))
 }
