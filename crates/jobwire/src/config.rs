@@ -179,6 +179,19 @@ pub struct ClassifierSection {
     /// With an LLM: after this many failed attempts the local model answers instead.
     #[serde(default = "d3")]
     pub fallback_after: u32,
+    /// First wait before a post the classifier could not answer is tried again (doubles
+    /// per attempt, up to `retry_max_secs`).
+    #[serde(default = "d5000")]
+    pub retry_base_ms: u64,
+    #[serde(default = "d600")]
+    pub retry_max_secs: u64,
+}
+
+fn d5000() -> u64 {
+    5000
+}
+fn d600() -> u64 {
+    600
 }
 
 impl Default for ClassifierSection {
@@ -188,6 +201,8 @@ impl Default for ClassifierSection {
             training_data: None,
             concurrency: 8,
             fallback_after: 3,
+            retry_base_ms: 5000,
+            retry_max_secs: 600,
         }
     }
 }

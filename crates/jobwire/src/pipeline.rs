@@ -162,7 +162,8 @@ impl Pipeline {
             ClassifyStageConfig {
                 concurrency: settings.classifier.concurrency,
                 fallback_after: settings.classifier.fallback_after,
-                ..ClassifyStageConfig::default()
+                retry_base: Duration::from_millis(settings.classifier.retry_base_ms.max(1)),
+                retry_max: Duration::from_secs(settings.classifier.retry_max_secs.max(1)),
             },
         ));
         let fanout = Arc::new(FanoutStage::new(

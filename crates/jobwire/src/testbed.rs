@@ -44,6 +44,8 @@ pub struct Bed {
     pub llm: Option<LlmSection>,
     pub scheduler_tick_ms: u64,
     pub classifier_concurrency: usize,
+    pub classifier_retry_base_ms: u64,
+    pub fallback_after: u32,
 }
 
 impl Default for Bed {
@@ -55,6 +57,8 @@ impl Default for Bed {
             llm: None,
             scheduler_tick_ms: 50,
             classifier_concurrency: 8,
+            classifier_retry_base_ms: 100,
+            fallback_after: 3,
         }
     }
 }
@@ -72,6 +76,9 @@ impl Bed {
         config.telegram.unlimited = self.limits.unlimited;
         config.scheduler.tick_ms = self.scheduler_tick_ms;
         config.classifier.concurrency = self.classifier_concurrency;
+        config.classifier.retry_base_ms = self.classifier_retry_base_ms;
+        config.classifier.retry_max_secs = 2;
+        config.classifier.fallback_after = self.fallback_after;
         config.llm = self.llm.clone();
         let mut env = TestEnv::default();
         for (i, name) in self.bots.iter().enumerate() {

@@ -159,9 +159,9 @@ async fn every_subscriber_gets_exactly_the_jobs_that_match_them() {
     assert_eq!(stats.rejected_400, 0, "no message was refused as malformed");
     assert_eq!(stats.rejected_429, 0, "the limits were never exceeded");
     assert!(stats.rejected_403 >= 1, "the blocked chat answered 403");
-    let mut seen: BTreeMap<(i64, i64), usize> = BTreeMap::new();
+    let mut seen: BTreeMap<(u64, i64, i64), usize> = BTreeMap::new();
     for m in &messages {
-        *seen.entry((m.chat_id, m.message_id)).or_default() += 1;
+        *seen.entry((m.bot_id, m.chat_id, m.message_id)).or_default() += 1;
         assert!(m.visible_text.chars().count() <= 4096);
         assert_ne!(m.chat_id, BLOCKED);
     }
@@ -170,9 +170,10 @@ async fn every_subscriber_gets_exactly_the_jobs_that_match_them() {
     for d in &sent {
         let ext = &by_post_id[&d.post_id];
         assert!(!d.message_ids.is_empty());
+        let bot = bed.bot_id(&d.bot).unwrap();
         let first = messages
             .iter()
-            .find(|m| m.chat_id == d.chat_id && m.message_id == d.message_ids[0])
+            .find(|m| m.bot_id == bot && m.chat_id == d.chat_id && m.message_id == d.message_ids[0])
             .expect("every recorded message id was accepted by Telegram");
         let want = gist(texts[ext.as_str()], 40);
         assert!(
@@ -181,9 +182,14 @@ async fn every_subscriber_gets_exactly_the_jobs_that_match_them() {
             first.visible_text
         );
         for id in &d.message_ids {
-            *per_job_chat.entry((d.chat_id, ext.clone())).or_default() += seen[&(d.chat_id, *id)];
+            *per_job_chat.entry((d.chat_id, ext.clone())).or_default() += seen[&(bot, d.chat_id, *id)];
         }
     }
+    assert!(seen.values().all(|n| *n == 1), "no (bot, chat, message id) twice");
+    assert!(
+        per_job_chat.iter().all(|(_, n)| *n >= 1),
+        "every delivery's messages reached Telegram"
+    );
     let total_parts: usize = sent.iter().map(|d| d.message_ids.len()).sum();
     assert_eq!(messages.len(), total_parts, "Telegram got exactly the recorded messages, none twice");
 
@@ -191,4 +197,69 @@ async fn every_subscriber_gets_exactly_the_jobs_that_match_them() {
     let blocked = subs.iter().find(|s| s.chat_id == BLOCKED).unwrap();
     assert!(blocked.blocked, "a 403 marks the subscriber blocked");
     assert!(llm.stats().requests > 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn during_an_llm_outage_posts_wait_and_are_classified_when_it_returns() {
+    use jobwire_testkit::llm::FaultPlan;
+    init();
+    let telegram = fake_telegram(None).await;
+    let llm = fake_llm(shipped_oracle()).await;
+    llm.set_faults(FaultPlan {
+        rate_500: 1.0,
+        retry_after_secs: 0,
+        ..FaultPlan::default()
+    });
+    let (_dir, db) = temp_db().unwrap();
+    let mut section = jobwire::cli::llm_section(&llm.url(), "fake-model");
+    section.max_retries = 1;
+    section.timeout_secs = 5;
+    let bed = Bed {
+        llm: Some(section),
+        fallback_after: 1000, // no local fallback: the posts must wait for the LLM
+        ..Bed::default()
+    };
+    let settings = bed.settings(telegram.url(), &db).unwrap();
+    let (mut running, store) = jobwire::testbed::start_pipeline(&settings).await.unwrap();
+    jobwire::subscribers::store_all(store.as_ref(), &[subscriber(1, &["web", "bots", "design", "texts", "marketing"])])
+        .await
+        .unwrap();
+    let jobs: Vec<_> = dataset()
+        .into_iter()
+        .filter(|p| p.label.as_ref().is_some_and(|l| l.is_job))
+        .take(5)
+        .collect();
+    for post in &jobs {
+        running
+            .intake
+            .ingest(jobwire_core::IncomingPost {
+                channel: post.channel.clone(),
+                external_id: post.id.clone(),
+                text: post.text.clone(),
+                author: None,
+                url: None,
+                posted_at: Utc::now(),
+            })
+            .await
+            .unwrap();
+    }
+    // The LLM fails every call: the posts wait (and are retried), none is dropped or guessed.
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    loop {
+        let c = store.pipeline_counts().await.unwrap();
+        assert_eq!(c.jobs + c.not_job, 0, "nothing is classified while the LLM is down");
+        if c.waiting == jobs.len() as u64 && llm.stats().requests >= 2 * jobs.len() as u64 {
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "posts did not reach `waiting`: {c:?}");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    llm.set_faults(FaultPlan::default());
+    let counts = running.wait_settled(Duration::from_secs(60)).await.unwrap();
+    running.shutdown().await.unwrap();
+    assert_eq!(counts.jobs, jobs.len() as u64, "{counts:?}");
+    let first = store.post(1).await.unwrap().unwrap();
+    assert!(first.attempts >= 1, "the post was retried");
+    let verdict = store.classification(1).await.unwrap().unwrap();
+    assert!(verdict.model.contains("fake-model"), "classified by the LLM: {}", verdict.model);
 }
