@@ -17,7 +17,7 @@ use tokio::sync::Semaphore;
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
-use crate::{Classified, ClassifyError, ClassifyInput, Classifier};
+use crate::{Classified, Classifier, ClassifyError, ClassifyInput};
 
 #[derive(Debug, Clone)]
 pub struct ClassifyStageConfig {
@@ -62,7 +62,10 @@ impl std::fmt::Debug for ClassifyStage {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("ClassifyStage")
             .field("primary", &self.primary.name())
-            .field("fallback", &self.fallback.as_ref().map(|c| c.name().to_owned()))
+            .field(
+                "fallback",
+                &self.fallback.as_ref().map(|c| c.name().to_owned()),
+            )
             .field("config", &self.config)
             .finish()
     }
@@ -152,7 +155,9 @@ impl ClassifyStage {
         let result = match self.primary.classify(&input).await {
             Ok(c) => Ok(c),
             Err(e) => match &self.fallback {
-                Some(fallback) if !e.is_retryable() || post.attempts + 1 >= self.config.fallback_after => {
+                Some(fallback)
+                    if !e.is_retryable() || post.attempts + 1 >= self.config.fallback_after =>
+                {
                     tracing::warn!(post = post_id, error = %e, fallback = fallback.name(), "primary classifier failed; using the fallback");
                     fallback.classify(&input).await
                 }
@@ -209,7 +214,11 @@ fn record(c: &Classified) -> ClassificationRecord {
         is_job: c.verdict.is_job,
         kind: c.verdict.kind.as_str().to_owned(),
         categories: if c.verdict.is_job {
-            c.verdict.categories.iter().map(|s| s.as_str().to_owned()).collect()
+            c.verdict
+                .categories
+                .iter()
+                .map(|s| s.as_str().to_owned())
+                .collect()
         } else {
             Vec::new()
         },

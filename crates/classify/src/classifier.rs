@@ -1,0 +1,51 @@
+//! The trait both classifiers implement, and what goes in and out of it.
+
+use async_trait::async_trait;
+use jobwire_core::Verdict;
+
+use crate::ClassifyError;
+
+/// A post to classify.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ClassifyInput {
+    /// A stable id for the post (used to match batched answers; any unique string).
+    pub id: String,
+    /// The post text as received (untrusted data, never instructions).
+    pub text: String,
+    /// The channel it came from (for logs; not shown to the model as instructions).
+    pub channel: String,
+}
+
+/// A verdict plus the bookkeeping that is stored with every classification.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Classified {
+    /// The decision.
+    pub verdict: Verdict,
+    /// Which model produced it (`local:<hash>` for the local model, the LLM model name otherwise).
+    pub model: String,
+    /// The prompt version (`classify.v1`) or the local model format version (`local.v1`).
+    pub prompt_version: String,
+    /// Prompt tokens billed (0 for the local model; for a batch, this post's share).
+    pub tokens_in: u32,
+    /// Completion tokens billed (0 for the local model; for a batch, this post's share).
+    pub tokens_out: u32,
+    /// Wall time of the classification (for a batch, the whole request).
+    pub latency_ms: u32,
+}
+
+/// Something that classifies posts: the local model or an LLM.
+#[async_trait]
+pub trait Classifier: Send + Sync {
+    /// Classifies one post. A [`ClassifyError::Unavailable`] means "try again later".
+    async fn classify(&self, post: &ClassifyInput) -> Result<Classified, ClassifyError>;
+
+    /// A short name for logs and metrics (`local`, `llm:<model>`).
+    fn name(&self) -> &str;
+
+    /// Whether this exact text was part of the classifier's training data (lets an
+    /// evaluation report how many evaluated posts the model had already seen). `false` by
+    /// default, and for LLMs.
+    fn was_trained_on(&self, _text: &str) -> bool {
+        false
+    }
+}

@@ -1,0 +1,545 @@
+//! Measuring a classifier against a labeled dataset, and cross-validating the local model.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt;
+
+use futures::StreamExt;
+use jobwire_core::dataset::{Label, LabeledPost};
+use jobwire_core::{CategorySlug, PostKind, Verdict};
+use serde_json::{Value, json};
+
+use crate::local::{LocalModel, TrainOptions};
+use crate::{Classifier, ClassifyError, ClassifyInput};
+
+/// How many posts [`evaluate`] classifies at the same time.
+pub const EVAL_CONCURRENCY: usize = 8;
+
+/// Precision, recall and F1 of one binary decision.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct Prf {
+    /// Of the positives predicted, the share that were right (0 when none predicted).
+    pub precision: f64,
+    /// Of the true positives, the share that were found (0 when there were none).
+    pub recall: f64,
+    /// Harmonic mean of precision and recall (0 when both are 0).
+    pub f1: f64,
+}
+
+impl Prf {
+    /// From true-positive, false-positive and false-negative counts.
+    pub fn from_counts(tp: usize, fp: usize, fn_: usize) -> Self {
+        let ratio = |a: usize, b: usize| if b == 0 { 0.0 } else { a as f64 / b as f64 };
+        let precision = ratio(tp, tp + fp);
+        let recall = ratio(tp, tp + fn_);
+        let f1 = if precision + recall == 0.0 {
+            0.0
+        } else {
+            2.0 * precision * recall / (precision + recall)
+        };
+        Self {
+            precision,
+            recall,
+            f1,
+        }
+    }
+}
+
+/// Category quality over the posts that truly are jobs.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct CategoryScores {
+    /// Micro-averaged F1 over all (job post, category) decisions.
+    pub micro_f1: f64,
+    /// F1 per category (every configured category and every category seen in the labels or
+    /// the predictions).
+    pub per_category: BTreeMap<String, f64>,
+}
+
+/// What a classifier got right and wrong on a labeled dataset.
+#[derive(Debug, Clone, PartialEq)]
+pub struct EvalReport {
+    /// The job / not-job decision (a job is the positive class).
+    pub is_job: Prf,
+    /// Categories, over true job posts.
+    pub categories: CategoryScores,
+    /// Confusion of kinds: `kinds[truth][predicted]` = number of posts.
+    pub kinds: BTreeMap<PostKind, BTreeMap<PostKind, usize>>,
+    /// Labeled posts evaluated.
+    pub n_posts: usize,
+    /// Posts of the evaluated file the classifier was trained on (0 for an LLM).
+    pub trained_on_eval_posts: usize,
+    /// `Some(k)` when the numbers come from k-fold cross-validation.
+    pub cross_validated: Option<usize>,
+    /// Brier score of `confidence` as a probability that `is_job` is right (lower is better).
+    pub confidence_brier: f64,
+    /// Expected calibration error of `confidence` over 10 equal-width bins.
+    pub confidence_ece: f64,
+}
+
+impl EvalReport {
+    /// The machine-readable form:
+    /// `{"is_job": {"precision", "recall", "f1"}, "categories": {"micro_f1", "per_category"},
+    /// "kinds": {truth: {predicted: n}}, "n_posts", "trained_on_eval_posts", "cross_validated"}`.
+    pub fn to_json(&self) -> Value {
+        let kinds: serde_json::Map<String, Value> = self
+            .kinds
+            .iter()
+            .map(|(truth, row)| {
+                let row: serde_json::Map<String, Value> = row
+                    .iter()
+                    .map(|(pred, n)| (pred.as_str().to_owned(), json!(n)))
+                    .collect();
+                (truth.as_str().to_owned(), Value::Object(row))
+            })
+            .collect();
+        json!({
+            "is_job": {
+                "precision": self.is_job.precision,
+                "recall": self.is_job.recall,
+                "f1": self.is_job.f1,
+            },
+            "categories": {
+                "micro_f1": self.categories.micro_f1,
+                "per_category": self.categories.per_category,
+            },
+            "kinds": kinds,
+            "n_posts": self.n_posts,
+            "trained_on_eval_posts": self.trained_on_eval_posts,
+            "cross_validated": self.cross_validated,
+        })
+    }
+}
+
+impl fmt::Display for EvalReport {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.cross_validated {
+            Some(k) => writeln!(f, "{} posts, {k}-fold cross-validation", self.n_posts)?,
+            None => writeln!(
+                f,
+                "{} posts ({} of them in the training set)",
+                self.n_posts, self.trained_on_eval_posts
+            )?,
+        }
+        writeln!(
+            f,
+            "is_job      precision {:.3}  recall {:.3}  F1 {:.3}",
+            self.is_job.precision, self.is_job.recall, self.is_job.f1
+        )?;
+        writeln!(
+            f,
+            "confidence  Brier {:.3}  ECE {:.3}",
+            self.confidence_brier, self.confidence_ece
+        )?;
+        writeln!(f, "categories  micro-F1 {:.3}", self.categories.micro_f1)?;
+        for (slug, f1) in &self.categories.per_category {
+            writeln!(f, "  {slug:<12} F1 {f1:.3}")?;
+        }
+        write!(f, "kinds (rows: truth, columns: predicted)\n  {:<8}", "")?;
+        for k in PostKind::ALL {
+            write!(f, "{:>8}", k.as_str())?;
+        }
+        writeln!(f)?;
+        for (truth, row) in &self.kinds {
+            write!(f, "  {:<8}", truth.as_str())?;
+            for k in PostKind::ALL {
+                write!(f, "{:>8}", row.get(&k).copied().unwrap_or(0))?;
+            }
+            writeln!(f)?;
+        }
+        Ok(())
+    }
+}
+
+/// Accumulates (truth, verdict) pairs into an [`EvalReport`].
+#[derive(Debug, Clone, Default)]
+pub struct Scorer {
+    categories: BTreeSet<String>,
+    job: (usize, usize, usize),
+    cat_micro: (usize, usize, usize),
+    per_cat: BTreeMap<String, (usize, usize, usize)>,
+    kinds: BTreeMap<PostKind, BTreeMap<PostKind, usize>>,
+    n: usize,
+    trained_on: usize,
+    confidence: Vec<(f64, bool)>,
+}
+
+impl Scorer {
+    /// A scorer that reports at least these categories (even when never seen).
+    pub fn new(categories: &[CategorySlug]) -> Self {
+        Self {
+            categories: categories.iter().map(|c| c.as_str().to_owned()).collect(),
+            ..Self::default()
+        }
+    }
+
+    /// Adds one decision. `trained_on` marks a post the classifier was trained on.
+    pub fn add(&mut self, truth: &Label, verdict: &Verdict, trained_on: bool) {
+        self.n += 1;
+        self.trained_on += usize::from(trained_on);
+        match (truth.is_job, verdict.is_job) {
+            (true, true) => self.job.0 += 1,
+            (false, true) => self.job.1 += 1,
+            (true, false) => self.job.2 += 1,
+            (false, false) => {}
+        }
+        self.confidence.push((
+            f64::from(verdict.confidence),
+            truth.is_job == verdict.is_job,
+        ));
+        *self
+            .kinds
+            .entry(truth.kind)
+            .or_default()
+            .entry(verdict.kind)
+            .or_default() += 1;
+        if truth.is_job {
+            let t: BTreeSet<&str> = truth.categories.iter().map(|c| c.as_str()).collect();
+            let p: BTreeSet<&str> = verdict.categories.iter().map(|c| c.as_str()).collect();
+            for c in t.union(&p) {
+                let e = self.per_cat.entry((*c).to_owned()).or_default();
+                match (t.contains(c), p.contains(c)) {
+                    (true, true) => {
+                        e.0 += 1;
+                        self.cat_micro.0 += 1;
+                    }
+                    (false, true) => {
+                        e.1 += 1;
+                        self.cat_micro.1 += 1;
+                    }
+                    (true, false) => {
+                        e.2 += 1;
+                        self.cat_micro.2 += 1;
+                    }
+                    (false, false) => {}
+                }
+            }
+        }
+    }
+
+    /// The report so far.
+    pub fn report(&self, cross_validated: Option<usize>) -> EvalReport {
+        let mut kinds = BTreeMap::new();
+        for truth in PostKind::ALL {
+            let row: BTreeMap<PostKind, usize> = PostKind::ALL
+                .into_iter()
+                .map(|p| {
+                    let n = self
+                        .kinds
+                        .get(&truth)
+                        .and_then(|r| r.get(&p))
+                        .copied()
+                        .unwrap_or(0);
+                    (p, n)
+                })
+                .collect();
+            kinds.insert(truth, row);
+        }
+        let mut per_category: BTreeMap<String, f64> =
+            self.categories.iter().map(|c| (c.clone(), 0.0)).collect();
+        for (c, &(tp, fp, fn_)) in &self.per_cat {
+            per_category.insert(c.clone(), Prf::from_counts(tp, fp, fn_).f1);
+        }
+        let (brier, ece) = calibration(&self.confidence);
+        EvalReport {
+            is_job: Prf::from_counts(self.job.0, self.job.1, self.job.2),
+            categories: CategoryScores {
+                micro_f1: Prf::from_counts(self.cat_micro.0, self.cat_micro.1, self.cat_micro.2).f1,
+                per_category,
+            },
+            kinds,
+            n_posts: self.n,
+            trained_on_eval_posts: self.trained_on,
+            cross_validated,
+            confidence_brier: brier,
+            confidence_ece: ece,
+        }
+    }
+}
+
+/// (Brier score, expected calibration error over 10 bins) of confidences.
+fn calibration(points: &[(f64, bool)]) -> (f64, f64) {
+    if points.is_empty() {
+        return (0.0, 0.0);
+    }
+    let n = points.len() as f64;
+    let brier = points
+        .iter()
+        .map(|&(p, ok)| (p - f64::from(u8::from(ok))).powi(2))
+        .sum::<f64>()
+        / n;
+    let mut bins = [(0.0f64, 0.0f64, 0usize); 10];
+    for &(p, ok) in points {
+        let b = ((p * 10.0) as usize).min(9);
+        bins[b].0 += p;
+        bins[b].1 += f64::from(u8::from(ok));
+        bins[b].2 += 1;
+    }
+    let ece = bins
+        .iter()
+        .filter(|b| b.2 > 0)
+        .map(|&(sp, so, _)| (sp - so).abs() / n)
+        .sum::<f64>();
+    (brier, ece)
+}
+
+/// Classifies every labeled post of `data` (at most [`EVAL_CONCURRENCY`] at a time) and
+/// scores the verdicts. Unlabeled posts are skipped. The first failure aborts the evaluation.
+pub async fn evaluate(
+    classifier: &dyn Classifier,
+    data: &[LabeledPost],
+) -> Result<EvalReport, ClassifyError> {
+    let labeled: Vec<(&LabeledPost, &Label)> = data
+        .iter()
+        .filter_map(|p| p.label.as_ref().map(|l| (p, l)))
+        .collect();
+    let results: Vec<Result<_, ClassifyError>> = futures::stream::iter(labeled.iter())
+        .map(|(post, _)| async move {
+            let input = ClassifyInput {
+                id: post.id.clone(),
+                text: post.text.clone(),
+                channel: post.channel.clone(),
+            };
+            classifier.classify(&input).await
+        })
+        .buffered(EVAL_CONCURRENCY)
+        .collect()
+        .await;
+    let mut scorer = Scorer::default();
+    for ((post, label), result) in labeled.iter().zip(results) {
+        let classified = result?;
+        scorer.add(
+            label,
+            &classified.verdict,
+            classifier.was_trained_on(&post.text),
+        );
+    }
+    Ok(scorer.report(None))
+}
+
+/// Assigns each labeled post of `data` to one of `k` folds: stratified by kind, with posts of
+/// one `dup_group` always in the same fold (a re-post must not be scored by a model that saw
+/// its twin). Returns one fold number per element of `data` (`None` for unlabeled posts).
+pub fn assign_folds(data: &[LabeledPost], k: usize, seed: u64) -> Vec<Option<usize>> {
+    let k = k.max(1);
+    // Units: a dup group, or a single post.
+    let mut units: BTreeMap<String, Vec<usize>> = BTreeMap::new();
+    for (i, p) in data.iter().enumerate() {
+        if p.label.is_none() {
+            continue;
+        }
+        let key = match &p.dup_group {
+            Some(g) => format!("g:{g}"),
+            None => format!("p:{i}"),
+        };
+        units.entry(key).or_default().push(i);
+    }
+    // Strata by the kind of the unit's first post; larger units first so they spread out.
+    let mut strata: BTreeMap<PostKind, Vec<Vec<usize>>> = BTreeMap::new();
+    for members in units.into_values() {
+        let kind = data[members[0]]
+            .label
+            .as_ref()
+            .map_or(PostKind::Chatter, |l| l.kind);
+        strata.entry(kind).or_default().push(members);
+    }
+    let mut rng = seed ^ 0x5851_f42d_4c95_7f2d;
+    let mut next = move || {
+        rng ^= rng << 13;
+        rng ^= rng >> 7;
+        rng ^= rng << 17;
+        rng
+    };
+    let mut folds = vec![None; data.len()];
+    let mut sizes = vec![0usize; k];
+    for (_, mut units) in strata {
+        for i in (1..units.len()).rev() {
+            let j = (next() % (i as u64 + 1)) as usize;
+            units.swap(i, j);
+        }
+        units.sort_by_key(|u| std::cmp::Reverse(u.len()));
+        let mut per_fold = vec![0usize; k];
+        for unit in units {
+            // The fold with the fewest posts of this stratum, then the fewest overall.
+            let f = (0..k)
+                .min_by_key(|&f| (per_fold[f], sizes[f], f))
+                .unwrap_or(0);
+            per_fold[f] += unit.len();
+            sizes[f] += unit.len();
+            for i in unit {
+                folds[i] = Some(f);
+            }
+        }
+    }
+    folds
+}
+
+/// k-fold cross-validation of the local model on `data` (folds from [`assign_folds`]): trains
+/// on k−1 folds, scores the held-out one, and pools the decisions of all folds.
+pub fn cross_validate(
+    data: &[LabeledPost],
+    categories: &[CategorySlug],
+    k: usize,
+    seed: u64,
+    opts: &TrainOptions,
+) -> Result<EvalReport, ClassifyError> {
+    if k < 2 {
+        return Err(ClassifyError::Invalid(format!(
+            "cross-validation needs k >= 2, got {k}"
+        )));
+    }
+    let folds = assign_folds(data, k, seed);
+    let mut scorer = Scorer::new(categories);
+    for fold in 0..k {
+        let train: Vec<LabeledPost> = data
+            .iter()
+            .zip(&folds)
+            .filter(|(_, f)| f.is_some_and(|f| f != fold))
+            .map(|(p, _)| p.clone())
+            .collect();
+        let model = LocalModel::train(&train, categories, opts)?;
+        for (post, f) in data.iter().zip(&folds) {
+            if *f != Some(fold) {
+                continue;
+            }
+            if let Some(label) = &post.label {
+                let verdict = model.predict(&post.text);
+                scorer.add(label, &verdict, model.was_trained_on(&post.text));
+            }
+        }
+    }
+    Ok(scorer.report(Some(k)))
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    fn slug(s: &str) -> CategorySlug {
+        CategorySlug::parse(s).unwrap()
+    }
+
+    fn label(is_job: bool, kind: PostKind, cats: &[&str]) -> Label {
+        Label {
+            is_job,
+            kind,
+            categories: cats.iter().map(|c| slug(c)).collect(),
+        }
+    }
+
+    fn verdict(is_job: bool, kind: PostKind, cats: &[&str]) -> Verdict {
+        Verdict {
+            is_job,
+            kind,
+            categories: cats.iter().map(|c| slug(c)).collect(),
+            confidence: 0.9,
+        }
+    }
+
+    #[test]
+    fn prf_matches_hand_computation() {
+        // tp 3, fp 1, fn 2: P = 3/4, R = 3/5, F1 = 2*0.75*0.6/1.35 = 2/3.
+        let m = Prf::from_counts(3, 1, 2);
+        assert!((m.precision - 0.75).abs() < 1e-12);
+        assert!((m.recall - 0.6).abs() < 1e-12);
+        assert!((m.f1 - 2.0 / 3.0).abs() < 1e-12);
+        assert_eq!(Prf::from_counts(0, 0, 0), Prf::default());
+    }
+
+    #[test]
+    fn scorer_counts_jobs_categories_and_kinds() {
+        let mut s = Scorer::new(&[slug("web"), slug("bots"), slug("audio")]);
+        use PostKind::*;
+        // job, right, categories {web,bots} vs {web}: tp web, fn bots.
+        s.add(
+            &label(true, Job, &["web", "bots"]),
+            &verdict(true, Job, &["web"]),
+            false,
+        );
+        // job missed: fn for design.
+        s.add(
+            &label(true, Job, &["design"]),
+            &verdict(false, Resume, &[]),
+            true,
+        );
+        // resume called a job: fp for is_job; its categories are not scored.
+        s.add(
+            &label(false, Resume, &[]),
+            &verdict(true, Job, &["web"]),
+            false,
+        );
+        // ad right.
+        s.add(&label(false, Ad, &[]), &verdict(false, Ad, &[]), false);
+        let r = s.report(None);
+        // is_job: tp 1, fp 1, fn 1.
+        assert!((r.is_job.precision - 0.5).abs() < 1e-12);
+        assert!((r.is_job.recall - 0.5).abs() < 1e-12);
+        // categories over jobs: tp 1 (web), fp 0, fn 2 (bots, design): P 1, R 1/3, F1 0.5.
+        assert!((r.categories.micro_f1 - 0.5).abs() < 1e-12);
+        assert_eq!(r.categories.per_category["web"], 1.0);
+        assert_eq!(r.categories.per_category["bots"], 0.0);
+        assert_eq!(r.categories.per_category["audio"], 0.0);
+        assert_eq!(r.categories.per_category["design"], 0.0);
+        assert_eq!(r.kinds[&Job][&Resume], 1);
+        assert_eq!(r.kinds[&Resume][&Job], 1);
+        assert_eq!(r.kinds[&Chatter][&Chatter], 0);
+        assert_eq!(r.n_posts, 4);
+        assert_eq!(r.trained_on_eval_posts, 1);
+
+        let j = r.to_json();
+        assert_eq!(j["is_job"]["f1"], 0.5);
+        assert_eq!(j["categories"]["per_category"]["web"], 1.0);
+        assert_eq!(j["kinds"]["job"]["resume"], 1);
+        assert_eq!(j["kinds"]["chatter"]["ad"], 0);
+        assert_eq!(j["n_posts"], 4);
+        assert_eq!(j["cross_validated"], Value::Null);
+        let keys: Vec<&String> = j.as_object().unwrap().keys().collect();
+        assert_eq!(
+            keys,
+            [
+                "categories",
+                "cross_validated",
+                "is_job",
+                "kinds",
+                "n_posts",
+                "trained_on_eval_posts"
+            ]
+        );
+        let text = r.to_string();
+        assert!(text.contains("micro-F1 0.500"), "{text}");
+    }
+
+    #[test]
+    fn calibration_of_perfect_and_overconfident_predictions() {
+        let (b, e) = calibration(&[(1.0, true), (1.0, true)]);
+        assert_eq!((b, e), (0.0, 0.0));
+        // Always 0.9 sure, right half the time: ECE 0.4, Brier (0.01 + 0.81) / 2.
+        let (b, e) = calibration(&[(0.9, true), (0.9, false)]);
+        assert!((e - 0.4).abs() < 1e-9);
+        assert!((b - 0.41).abs() < 1e-9);
+    }
+
+    #[test]
+    fn folds_keep_dup_groups_together_and_are_balanced() {
+        let doc = (0..50)
+            .map(|i| {
+                let kind = if i % 3 == 0 { "resume" } else { "job" };
+                let dup = if i < 6 { "\"g1\"".to_owned() } else { "null".to_owned() };
+                format!(
+                    r#"{{"id":"p{i}","channel":"@c","text":"t{i}","is_job":{},"kind":"{kind}","categories":[],"dup_group":{dup}}}"#,
+                    kind == "job"
+                )
+            })
+            .collect::<Vec<_>>()
+            .join("\n");
+        let data = LabeledPost::parse_all(&doc).unwrap();
+        let folds = assign_folds(&data, 5, 1);
+        let g: BTreeSet<_> = folds[..6].iter().collect();
+        assert_eq!(g.len(), 1, "a dup group was split: {:?}", &folds[..6]);
+        let mut sizes = [0usize; 5];
+        for f in folds.iter().flatten() {
+            sizes[*f] += 1;
+        }
+        assert!(sizes.iter().all(|&n| (8..=12).contains(&n)), "{sizes:?}");
+        assert_eq!(assign_folds(&data, 5, 1), folds, "not deterministic");
+    }
+}

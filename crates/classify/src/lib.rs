@@ -1,0 +1,23 @@
+//! Classification of posts: is it a paid job, what kind of message is it, and which
+//! categories does it belong to.
+//!
+//! Two classifiers share one trait, [`Classifier`]:
+//!
+//! * [`local::LocalClassifier`] — a small linear model over character n-grams and word
+//!   features, trained in pure Rust from a labeled JSONL file (fast, offline, free; used as a
+//!   fallback and first pass);
+//! * [`llm::LlmClassifier`] — any OpenAI-compatible chat-completions endpoint with strict
+//!   JSON-schema output, retries with backoff, and validation of every answer.
+//!
+//! [`eval`] measures either of them against a labeled dataset (and cross-validates the local
+//! model). The classify stage lives in [`stage`].
+
+mod classifier;
+mod error;
+pub mod eval;
+pub mod llm;
+pub mod local;
+pub mod stage;
+
+pub use classifier::{Classified, Classifier, ClassifyInput};
+pub use error::ClassifyError;
