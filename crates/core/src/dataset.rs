@@ -120,7 +120,12 @@ mod tests {
         assert_eq!(label.categories[0].as_str(), "web");
 
         let unlabeled = r#"{"id":"d2","channel":"@c","text":"hi"}"#;
-        assert!(LabeledPost::parse_line(unlabeled, 2).expect("valid").label.is_none());
+        assert!(
+            LabeledPost::parse_line(unlabeled, 2)
+                .expect("valid")
+                .label
+                .is_none()
+        );
 
         let bad_kind = r#"{"id":"d3","channel":"@c","text":"hi","is_job":false,"kind":"spam"}"#;
         let err = LabeledPost::parse_line(bad_kind, 3).expect_err("bad kind");

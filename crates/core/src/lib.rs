@@ -8,6 +8,7 @@
 
 pub mod category;
 pub mod dataset;
+pub mod dedup;
 pub mod format;
 pub mod matching;
 pub mod normalize;

@@ -15,5 +15,5 @@ pub mod limits;
 pub mod recorder;
 pub mod stage;
 
-pub use limits::{BotLimiter, RateLimitConfig};
+pub use limits::{BotLimiter, Limiter, RateLimitConfig};
 pub use stage::{BotConfig, SendStage, SendStageConfig};

@@ -6,11 +6,13 @@ use std::num::NonZeroU32;
 use std::sync::Mutex;
 use std::time::Duration;
 
+use async_trait::async_trait;
 use governor::{DefaultDirectRateLimiter, DefaultKeyedRateLimiter, Quota};
 use tokio::time::Instant;
 
 /// Telegram's limits for one bot. Defaults: 30 messages/s in bulk, 1/s per chat, 20/min per
-/// group, paced 3% below them so that network jitter never pushes a burst over the line.
+/// group, paced 5% below them so that scheduling and network jitter (requests paced 33 ms
+/// apart can arrive bunched) never push a one-second window over the line.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct RateLimitConfig {
     pub global_per_sec: u32,
@@ -28,7 +30,7 @@ impl Default for RateLimitConfig {
             global_per_sec: 30,
             per_chat_per_sec: 1,
             per_group_per_min: 20,
-            safety_margin: 0.03,
+            safety_margin: 0.05,
             unlimited: false,
         }
     }
@@ -41,7 +43,19 @@ fn paced(per: Duration, count: u32, margin: f64) -> Quota {
         .unwrap_or_else(|| Quota::per_second(NonZeroU32::MIN))
 }
 
-/// The limiter of one bot token.
+/// Paces the messages of one bot token. Implementations: [`BotLimiter`] in-process, and a
+/// Redis-backed one shared by every sender of a token in the distributed mode.
+#[async_trait]
+pub trait Limiter: Send + Sync + std::fmt::Debug {
+    /// Waits until one more message may go to `chat_id` (negative ids are groups).
+    async fn acquire(&self, chat_id: i64);
+    /// Telegram said "retry after": no message of this bot goes out before then.
+    async fn freeze_for(&self, wait: Duration);
+    /// Forgets state of chats not seen lately (bounded memory); periodic.
+    fn shrink(&self) {}
+}
+
+/// The in-process limiter of one bot token.
 #[derive(Debug)]
 pub struct BotLimiter {
     config: RateLimitConfig,
@@ -75,24 +89,36 @@ impl BotLimiter {
         }
     }
 
-    /// Waits until one more message may go to `chat_id` (negative ids are groups).
-    pub async fn acquire(&self, chat_id: i64) {
+    async fn acquire_local(&self, chat_id: i64) {
         if self.config.unlimited {
             return;
         }
-        self.wait_thaw().await;
-        if chat_id < 0 {
-            self.groups.until_key_ready(&chat_id).await;
-        } else {
-            self.chats.until_key_ready(&chat_id).await;
+        loop {
+            self.wait_thaw().await;
+            if chat_id < 0 {
+                self.groups.until_key_ready(&chat_id).await;
+            } else {
+                self.chats.until_key_ready(&chat_id).await;
+            }
+            self.global.until_ready().await;
+            // A 429 froze the bot while we waited for our turn: the slot we got may be one
+            // of many handed out during the freeze, and using them all at the thaw would be
+            // a burst. Queue up again instead, so the thaw is paced like everything else.
+            if !self.is_frozen() {
+                return;
+            }
         }
-        self.global.until_ready().await;
-        // A 429 may have frozen the bot while we waited for our turn.
-        self.wait_thaw().await;
     }
 
-    /// Telegram said "retry after": no message of this bot goes out before then.
-    pub fn freeze_for(&self, wait: Duration) {
+    fn is_frozen(&self) -> bool {
+        self.frozen_until
+            .lock()
+            .ok()
+            .and_then(|f| *f)
+            .is_some_and(|t| t > Instant::now())
+    }
+
+    fn freeze_local(&self, wait: Duration) {
         let until = Instant::now() + wait;
         if let Ok(mut frozen) = self.frozen_until.lock() {
             if frozen.is_none_or(|t| t < until) {
@@ -111,8 +137,19 @@ impl BotLimiter {
         }
     }
 
-    /// Forgets per-chat state of chats not seen lately (bounded memory).
-    pub fn shrink(&self) {
+}
+
+#[async_trait]
+impl Limiter for BotLimiter {
+    async fn acquire(&self, chat_id: i64) {
+        self.acquire_local(chat_id).await
+    }
+
+    async fn freeze_for(&self, wait: Duration) {
+        self.freeze_local(wait)
+    }
+
+    fn shrink(&self) {
         self.chats.retain_recent();
         self.groups.retain_recent();
     }
@@ -121,6 +158,7 @@ impl BotLimiter {
 #[cfg(test)]
 mod tests {
     use super::*;
+
 
     #[tokio::test]
     async fn one_chat_is_paced_at_its_limit_while_others_flow() {
@@ -143,7 +181,7 @@ mod tests {
     #[tokio::test]
     async fn a_freeze_holds_every_chat() {
         let limiter = BotLimiter::new(RateLimitConfig::default());
-        limiter.freeze_for(Duration::from_millis(300));
+        limiter.freeze_for(Duration::from_millis(300)).await;
         let start = Instant::now();
         limiter.acquire(42).await;
         assert!(start.elapsed() >= Duration::from_millis(290));

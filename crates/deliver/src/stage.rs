@@ -17,7 +17,7 @@ use tokio::sync::Semaphore;
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
-use crate::limits::{BotLimiter, RateLimitConfig};
+use crate::limits::{BotLimiter, Limiter, RateLimitConfig};
 use crate::recorder::Recorder;
 
 /// One configured bot. The token is a secret: `Debug` never prints it.
@@ -26,6 +26,17 @@ pub struct BotConfig {
     /// The name categories refer to (`bots.<name>` in the config file).
     pub name: String,
     pub token: String,
+}
+
+impl BotConfig {
+    /// The bot's numeric id: the part of the token before `:` (not a secret).
+    pub fn bot_id(&self) -> u64 {
+        self.token
+            .split(':')
+            .next()
+            .and_then(|id| id.parse().ok())
+            .unwrap_or(0)
+    }
 }
 
 impl std::fmt::Debug for BotConfig {
@@ -89,8 +100,11 @@ pub struct SendCounters {
 #[derive(Debug)]
 struct BotSender {
     bot: Bot,
-    limiter: BotLimiter,
+    limiter: Arc<dyn Limiter>,
 }
+
+/// Makes the limiter of a bot (by its numeric id). The default is in-process.
+pub type LimiterFactory = dyn Fn(u64) -> Arc<dyn Limiter> + Send + Sync;
 
 /// The send stage. Share it in an `Arc` and call [`SendStage::run`].
 #[derive(Debug)]
@@ -120,6 +134,21 @@ impl SendStage {
         bots: &[BotConfig],
         config: SendStageConfig,
     ) -> Result<Self, DeliverError> {
+        let limits = config.limits;
+        Self::with_limiters(store, queue, bots, config, &move |_| {
+            Arc::new(BotLimiter::new(limits)) as Arc<dyn Limiter>
+        })
+    }
+
+    /// Like [`SendStage::new`], with the limiter of each bot made by `limiter` (given the
+    /// bot's numeric id, the part of its token before `:`).
+    pub fn with_limiters(
+        store: Arc<dyn Store>,
+        queue: Arc<dyn Queue>,
+        bots: &[BotConfig],
+        config: SendStageConfig,
+        limiter: &LimiterFactory,
+    ) -> Result<Self, DeliverError> {
         let client = teloxide::net::default_reqwest_settings()
             .timeout(config.request_timeout)
             .pool_max_idle_per_host(256)
@@ -128,13 +157,13 @@ impl SendStage {
         let bots = bots
             .iter()
             .map(|b| {
-                let bot =
-                    Bot::with_client(b.token.clone(), client.clone()).set_api_url(config.api_url.clone());
+                let bot = Bot::with_client(b.token.clone(), client.clone())
+                    .set_api_url(config.api_url.clone());
                 (
                     b.name.clone(),
                     BotSender {
                         bot,
-                        limiter: BotLimiter::new(config.limits),
+                        limiter: limiter(b.bot_id()),
                     },
                 )
             })
@@ -200,7 +229,12 @@ impl SendStage {
     }
 
     async fn parts(&self, post_id: PostId) -> Result<Option<Arc<Vec<String>>>, DeliverError> {
-        if let Some(p) = self.renders.lock().ok().and_then(|m| m.get(&post_id).cloned()) {
+        if let Some(p) = self
+            .renders
+            .lock()
+            .ok()
+            .and_then(|m| m.get(&post_id).cloned())
+        {
             return Ok(Some(p));
         }
         let Some(parts) = self.store.job_render(post_id).await? else {
@@ -218,12 +252,10 @@ impl SendStage {
 
     async fn record(&self, update: DeliveryUpdate) -> Result<bool, DeliverError> {
         self.recorder.record(update).await.map_err(|e| match e {
-            crate::recorder::RecordError::Store(s) => {
-                DeliverError::Store(StoreError::Corrupt {
-                    column: "deliveries",
-                    detail: s.to_string(),
-                })
-            }
+            crate::recorder::RecordError::Store(s) => DeliverError::Store(StoreError::Corrupt {
+                column: "deliveries",
+                detail: s.to_string(),
+            }),
             crate::recorder::RecordError::Stopped => {
                 DeliverError::Client("status recorder stopped".to_owned())
             }
@@ -290,7 +322,7 @@ impl SendStage {
                     Err(RequestError::RetryAfter(wait)) => {
                         self.counters.rate_limited.fetch_add(1, Ordering::Relaxed);
                         tracing::warn!(bot = %row.bot, retry_after = wait.seconds(), "Telegram answered 429");
-                        sender.limiter.freeze_for(wait.duration());
+                        sender.limiter.freeze_for(wait.duration()).await;
                         sender.limiter.acquire(chat).await;
                     }
                     Err(RequestError::Api(e)) if is_blocked(&e) => {

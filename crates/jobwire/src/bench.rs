@@ -175,8 +175,16 @@ pub async fn delivery(deliveries: usize) -> anyhow::Result<serde_json::Value> {
         counts.deliveries_sent,
         messages.len()
     );
-    let first = messages.iter().map(|m| m.received_at).min().unwrap_or_else(Utc::now);
-    let last = messages.iter().map(|m| m.received_at).max().unwrap_or_else(Utc::now);
+    let first = messages
+        .iter()
+        .map(|m| m.received_at)
+        .min()
+        .unwrap_or_else(Utc::now);
+    let last = messages
+        .iter()
+        .map(|m| m.received_at)
+        .max()
+        .unwrap_or_else(Utc::now);
     let window = (last - first).num_milliseconds().max(1) as f64 / 1000.0;
     let rate = messages.len() as f64 / window;
     let overall = messages.len() as f64 / elapsed.as_secs_f64();
@@ -243,7 +251,11 @@ pub async fn latency(posts: usize) -> anyhow::Result<serde_json::Value> {
     let data = jobwire_core::dataset::LabeledPost::parse_all(pipeline::SHIPPED_TRAINING_DATA)?;
     let jobs: Vec<_> = data
         .iter()
-        .filter(|p| p.label.as_ref().is_some_and(|l| l.is_job && !l.categories.is_empty()))
+        .filter(|p| {
+            p.label
+                .as_ref()
+                .is_some_and(|l| l.is_job && !l.categories.is_empty())
+        })
         .cycle()
         .take(posts)
         .collect();
@@ -268,7 +280,11 @@ pub async fn latency(posts: usize) -> anyhow::Result<serde_json::Value> {
             if msgs.len() > before {
                 break msgs[before].received_at;
             }
-            anyhow::ensure!(Instant::now() < deadline, "post {} was not delivered within 10 s", post.id);
+            anyhow::ensure!(
+                Instant::now() < deadline,
+                "post {} was not delivered within 10 s",
+                post.id
+            );
             tokio::time::sleep(Duration::from_millis(1)).await;
         };
         // Wait for the rest of the post's parts/status writes to finish before the next.
@@ -317,8 +333,14 @@ pub async fn burst(deliveries: usize) -> anyhow::Result<serde_json::Value> {
     for ((cat, _), n) in bed.routes.iter().zip(counts) {
         crate::subscribers::store_all(store.as_ref(), &subscribers_in(cat, chat, n)).await?;
         chat += n as i64;
-        seed_job(store.as_ref(), "@burst", cat, &format!("A {cat} job with a budget"), &[cat])
-            .await?;
+        seed_job(
+            store.as_ref(),
+            "@burst",
+            cat,
+            &format!("A {cat} job with a budget"),
+            &[cat],
+        )
+        .await?;
     }
     drop(store);
     let started = Instant::now();
@@ -328,9 +350,21 @@ pub async fn burst(deliveries: usize) -> anyhow::Result<serde_json::Value> {
     running.shutdown().await?;
     let messages = telegram.messages();
     let stats = telegram.stats();
-    anyhow::ensure!(messages.len() == deliveries, "expected {deliveries} messages, got {}", messages.len());
-    let first = messages.iter().map(|m| m.received_at).min().unwrap_or_else(Utc::now);
-    let last = messages.iter().map(|m| m.received_at).max().unwrap_or_else(Utc::now);
+    anyhow::ensure!(
+        messages.len() == deliveries,
+        "expected {deliveries} messages, got {}",
+        messages.len()
+    );
+    let first = messages
+        .iter()
+        .map(|m| m.received_at)
+        .min()
+        .unwrap_or_else(Utc::now);
+    let last = messages
+        .iter()
+        .map(|m| m.received_at)
+        .max()
+        .unwrap_or_else(Utc::now);
     // The busiest bot sends `counts[0]` messages at 30/s: the first at t=0, so the last
     // cannot arrive before (n - 1) / 30 s.
     let minimum = (counts[0] - 1) as f64 / 30.0;

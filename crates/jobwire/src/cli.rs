@@ -10,7 +10,11 @@ use crate::config::{Config, ProcessEnv};
 use crate::eval::EvalClassifier;
 
 #[derive(Debug, Parser)]
-#[command(name = "jobwire", version, about = "Catches paid work in Telegram channels and delivers it to subscribers")]
+#[command(
+    name = "jobwire",
+    version,
+    about = "Catches paid work in Telegram channels and delivers it to subscribers"
+)]
 pub struct Cli {
     /// Configuration file (TOML); `JOBWIRE__SECTION__KEY` variables override it.
     #[arg(long, global = true, env = "JOBWIRE_CONFIG")]

@@ -151,7 +151,7 @@ fn d20() -> u32 {
     20
 }
 fn default_margin() -> f64 {
-    0.03
+    0.05
 }
 fn default_in_flight() -> usize {
     1024
@@ -289,18 +289,62 @@ fn d1000() -> u64 {
 
 /// The built-in taxonomy: slug, display name, description.
 pub const DEFAULT_CATEGORIES: [(&str, &str, &str); 12] = [
-    ("web", "Web", "websites, landing pages, frontend, backend, CMS (WordPress, Tilda, Bitrix), site fixes"),
-    ("bots", "Bots & automation", "Telegram/Discord bots, scripts, parsers, scrapers, automation, integrations, mini apps"),
-    ("mobile", "Mobile apps", "iOS / Android / Flutter / React Native apps"),
-    ("design", "Design", "graphic, UI/UX, logos, banners, presentations, illustrations, marketplace cards"),
-    ("video", "Video", "video editing, motion design, reels/shorts, YouTube montage"),
-    ("texts", "Texts", "copywriting, articles, editing, scripts for videos, content writing"),
-    ("marketing", "Marketing", "SMM, targeting, ads, SEO, marketplaces promotion, email marketing"),
-    ("ai", "AI", "AI image/video/text generation, prompt engineering, ML/LLM work, neural networks"),
-    ("assistant", "Assistants", "virtual assistant, admin, moderation, sales/calls manager, customer support"),
+    (
+        "web",
+        "Web",
+        "websites, landing pages, frontend, backend, CMS (WordPress, Tilda, Bitrix), site fixes",
+    ),
+    (
+        "bots",
+        "Bots & automation",
+        "Telegram/Discord bots, scripts, parsers, scrapers, automation, integrations, mini apps",
+    ),
+    (
+        "mobile",
+        "Mobile apps",
+        "iOS / Android / Flutter / React Native apps",
+    ),
+    (
+        "design",
+        "Design",
+        "graphic, UI/UX, logos, banners, presentations, illustrations, marketplace cards",
+    ),
+    (
+        "video",
+        "Video",
+        "video editing, motion design, reels/shorts, YouTube montage",
+    ),
+    (
+        "texts",
+        "Texts",
+        "copywriting, articles, editing, scripts for videos, content writing",
+    ),
+    (
+        "marketing",
+        "Marketing",
+        "SMM, targeting, ads, SEO, marketplaces promotion, email marketing",
+    ),
+    (
+        "ai",
+        "AI",
+        "AI image/video/text generation, prompt engineering, ML/LLM work, neural networks",
+    ),
+    (
+        "assistant",
+        "Assistants",
+        "virtual assistant, admin, moderation, sales/calls manager, customer support",
+    ),
     ("translation", "Translation", "translation and localisation"),
-    ("audio", "Audio", "voice-over, music, podcasts, sound editing"),
-    ("data", "Data", "data entry, Excel/Google Sheets, analytics, dashboards, research"),
+    (
+        "audio",
+        "Audio",
+        "voice-over, music, podcasts, sound editing",
+    ),
+    (
+        "data",
+        "Data",
+        "data entry, Excel/Google Sheets, analytics, dashboards, research",
+    ),
 ];
 
 /// A category after validation.
@@ -393,7 +437,9 @@ impl Config {
             figment = figment.merge(Toml::file_exact(path));
         }
         figment = figment.merge(Env::prefixed("JOBWIRE__").split("__"));
-        figment.extract().map_err(|e| ConfigError::Parse(one_line(&e)))
+        figment
+            .extract()
+            .map_err(|e| ConfigError::Parse(one_line(&e)))
     }
 
     /// Parses a TOML document (tests and the demo's embedded configuration).
@@ -416,13 +462,22 @@ impl Config {
                     .chars()
                     .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
             {
-                return Err(invalid(key, format!("{:?} is not a valid bot name (letters, digits, '_', '-')", b.name)));
+                return Err(invalid(
+                    key,
+                    format!(
+                        "{:?} is not a valid bot name (letters, digits, '_', '-')",
+                        b.name
+                    ),
+                ));
             }
             if !names.insert(b.name.clone()) {
                 return Err(invalid(key, format!("bot {:?} is defined twice", b.name)));
             }
             let var = b.token_env.clone().unwrap_or_else(|| {
-                format!("JOBWIRE_BOT_{}_TOKEN", b.name.to_ascii_uppercase().replace('-', "_"))
+                format!(
+                    "JOBWIRE_BOT_{}_TOKEN",
+                    b.name.to_ascii_uppercase().replace('-', "_")
+                )
             });
             let token = env.var(&var).ok_or_else(|| {
                 invalid(
@@ -444,7 +499,11 @@ impl Config {
         }
 
         let sections: Vec<CategorySection> = if self.categories.is_empty() {
-            let bot = self.bots.first().map(|b| b.name.clone()).unwrap_or_default();
+            let bot = self
+                .bots
+                .first()
+                .map(|b| b.name.clone())
+                .unwrap_or_default();
             DEFAULT_CATEGORIES
                 .iter()
                 .map(|(slug, name, description)| CategorySection {
@@ -463,7 +522,10 @@ impl Config {
             let slug = CategorySlug::parse(&c.slug)
                 .map_err(|e| invalid(format!("categories[{i}].slug"), e.to_string()))?;
             if !slugs.insert(slug.clone()) {
-                return Err(invalid(format!("categories[{i}].slug"), format!("{slug} is defined twice")));
+                return Err(invalid(
+                    format!("categories[{i}].slug"),
+                    format!("{slug} is defined twice"),
+                ));
             }
             if !bots.is_empty() && !names.contains(&c.bot) {
                 return Err(invalid(
@@ -487,13 +549,19 @@ impl Config {
         if !self.database.url.starts_with("sqlite:") {
             return Err(invalid(
                 "database.url",
-                format!("{:?} is not supported in this build (use sqlite://PATH)", self.database.url),
+                format!(
+                    "{:?} is not supported in this build (use sqlite://PATH)",
+                    self.database.url
+                ),
             ));
         }
         if self.queue.url != "memory://" {
             return Err(invalid(
                 "queue.url",
-                format!("{:?} is not supported in this build (use memory://)", self.queue.url),
+                format!(
+                    "{:?} is not supported in this build (use memory://)",
+                    self.queue.url
+                ),
             ));
         }
         let t = &self.telegram;
@@ -509,7 +577,10 @@ impl Config {
 
         let llm = match (&self.llm, self.classifier.kind) {
             (None, ClassifierKind::Llm) => {
-                return Err(invalid("classifier.kind", "is \"llm\" but there is no [llm] section"));
+                return Err(invalid(
+                    "classifier.kind",
+                    "is \"llm\" but there is no [llm] section",
+                ));
             }
             (Some(l), kind) if kind != ClassifierKind::Local => {
                 if l.model.trim().is_empty() {
@@ -581,7 +652,10 @@ mod tests {
             .expect_err("config should be refused");
         let msg = err.to_string();
         assert!(!msg.contains('\n'), "one line: {msg}");
-        assert!(msg.contains(expected), "{msg:?} should mention {expected:?}");
+        assert!(
+            msg.contains(expected),
+            "{msg:?} should mention {expected:?}"
+        );
     }
 
     #[test]
@@ -627,9 +701,12 @@ mod tests {
     #[test]
     fn a_good_config_resolves_with_defaults_and_hides_secrets() {
         let env = FakeEnv(
-            [("JOBWIRE_BOT_DEV_TOKEN", TOKEN), ("JOBWIRE_LLM_API_KEY", "sk-secret")]
-                .into_iter()
-                .collect(),
+            [
+                ("JOBWIRE_BOT_DEV_TOKEN", TOKEN),
+                ("JOBWIRE_LLM_API_KEY", "sk-secret"),
+            ]
+            .into_iter()
+            .collect(),
         );
         let cfg = Config::from_toml(
             "[[bots]]\nname = \"dev\"\n[llm]\nbase_url = \"http://127.0.0.1:9/v1\"\nmodel = \"m\"\n",

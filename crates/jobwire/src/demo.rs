@@ -168,7 +168,11 @@ pub async fn run(opts: DemoOptions) -> anyhow::Result<DemoReport> {
     for (i, bot) in config.bots.iter().enumerate() {
         env.tokens.insert(
             format!("JOBWIRE_BOT_{}_TOKEN", bot.name.to_ascii_uppercase()),
-            format!("{}:DEMO-{}-not-a-real-token-xxxxxxxx", 700_001 + i, bot.name),
+            format!(
+                "{}:DEMO-{}-not-a-real-token-xxxxxxxx",
+                700_001 + i,
+                bot.name
+            ),
         );
     }
     if let Ok(key) = std::env::var("JOBWIRE_LLM_API_KEY") {
@@ -249,10 +253,7 @@ pub async fn run(opts: DemoOptions) -> anyhow::Result<DemoReport> {
             chat_id: s.chat_id,
             name: s.name.clone().unwrap_or_default(),
             received: mine.len(),
-            headlines: mine
-                .iter()
-                .map(|m| headline(&m.visible_text))
-                .collect(),
+            headlines: mine.iter().map(|m| headline(&m.visible_text)).collect(),
             held: held_by_chat.get(&s.chat_id).copied().unwrap_or(0),
             status: status.to_owned(),
         });
@@ -281,9 +282,7 @@ pub async fn run(opts: DemoOptions) -> anyhow::Result<DemoReport> {
     })
 }
 
-async fn held_per_chat(
-    store: &dyn jobwire_store::Store,
-) -> anyhow::Result<BTreeMap<i64, usize>> {
+async fn held_per_chat(store: &dyn jobwire_store::Store) -> anyhow::Result<BTreeMap<i64, usize>> {
     let mut held = BTreeMap::new();
     for id in store
         .deliveries_in_status(jobwire_store::DeliveryStatus::Held, u32::MAX)
@@ -351,7 +350,10 @@ pub fn print(report: &DemoReport, json: bool) {
         m.messages_accepted, m.telegram_429, m.telegram_400
     );
     match m.peak_rss_mb {
-        Some(mb) => println!("  time {:.2} s, peak memory {mb:.1} MB", m.elapsed_ms as f64 / 1000.0),
+        Some(mb) => println!(
+            "  time {:.2} s, peak memory {mb:.1} MB",
+            m.elapsed_ms as f64 / 1000.0
+        ),
         None => println!("  time {:.2} s", m.elapsed_ms as f64 / 1000.0),
     }
     if json {

@@ -4,9 +4,9 @@ use std::path::Path;
 use std::sync::Arc;
 
 use anyhow::Context;
+use jobwire_classify::Classifier;
 use jobwire_classify::eval::{EvalReport, cross_validate, evaluate};
 use jobwire_classify::local::{LocalClassifier, TrainOptions};
-use jobwire_classify::Classifier;
 use jobwire_core::dataset::LabeledPost;
 
 use crate::config::Settings;
@@ -44,9 +44,13 @@ pub async fn run(
 ) -> anyhow::Result<EvalReport> {
     let slugs: Vec<_> = settings.categories.iter().map(|c| c.slug.clone()).collect();
     match (opts.classifier, opts.cv) {
-        (EvalClassifier::Local, Some(k)) => {
-            Ok(cross_validate(data, &slugs, k, opts.seed, &TrainOptions::default())?)
-        }
+        (EvalClassifier::Local, Some(k)) => Ok(cross_validate(
+            data,
+            &slugs,
+            k,
+            opts.seed,
+            &TrainOptions::default(),
+        )?),
         (EvalClassifier::Llm, Some(_)) => {
             anyhow::bail!("--cv applies to the local classifier only")
         }

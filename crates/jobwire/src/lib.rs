@@ -2,6 +2,7 @@
 //! commands of the `jobwire` binary. The binary itself (`main.rs`) only parses the command
 //! line and calls into this library, so integration tests drive exactly what users run.
 
+pub mod bench;
 pub mod cli;
 pub mod config;
 pub mod demo;
@@ -9,6 +10,5 @@ pub mod eval;
 pub mod llm;
 pub mod pipeline;
 pub mod preflight;
-pub mod bench;
 pub mod subscribers;
 pub mod testbed;

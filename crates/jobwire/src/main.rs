@@ -14,7 +14,10 @@ use tracing_subscriber::EnvFilter;
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    let quiet = matches!(cli.command, Command::Demo { .. } | Command::Eval { .. } | Command::Bench { .. });
+    let quiet = matches!(
+        cli.command,
+        Command::Demo { .. } | Command::Eval { .. } | Command::Bench { .. }
+    );
     let filter = EnvFilter::try_from_env("RUST_LOG")
         .unwrap_or_else(|_| EnvFilter::new(if quiet { "warn" } else { "info" }));
     tracing_subscriber::fmt()
@@ -117,7 +120,11 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             )
             .await
             .with_context(|| format!("--listen {listen}"))?;
-            println!("fake Telegram Bot API on {} (messages: {}__testkit/messages)", server.url(), server.url());
+            println!(
+                "fake Telegram Bot API on {} (messages: {}__testkit/messages)",
+                server.url(),
+                server.url()
+            );
             shutdown_signal().await;
             server.shutdown().await;
             Ok(())
@@ -171,13 +178,14 @@ async fn shutdown_signal() {
     let ctrl_c = tokio::signal::ctrl_c();
     #[cfg(unix)]
     {
-        let mut term = match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(s) => s,
-            Err(_) => {
-                let _ = ctrl_c.await;
-                return;
-            }
-        };
+        let mut term =
+            match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+                Ok(s) => s,
+                Err(_) => {
+                    let _ = ctrl_c.await;
+                    return;
+                }
+            };
         tokio::select! {
             _ = ctrl_c => {}
             _ = term.recv() => {}
@@ -195,7 +203,10 @@ async fn run_pipeline(cli: &Cli, replay: Option<&std::path::Path>) -> anyhow::Re
     let store = pipeline::open_store(&settings).await?;
     let queue = pipeline::open_queue(&settings)?;
     let (primary, fallback) = pipeline::classifiers(&settings)?;
-    tracing::info!(classifier = primary.name(), "starting the pipeline (embedded mode)");
+    tracing::info!(
+        classifier = primary.name(),
+        "starting the pipeline (embedded mode)"
+    );
     let (running, redrive) = Pipeline::start(
         Parts {
             settings,

@@ -7,9 +7,9 @@ use std::time::{Duration, Instant};
 
 use anyhow::Context;
 use chrono::Utc;
+use jobwire_classify::Classifier;
 use jobwire_classify::local::{LocalClassifier, LocalModel, TrainOptions};
 use jobwire_classify::stage::{ClassifyStage, ClassifyStageConfig};
-use jobwire_classify::Classifier;
 use jobwire_core::dataset::LabeledPost;
 use jobwire_deliver::stage::SendCounters;
 use jobwire_deliver::{SendStage, SendStageConfig};
@@ -17,9 +17,7 @@ use jobwire_fanout::FanoutStage;
 use jobwire_intake::stage::IntakeStage;
 use jobwire_queue::wire::{DeliveryReady, JobReady, PostReady};
 use jobwire_queue::{MemoryQueue, Queue};
-use jobwire_store::{
-    ChannelSpec, DeliveryStatus, PipelineCounts, PostStatus, SqliteStore, Store,
-};
+use jobwire_store::{ChannelSpec, DeliveryStatus, PipelineCounts, PostStatus, SqliteStore, Store};
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
@@ -275,7 +273,7 @@ impl Pipeline {
 pub async fn redrive(store: &dyn Store, queue: &dyn Queue) -> anyhow::Result<Redrive> {
     let mut r = Redrive {
         interrupted: store
-            .recover_interrupted_deliveries(Utc::now())
+            .recover_interrupted_deliveries(Utc::now(), Utc::now())
             .await?
             .len(),
         ..Redrive::default()

@@ -18,11 +18,12 @@ pub async fn check(settings: &Settings) -> anyhow::Result<()> {
         let api = Bot::with_client(bot.token.clone(), client.clone())
             .set_api_url(settings.api_url.clone());
         match api.get_me().await {
-            Ok(me) => tracing::info!(bot = %bot.name, username = ?me.username, "bot token accepted"),
-            Err(teloxide::RequestError::Network(e)) => anyhow::bail!(
-                "telegram.api_url: cannot reach {}: {e}",
-                settings.api_url
-            ),
+            Ok(me) => {
+                tracing::info!(bot = %bot.name, username = ?me.username, "bot token accepted")
+            }
+            Err(teloxide::RequestError::Network(e)) => {
+                anyhow::bail!("telegram.api_url: cannot reach {}: {e}", settings.api_url)
+            }
             Err(e) => anyhow::bail!("bots.{}: Telegram refused the token: {e}", bot.name),
         }
     }

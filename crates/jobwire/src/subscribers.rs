@@ -79,7 +79,10 @@ pub fn parse(doc: &str) -> anyhow::Result<Vec<SubscriberSpec>> {
     file.subscriber
         .iter()
         .enumerate()
-        .map(|(i, e)| e.to_spec().with_context(|| format!("subscriber[{i}] (chat {})", e.chat_id)))
+        .map(|(i, e)| {
+            e.to_spec()
+                .with_context(|| format!("subscriber[{i}] (chat {})", e.chat_id))
+        })
         .collect()
 }
 
@@ -106,7 +109,10 @@ mod tests {
     fn entries_are_checked_with_their_position() {
         let ok = "[[subscriber]]\nchat_id = 1\ncategories = [\"web\"]\nquiet_hours = \"23:00-08:00\"\ntime_zone = \"Europe/Moscow\"\n";
         let specs = parse(ok).expect("valid");
-        assert_eq!(specs[0].quiet_hours.as_ref().map(|q| q.time_zone.as_str()), Some("Europe/Moscow"));
+        assert_eq!(
+            specs[0].quiet_hours.as_ref().map(|q| q.time_zone.as_str()),
+            Some("Europe/Moscow")
+        );
 
         let bad = format!("{ok}[[subscriber]]\nchat_id = 2\ncategories = [\"Web!\"]\n");
         let err = format!("{:#}", parse(&bad).expect_err("bad slug"));

@@ -95,7 +95,9 @@ impl Bed {
             crate::config::DEFAULT_CATEGORIES
                 .iter()
                 .enumerate()
-                .map(|(i, (slug, _, _))| ((*slug).to_owned(), self.bots[i % self.bots.len()].clone()))
+                .map(|(i, (slug, _, _))| {
+                    ((*slug).to_owned(), self.bots[i % self.bots.len()].clone())
+                })
                 .collect()
         } else {
             self.routes.clone()
@@ -153,7 +155,8 @@ pub async fn seed_job(
         })
         .await?
     {
-        jobwire_store::InsertOutcome::Inserted(id) | jobwire_store::InsertOutcome::AlreadyKnown(id) => id,
+        jobwire_store::InsertOutcome::Inserted(id)
+        | jobwire_store::InsertOutcome::AlreadyKnown(id) => id,
     };
     store
         .record_classification(

@@ -10,12 +10,16 @@
 //! **Architecture invariant:** the stages never see SQL. They speak in the row types of this
 //! crate; a second backend (PostgreSQL) implements the same trait and passes the same tests.
 
+mod postgres;
 mod sqlite;
 mod types;
+
+use std::sync::Arc;
 
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 
+pub use postgres::{PostgresOptions, PostgresStore};
 pub use sqlite::SqliteStore;
 pub use types::*;
 
@@ -26,12 +30,28 @@ pub enum StoreError {
     #[error("database migration failed: {0}")]
     Migrate(#[from] sqlx::migrate::MigrateError),
     #[error("corrupt value in column {column}: {detail}")]
-    Corrupt { column: &'static str, detail: String },
-    #[error("unsupported database URL {0:?}: expected sqlite://PATH")]
+    Corrupt {
+        column: &'static str,
+        detail: String,
+    },
+    #[error("unsupported database URL {0:?}: expected sqlite://PATH or postgres://…")]
     UnsupportedUrl(String),
 }
 
 pub type Result<T, E = StoreError> = std::result::Result<T, E>;
+
+/// Opens the store a database URL names: `sqlite://PATH` (or `sqlite:PATH`) for the
+/// embedded mode, `postgres://…` (or `postgresql://…`) for the distributed mode, applying
+/// pending migrations. Any other scheme is [`StoreError::UnsupportedUrl`] (password redacted).
+pub async fn open(url: &str) -> Result<Arc<dyn Store>> {
+    if url.starts_with("sqlite:") {
+        Ok(Arc::new(SqliteStore::open(url).await?))
+    } else if url.starts_with("postgres://") || url.starts_with("postgresql://") {
+        Ok(Arc::new(PostgresStore::open(url).await?))
+    } else {
+        Err(StoreError::UnsupportedUrl(postgres::redact_url(url)))
+    }
+}
 
 /// Everything the pipeline stores. Implementations must be safe to share between tasks.
 #[async_trait]
@@ -104,9 +124,15 @@ pub trait Store: Send + Sync + std::fmt::Debug {
         status: DeliveryStatus,
         limit: u32,
     ) -> Result<Vec<DeliveryId>>;
-    /// Deliveries found in `sending` after a crash: the call may or may not have reached
-    /// Telegram. They are put back to `pending` (marked `resent_after_crash`) and returned.
-    async fn recover_interrupted_deliveries(&self, now: DateTime<Utc>) -> Result<Vec<DeliveryId>>;
+    /// Deliveries left in `sending` since before `stale_before` by a sender that died: the
+    /// call may or may not have reached Telegram. They are put back to `pending` (marked
+    /// `resent_after_crash`) and returned. A single process passes `now` at start-up; with
+    /// several senders, `now` minus a lease longer than any send.
+    async fn recover_interrupted_deliveries(
+        &self,
+        stale_before: DateTime<Utc>,
+        now: DateTime<Utc>,
+    ) -> Result<Vec<DeliveryId>>;
 
     // ---- reporting ----
     async fn pipeline_counts(&self) -> Result<PipelineCounts>;

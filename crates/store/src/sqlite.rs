@@ -250,6 +250,25 @@ impl Store for SqliteStore {
             PostStatus::NotJob
         };
         let mut tx = self.write.begin().await?;
+        // Only a post still waiting for its verdict moves on: a redelivered message for a
+        // post that went further changes nothing, not even the stored verdict.
+        let current: Option<String> = sqlx::query_scalar(
+            "UPDATE posts SET status = ?, last_error = NULL, next_attempt_at = NULL, updated_at = ?
+             WHERE id = ? AND status IN ('queued', 'waiting') RETURNING status",
+        )
+        .bind(status.as_str())
+        .bind(ms(now))
+        .bind(id)
+        .fetch_optional(&mut *tx)
+        .await?;
+        if current.is_none() {
+            tx.rollback().await?;
+            let current: Option<String> = sqlx::query_scalar("SELECT status FROM posts WHERE id = ?")
+                .bind(id)
+                .fetch_optional(&self.write)
+                .await?;
+            return Ok(current.as_deref().and_then(PostStatus::parse).unwrap_or(status));
+        }
         sqlx::query(
             "INSERT INTO classifications (post_id, is_job, kind, categories, confidence, model,
                  prompt_version, tokens_in, tokens_out, latency_ms, created_at)
@@ -271,17 +290,6 @@ impl Store for SqliteStore {
         .bind(i64::from(record.tokens_out))
         .bind(i64::from(record.latency_ms))
         .bind(ms(now))
-        .execute(&mut *tx)
-        .await?;
-        // Only a post still waiting for its verdict moves on: a redelivered message for a
-        // post that went further already changes nothing.
-        sqlx::query(
-            "UPDATE posts SET status = ?, last_error = NULL, next_attempt_at = NULL, updated_at = ?
-             WHERE id = ? AND status IN ('queued', 'waiting')",
-        )
-        .bind(status.as_str())
-        .bind(ms(now))
-        .bind(id)
         .execute(&mut *tx)
         .await?;
         tx.commit().await?;
@@ -415,8 +423,14 @@ impl Store for SqliteStore {
                     chat_id: row.try_get("chat_id")?,
                     name: row.try_get("name")?,
                     categories: parse_list("subscribers.categories", row.try_get("categories")?)?,
-                    include: parse_list("subscribers.include_terms", row.try_get("include_terms")?)?,
-                    exclude: parse_list("subscribers.exclude_terms", row.try_get("exclude_terms")?)?,
+                    include: parse_list(
+                        "subscribers.include_terms",
+                        row.try_get("include_terms")?,
+                    )?,
+                    exclude: parse_list(
+                        "subscribers.exclude_terms",
+                        row.try_get("exclude_terms")?,
+                    )?,
                     paused: row.try_get::<i64, _>("paused")? != 0,
                     blocked: row.try_get::<i64, _>("blocked")? != 0,
                     quiet_hours,
@@ -480,7 +494,9 @@ impl Store for SqliteStore {
                 ready.push(id);
             }
         }
-        sqlx::query("UPDATE posts SET status = 'fanned_out', updated_at = ? WHERE id = ?")
+        sqlx::query(
+            "UPDATE posts SET status = 'fanned_out', updated_at = ? WHERE id = ? AND status = 'job'",
+        )
             .bind(ms(now))
             .bind(post_id)
             .execute(&mut *tx)
@@ -490,10 +506,11 @@ impl Store for SqliteStore {
     }
 
     async fn job_render(&self, post_id: PostId) -> Result<Option<Vec<String>>> {
-        let raw: Option<String> = sqlx::query_scalar("SELECT parts FROM job_renders WHERE post_id = ?")
-            .bind(post_id)
-            .fetch_optional(&self.read)
-            .await?;
+        let raw: Option<String> =
+            sqlx::query_scalar("SELECT parts FROM job_renders WHERE post_id = ?")
+                .bind(post_id)
+                .fetch_optional(&self.read)
+                .await?;
         raw.map(|r| parse_list("job_renders.parts", &r)).transpose()
     }
 
@@ -560,7 +577,7 @@ impl Store for SqliteStore {
                     .await?
                 }
                 DeliveryUpdate::Blocked { id, error } => {
-                    sqlx::query(
+                    let newly = sqlx::query(
                         "UPDATE subscribers SET blocked = 1, updated_at = ?
                          WHERE id = (SELECT subscriber_id FROM deliveries WHERE id = ?) AND blocked = 0",
                     )
@@ -568,14 +585,20 @@ impl Store for SqliteStore {
                     .bind(id)
                     .execute(&mut *tx)
                     .await?;
-                    sqlx::query("UPDATE meta SET value = value + 1 WHERE key = 'subscribers_version'")
+                    if newly.rows_affected() > 0 {
+                        sqlx::query(
+                            "UPDATE meta SET value = value + 1 WHERE key = 'subscribers_version'",
+                        )
                         .execute(&mut *tx)
                         .await?;
-                    // Everything still queued for this subscriber will not be sent either.
+                    }
+                    // This delivery, and everything still queued for this subscriber, will
+                    // not be sent. Deliveries of theirs in flight on other bots finish.
                     sqlx::query(
-                        "UPDATE deliveries SET status = 'blocked', error = ?, updated_at = ?
-                         WHERE subscriber_id = (SELECT subscriber_id FROM deliveries WHERE id = ?)
-                           AND status IN ('pending', 'held', 'sending')",
+                        "UPDATE deliveries SET status = 'blocked', error = ?1, updated_at = ?2
+                         WHERE (id = ?3 AND status IN ('pending', 'held', 'sending'))
+                            OR (subscriber_id = (SELECT subscriber_id FROM deliveries WHERE id = ?3)
+                                AND status IN ('pending', 'held'))",
                     )
                     .bind(error)
                     .bind(now)
@@ -634,13 +657,18 @@ impl Store for SqliteStore {
         .await
     }
 
-    async fn recover_interrupted_deliveries(&self, now: DateTime<Utc>) -> Result<Vec<DeliveryId>> {
+    async fn recover_interrupted_deliveries(
+        &self,
+        stale_before: DateTime<Utc>,
+        now: DateTime<Utc>,
+    ) -> Result<Vec<DeliveryId>> {
         let rows = sqlx::query(
             "UPDATE deliveries SET status = 'pending', resent_after_crash = resent_after_crash + 1,
                  updated_at = ?
-             WHERE status = 'sending' RETURNING id",
+             WHERE status = 'sending' AND updated_at < ? RETURNING id",
         )
         .bind(ms(now))
+        .bind(ms(stale_before))
         .fetch_all(&self.write)
         .await?;
         rows.iter()

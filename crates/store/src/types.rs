@@ -226,11 +226,18 @@ pub struct DeliveryRow {
 pub enum DeliveryUpdate {
     /// `pending` → `sending`, just before the first Telegram call. Applies only to a
     /// pending delivery, so two senders never both claim one.
-    Claim { id: DeliveryId },
+    Claim {
+        id: DeliveryId,
+    },
     /// One more part was accepted by Telegram.
-    PartSent { id: DeliveryId, message_id: i64 },
+    PartSent {
+        id: DeliveryId,
+        message_id: i64,
+    },
     /// Every part was accepted.
-    Sent { id: DeliveryId },
+    Sent {
+        id: DeliveryId,
+    },
     /// Try again at `at` (429, network error); counts an attempt.
     Retry {
         id: DeliveryId,
@@ -238,8 +245,14 @@ pub enum DeliveryUpdate {
         error: String,
     },
     /// 403: the subscriber blocked the bot; the subscriber is marked blocked too.
-    Blocked { id: DeliveryId, error: String },
-    Failed { id: DeliveryId, error: String },
+    Blocked {
+        id: DeliveryId,
+        error: String,
+    },
+    Failed {
+        id: DeliveryId,
+        error: String,
+    },
 }
 
 impl DeliveryUpdate {

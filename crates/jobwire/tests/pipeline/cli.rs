@@ -6,7 +6,9 @@ use crate::support::*;
 
 fn jobwire(args: &[&str], env: &[(&str, &str)]) -> Output {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_jobwire"));
-    cmd.args(args).env_remove("JOBWIRE_CONFIG").env("RUST_LOG", "error");
+    cmd.args(args)
+        .env_remove("JOBWIRE_CONFIG")
+        .env("RUST_LOG", "error");
     for (k, v) in env {
         cmd.env(k, v);
     }
@@ -22,7 +24,11 @@ fn refuses(config: &str, env: &[(&str, &str)], expected: &str) {
     assert!(!out.status.success(), "{config:?} must be refused");
     let lines: Vec<_> = stderr.lines().filter(|l| !l.trim().is_empty()).collect();
     assert_eq!(lines.len(), 1, "one line: {stderr}");
-    assert!(lines[0].contains(expected), "{:?} should mention {expected:?}", lines[0]);
+    assert!(
+        lines[0].contains(expected),
+        "{:?} should mention {expected:?}",
+        lines[0]
+    );
 }
 
 const TOKEN: &str = "123456:AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA";
@@ -52,14 +58,21 @@ fn an_environment_override_is_applied_and_checked() {
 fn the_demo_runs_with_no_accounts_and_reports_in_json() {
     let out = jobwire(&["demo", "--json"], &[]);
     let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let last = stdout.lines().last().unwrap();
     let summary: serde_json::Value = serde_json::from_str(last).unwrap();
     assert_eq!(summary["posts_read"], 260);
     assert!(summary["deliveries_sent"].as_u64().unwrap() > 100);
     assert_eq!(summary["telegram_400"], 0);
     assert_eq!(summary["telegram_429"], 0);
-    assert!(summary["deliveries_held"].as_u64().unwrap() > 0, "quiet hours hold messages");
+    assert!(
+        summary["deliveries_held"].as_u64().unwrap() > 0,
+        "quiet hours hold messages"
+    );
     assert!(stdout.contains("Anna (designer)"));
 }
 
@@ -72,7 +85,10 @@ fn eval_reports_cross_validated_quality_as_json() {
     let report: serde_json::Value = serde_json::from_str(stdout.lines().last().unwrap()).unwrap();
     assert_eq!(report["cross_validated"], 5);
     assert!(report["is_job"]["f1"].as_f64().unwrap() >= 0.85, "{report}");
-    assert!(report["categories"]["micro_f1"].as_f64().unwrap() >= 0.50, "{report}");
+    assert!(
+        report["categories"]["micro_f1"].as_f64().unwrap() >= 0.50,
+        "{report}"
+    );
     assert!(report["kinds"]["job"]["job"].as_u64().unwrap() > 100);
 
     // The shipped model on its own training data says so.
@@ -84,13 +100,26 @@ fn eval_reports_cross_validated_quality_as_json() {
 fn import_reads_a_desktop_export_into_the_queue() {
     let dir = tempfile::tempdir().unwrap();
     let db = format!("sqlite://{}", dir.path().join("j.db").display());
-    let export = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/fixtures/tdesktop-export-channel-tg2md.json");
-    let out = jobwire(&["import", export, "--quiet"], &[("JOBWIRE__DATABASE__URL", &db)]);
+    let export = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../tests/fixtures/tdesktop-export-channel-tg2md.json"
+    );
+    let out = jobwire(
+        &["import", export, "--quiet"],
+        &[("JOBWIRE__DATABASE__URL", &db)],
+    );
     let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "{stdout} {}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{stdout} {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert!(stdout.contains("posts read"), "{stdout}");
     // Importing again finds every post already known.
-    let again = jobwire(&["import", export, "--quiet"], &[("JOBWIRE__DATABASE__URL", &db)]);
+    let again = jobwire(
+        &["import", export, "--quiet"],
+        &[("JOBWIRE__DATABASE__URL", &db)],
+    );
     let again = String::from_utf8_lossy(&again.stdout);
     assert!(again.contains(" 0 queued"), "{again}");
     let _ = gist("", 0);

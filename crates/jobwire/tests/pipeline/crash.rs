@@ -64,23 +64,39 @@ async fn a_killed_process_resumes_delivery_without_losing_or_repeating() {
     .unwrap();
     {
         let store = SqliteStore::open_path(&db).await.unwrap();
-        let subs: Vec<_> = (1..=SUBSCRIBERS).map(|chat| subscriber(chat, &["web"])).collect();
-        jobwire::subscribers::store_all(&store, &subs).await.unwrap();
+        let subs: Vec<_> = (1..=SUBSCRIBERS)
+            .map(|chat| subscriber(chat, &["web"]))
+            .collect();
+        jobwire::subscribers::store_all(&store, &subs)
+            .await
+            .unwrap();
         for j in 0..JOBS {
-            seed_job(&store, "@crash", &j.to_string(), &format!("Crash-test job number {j}: a landing page, $300"), &["web"])
-                .await
-                .unwrap();
+            seed_job(
+                &store,
+                "@crash",
+                &j.to_string(),
+                &format!("Crash-test job number {j}: a landing page, $300"),
+                &["web"],
+            )
+            .await
+            .unwrap();
         }
     }
     let expected = SUBSCRIBERS as usize * JOBS;
     let log = dir.path().join("run.log");
 
     let mut first = spawn(&config, &log);
-    wait_for("the first deliveries", Duration::from_secs(60), || telegram.messages().len() >= expected / 3).await;
+    wait_for("the first deliveries", Duration::from_secs(60), || {
+        telegram.messages().len() >= expected / 3
+    })
+    .await;
     first.kill().unwrap(); // SIGKILL: no chance to finish anything
     first.wait().unwrap();
     let at_kill = telegram.messages().len();
-    assert!(at_kill < expected, "the kill landed in the middle of delivery ({at_kill} of {expected})");
+    assert!(
+        at_kill < expected,
+        "the kill landed in the middle of delivery ({at_kill} of {expected})"
+    );
 
     let store = SqliteStore::open_path(&db).await.unwrap();
     let in_flight = store
@@ -96,11 +112,18 @@ async fn a_killed_process_resumes_delivery_without_losing_or_repeating() {
         if c.deliveries_sent as usize == expected {
             break;
         }
-        assert!(Instant::now() < deadline, "delivery did not complete after restart: {c:?}");
+        assert!(
+            Instant::now() < deadline,
+            "delivery did not complete after restart: {c:?}"
+        );
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     // A graceful stop (SIGTERM) ends the process promptly.
-    let stopped = Command::new("kill").arg("-TERM").arg(second.id().to_string()).status().unwrap();
+    let stopped = Command::new("kill")
+        .arg("-TERM")
+        .arg(second.id().to_string())
+        .status()
+        .unwrap();
     assert!(stopped.success());
     let start = Instant::now();
     loop {
@@ -108,7 +131,10 @@ async fn a_killed_process_resumes_delivery_without_losing_or_repeating() {
             assert!(status.success(), "jobwire run exits 0 on SIGTERM: {status}");
             break;
         }
-        assert!(start.elapsed() < Duration::from_secs(15), "jobwire run did not stop on SIGTERM");
+        assert!(
+            start.elapsed() < Duration::from_secs(15),
+            "jobwire run did not stop on SIGTERM"
+        );
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
 
@@ -121,7 +147,11 @@ async fn a_killed_process_resumes_delivery_without_losing_or_repeating() {
         *per_pair.entry((m.chat_id, job)).or_default() += 1;
     }
     let duplicated: usize = per_pair.values().map(|n| n - 1).sum();
-    assert_eq!(per_pair.len(), expected, "every subscriber got every job: nothing lost");
+    assert_eq!(
+        per_pair.len(),
+        expected,
+        "every subscriber got every job: nothing lost"
+    );
     assert!(
         duplicated <= in_flight,
         "only deliveries in flight at the kill may repeat: duplicated {duplicated}, in flight {in_flight}"
@@ -129,6 +159,11 @@ async fn a_killed_process_resumes_delivery_without_losing_or_repeating() {
     let counts = store.pipeline_counts().await.unwrap();
     assert_eq!(counts.deliveries_resent_after_crash as usize, in_flight);
     let log = std::fs::read_to_string(dir.path().join("run.log")).unwrap();
-    assert!(!log.contains(&bot_token(0)), "the bot token never reaches the log");
-    eprintln!("crash test: {at_kill} of {expected} sent at the kill, {in_flight} in flight, {duplicated} duplicated");
+    assert!(
+        !log.contains(&bot_token(0)),
+        "the bot token never reaches the log"
+    );
+    eprintln!(
+        "crash test: {at_kill} of {expected} sent at the kill, {in_flight} in flight, {duplicated} duplicated"
+    );
 }

@@ -33,22 +33,45 @@ async fn on_429_the_bot_waits_retry_after_and_resends_everything_once() {
     {
         let store = SqliteStore::open_path(&db).await.unwrap();
         let subs: Vec<_> = (1..=8).map(|c| subscriber(c, &["web"])).collect();
-        jobwire::subscribers::store_all(&store, &subs).await.unwrap();
+        jobwire::subscribers::store_all(&store, &subs)
+            .await
+            .unwrap();
         for j in 0..3 {
-            seed_job(&store, "@c", &j.to_string(), &format!("Web job {j}, budget $100"), &["web"]).await.unwrap();
+            seed_job(
+                &store,
+                "@c",
+                &j.to_string(),
+                &format!("Web job {j}, budget $100"),
+                &["web"],
+            )
+            .await
+            .unwrap();
         }
     }
     let (mut running, store) = start_pipeline(&settings).await.unwrap();
     let counts = running.wait_settled(Duration::from_secs(60)).await.unwrap();
-    let rate_limited = running.counters().rate_limited.load(std::sync::atomic::Ordering::Relaxed);
+    let rate_limited = running
+        .counters()
+        .rate_limited
+        .load(std::sync::atomic::Ordering::Relaxed);
     running.shutdown().await.unwrap();
 
     assert_eq!(counts.deliveries_sent, 24, "{counts:?}");
     let stats = telegram.stats();
-    assert!(stats.rejected_429 > 0, "the fake must have answered 429 at least once");
-    assert_eq!(rate_limited, stats.rejected_429, "every 429 was seen and handled by the sender");
+    assert!(
+        stats.rejected_429 > 0,
+        "the fake must have answered 429 at least once"
+    );
+    assert_eq!(
+        rate_limited, stats.rejected_429,
+        "every 429 was seen and handled by the sender"
+    );
     let messages = telegram.messages();
-    assert_eq!(messages.len(), 24, "each delivery reached Telegram exactly once");
+    assert_eq!(
+        messages.len(),
+        24,
+        "each delivery reached Telegram exactly once"
+    );
     let mut per_chat: BTreeMap<i64, Vec<chrono::DateTime<Utc>>> = BTreeMap::new();
     for m in &messages {
         per_chat.entry(m.chat_id).or_default().push(m.received_at);
@@ -74,28 +97,47 @@ async fn held_deliveries_go_out_when_their_time_comes_not_before() {
     let release = Utc::now() + chrono::Duration::milliseconds(1500);
     {
         let store = SqliteStore::open_path(&db).await.unwrap();
-        jobwire::subscribers::store_all(&store, &[subscriber(7, &["web"])]).await.unwrap();
+        jobwire::subscribers::store_all(&store, &[subscriber(7, &["web"])])
+            .await
+            .unwrap();
         let sub = store.subscribers().await.unwrap()[0].id;
-        let post = seed_job(&store, "@c", "1", "Night job", &["web"]).await.unwrap();
+        let post = seed_job(&store, "@c", "1", "Night job", &["web"])
+            .await
+            .unwrap();
         let ready = store
             .fan_out(
                 post,
                 &["<b>Night job</b>".to_owned()],
-                &[NewDelivery { subscriber_id: sub, chat_id: 7, bot: "dev".into(), not_before: Some(release) }],
+                &[NewDelivery {
+                    subscriber_id: sub,
+                    chat_id: 7,
+                    bot: "dev".into(),
+                    not_before: Some(release),
+                }],
                 Utc::now(),
             )
             .await
             .unwrap();
-        assert!(ready.is_empty(), "a delivery in quiet hours is held, not ready");
+        assert!(
+            ready.is_empty(),
+            "a delivery in quiet hours is held, not ready"
+        );
     }
     let (running, store) = start_pipeline(&settings).await.unwrap();
     let deadline = std::time::Instant::now() + Duration::from_secs(10);
     while telegram.messages().is_empty() {
-        assert!(std::time::Instant::now() < deadline, "the held message was never sent");
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the held message was never sent"
+        );
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
     running.shutdown().await.unwrap();
     let m = &telegram.messages()[0];
-    assert!(m.received_at >= release, "sent at {} before its release at {release}", m.received_at);
+    assert!(
+        m.received_at >= release,
+        "sent at {} before its release at {release}",
+        m.received_at
+    );
     assert_eq!(store.pipeline_counts().await.unwrap().deliveries_held, 0);
 }

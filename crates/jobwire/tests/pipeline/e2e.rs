@@ -70,8 +70,14 @@ async fn every_subscriber_gets_exactly_the_jobs_that_match_them() {
     }
 
     let (mut running, store) = jobwire::testbed::start_pipeline(&settings).await.unwrap();
-    assert!(running.classifier.starts_with("llm"), "the LLM classifies: {}", running.classifier);
-    jobwire::subscribers::store_all(store.as_ref(), &subscribers()).await.unwrap();
+    assert!(
+        running.classifier.starts_with("llm"),
+        "the LLM classifies: {}",
+        running.classifier
+    );
+    jobwire::subscribers::store_all(store.as_ref(), &subscribers())
+        .await
+        .unwrap();
 
     let data = dataset();
     for post in &data {
@@ -88,7 +94,10 @@ async fn every_subscriber_gets_exactly_the_jobs_that_match_them() {
             .await
             .unwrap();
     }
-    let counts = running.wait_settled(Duration::from_secs(180)).await.unwrap();
+    let counts = running
+        .wait_settled(Duration::from_secs(180))
+        .await
+        .unwrap();
     running.shutdown().await.unwrap();
 
     // What should have happened, computed from the labels with the plain per-subscriber check.
@@ -105,7 +114,11 @@ async fn every_subscriber_gets_exactly_the_jobs_that_match_them() {
         .enumerate()
         .map(|(i, s)| {
             let mut d = Subscriber::new(SubscriberId(i as i64), s.chat_id);
-            d.categories = s.categories.iter().map(|c| CategorySlug::parse(c).unwrap()).collect();
+            d.categories = s
+                .categories
+                .iter()
+                .map(|c| CategorySlug::parse(c).unwrap())
+                .collect();
             d.include = s.include.iter().map(|t| Term::parse(t).unwrap()).collect();
             d.exclude = s.exclude.iter().map(|t| Term::parse(t).unwrap()).collect();
             d.paused = s.paused;
@@ -131,7 +144,10 @@ async fn every_subscriber_gets_exactly_the_jobs_that_match_them() {
             }
         }
     }
-    assert_eq!(counts.jobs, jobs, "every labeled job that passed its channel rules is a job");
+    assert_eq!(
+        counts.jobs, jobs,
+        "every labeled job that passed its channel rules is a job"
+    );
 
     // What did happen, from the database...
     let by_post_id: HashMap<i64, String> = {
@@ -147,11 +163,22 @@ async fn every_subscriber_gets_exactly_the_jobs_that_match_them() {
         .iter()
         .map(|d| (d.chat_id, by_post_id[&d.post_id].clone()))
         .collect();
-    assert_eq!(delivered.len(), sent.len(), "one delivery per (job, subscriber)");
+    assert_eq!(
+        delivered.len(),
+        sent.len(),
+        "one delivery per (job, subscriber)"
+    );
     let missing: Vec<_> = expected.difference(&delivered).collect();
     let extra: Vec<_> = delivered.difference(&expected).collect();
-    assert!(missing.is_empty() && extra.is_empty(), "missing {missing:?}\nextra {extra:?}");
-    assert!(expected.len() > 100, "a meaningful number of deliveries: {}", expected.len());
+    assert!(
+        missing.is_empty() && extra.is_empty(),
+        "missing {missing:?}\nextra {extra:?}"
+    );
+    assert!(
+        expected.len() > 100,
+        "a meaningful number of deliveries: {}",
+        expected.len()
+    );
 
     // ... and from what the fake Telegram accepted.
     let messages = telegram.messages();
@@ -165,7 +192,10 @@ async fn every_subscriber_gets_exactly_the_jobs_that_match_them() {
         assert!(m.visible_text.chars().count() <= 4096);
         assert_ne!(m.chat_id, BLOCKED);
     }
-    let texts: HashMap<&str, &str> = data.iter().map(|p| (p.id.as_str(), p.text.as_str())).collect();
+    let texts: HashMap<&str, &str> = data
+        .iter()
+        .map(|p| (p.id.as_str(), p.text.as_str()))
+        .collect();
     let mut per_job_chat: BTreeMap<(i64, String), usize> = BTreeMap::new();
     for d in &sent {
         let ext = &by_post_id[&d.post_id];
@@ -182,16 +212,24 @@ async fn every_subscriber_gets_exactly_the_jobs_that_match_them() {
             first.visible_text
         );
         for id in &d.message_ids {
-            *per_job_chat.entry((d.chat_id, ext.clone())).or_default() += seen[&(bot, d.chat_id, *id)];
+            *per_job_chat.entry((d.chat_id, ext.clone())).or_default() +=
+                seen[&(bot, d.chat_id, *id)];
         }
     }
-    assert!(seen.values().all(|n| *n == 1), "no (bot, chat, message id) twice");
+    assert!(
+        seen.values().all(|n| *n == 1),
+        "no (bot, chat, message id) twice"
+    );
     assert!(
         per_job_chat.iter().all(|(_, n)| *n >= 1),
         "every delivery's messages reached Telegram"
     );
     let total_parts: usize = sent.iter().map(|d| d.message_ids.len()).sum();
-    assert_eq!(messages.len(), total_parts, "Telegram got exactly the recorded messages, none twice");
+    assert_eq!(
+        messages.len(),
+        total_parts,
+        "Telegram got exactly the recorded messages, none twice"
+    );
 
     let subs = store.subscribers().await.unwrap();
     let blocked = subs.iter().find(|s| s.chat_id == BLOCKED).unwrap();
@@ -221,9 +259,15 @@ async fn during_an_llm_outage_posts_wait_and_are_classified_when_it_returns() {
     };
     let settings = bed.settings(telegram.url(), &db).unwrap();
     let (mut running, store) = jobwire::testbed::start_pipeline(&settings).await.unwrap();
-    jobwire::subscribers::store_all(store.as_ref(), &[subscriber(1, &["web", "bots", "design", "texts", "marketing"])])
-        .await
-        .unwrap();
+    jobwire::subscribers::store_all(
+        store.as_ref(),
+        &[subscriber(
+            1,
+            &["web", "bots", "design", "texts", "marketing"],
+        )],
+    )
+    .await
+    .unwrap();
     let jobs: Vec<_> = dataset()
         .into_iter()
         .filter(|p| p.label.as_ref().is_some_and(|l| l.is_job))
@@ -247,11 +291,18 @@ async fn during_an_llm_outage_posts_wait_and_are_classified_when_it_returns() {
     let deadline = std::time::Instant::now() + Duration::from_secs(30);
     loop {
         let c = store.pipeline_counts().await.unwrap();
-        assert_eq!(c.jobs + c.not_job, 0, "nothing is classified while the LLM is down");
+        assert_eq!(
+            c.jobs + c.not_job,
+            0,
+            "nothing is classified while the LLM is down"
+        );
         if c.waiting == jobs.len() as u64 && llm.stats().requests >= 2 * jobs.len() as u64 {
             break;
         }
-        assert!(std::time::Instant::now() < deadline, "posts did not reach `waiting`: {c:?}");
+        assert!(
+            std::time::Instant::now() < deadline,
+            "posts did not reach `waiting`: {c:?}"
+        );
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
     llm.set_faults(FaultPlan::default());
@@ -261,5 +312,9 @@ async fn during_an_llm_outage_posts_wait_and_are_classified_when_it_returns() {
     let first = store.post(1).await.unwrap().unwrap();
     assert!(first.attempts >= 1, "the post was retried");
     let verdict = store.classification(1).await.unwrap().unwrap();
-    assert!(verdict.model.contains("fake-model"), "classified by the LLM: {}", verdict.model);
+    assert!(
+        verdict.model.contains("fake-model"),
+        "classified by the LLM: {}",
+        verdict.model
+    );
 }
