@@ -120,10 +120,10 @@ impl BotLimiter {
 
     fn freeze_local(&self, wait: Duration) {
         let until = Instant::now() + wait;
-        if let Ok(mut frozen) = self.frozen_until.lock() {
-            if frozen.is_none_or(|t| t < until) {
-                *frozen = Some(until);
-            }
+        if let Ok(mut frozen) = self.frozen_until.lock()
+            && frozen.is_none_or(|t| t < until)
+        {
+            *frozen = Some(until);
         }
     }
 
@@ -136,7 +136,6 @@ impl BotLimiter {
             }
         }
     }
-
 }
 
 #[async_trait]
@@ -158,7 +157,6 @@ impl Limiter for BotLimiter {
 #[cfg(test)]
 mod tests {
     use super::*;
-
 
     #[tokio::test]
     async fn one_chat_is_paced_at_its_limit_while_others_flow() {

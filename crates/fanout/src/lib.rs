@@ -14,13 +14,13 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use chrono::{DateTime, Utc};
+use jobwire_core::CategorySlug;
 use jobwire_core::format::{JobCard, render};
 use jobwire_core::matching::{JobFacts, SubscriberIndex};
 use jobwire_core::normalize::normalize;
 use jobwire_core::quiet::QuietHours;
 use jobwire_core::rules::Term;
 use jobwire_core::subscriber::{Subscriber, SubscriberId};
-use jobwire_core::CategorySlug;
 use jobwire_queue::wire::{DeliveryReady, JobReady};
 use jobwire_queue::{Queue, QueueError, Received, Topic};
 use jobwire_store::{NewDelivery, PostStatus, Store, StoreError, SubscriberRow};
@@ -123,7 +123,10 @@ impl FanoutStage {
             return Ok(None);
         }
         let Some(verdict) = self.store.classification(post_id).await? else {
-            tracing::error!(post = post_id, "job without a stored classification; skipped");
+            tracing::error!(
+                post = post_id,
+                "job without a stored classification; skipped"
+            );
             return Ok(None);
         };
         let categories: Vec<CategorySlug> = verdict
@@ -185,7 +188,12 @@ impl FanoutStage {
         for id in &ready {
             jobwire_queue::publish(self.queue.as_ref(), &DeliveryReady::new(*id)).await?;
         }
-        tracing::debug!(post = post_id, matched = matched.len(), ready = ready.len(), "fanned out");
+        tracing::debug!(
+            post = post_id,
+            matched = matched.len(),
+            ready = ready.len(),
+            "fanned out"
+        );
         Ok(Some(FanoutOutcome {
             matched: deliveries.len(),
             ready: ready.len(),
@@ -194,16 +202,16 @@ impl FanoutStage {
 
     async fn snapshot(&self) -> Result<Arc<Snapshot>, FanoutError> {
         let version = self.store.subscribers_version().await?;
-        if let Some(s) = self.snapshot.read().await.as_ref() {
-            if s.version == version {
-                return Ok(s.clone());
-            }
+        if let Some(s) = self.snapshot.read().await.as_ref()
+            && s.version == version
+        {
+            return Ok(s.clone());
         }
         let mut slot = self.snapshot.write().await;
-        if let Some(s) = slot.as_ref() {
-            if s.version == version {
-                return Ok(s.clone());
-            }
+        if let Some(s) = slot.as_ref()
+            && s.version == version
+        {
+            return Ok(s.clone());
         }
         let rows = self.store.subscribers().await?;
         let started = std::time::Instant::now();
@@ -214,7 +222,12 @@ impl FanoutStage {
             index: SubscriberIndex::build(subscribers),
             info,
         });
-        tracing::info!(subscribers = rows.len(), version, took_ms = started.elapsed().as_millis() as u64, "subscriber index rebuilt");
+        tracing::info!(
+            subscribers = rows.len(),
+            version,
+            took_ms = started.elapsed().as_millis() as u64,
+            "subscriber index rebuilt"
+        );
         *slot = Some(snapshot.clone());
         Ok(snapshot)
     }
@@ -242,7 +255,9 @@ fn subscriber_from_row(row: &SubscriberRow) -> (Subscriber, (i64, SubscriberInfo
         .collect();
     let quiet_hours = row.quiet_hours.as_ref().and_then(|q| {
         QuietHours::parse(&format!("{}-{}", q.start, q.end), &q.time_zone)
-            .map_err(|e| tracing::warn!(subscriber = row.id, error = %e, "ignoring bad quiet hours"))
+            .map_err(
+                |e| tracing::warn!(subscriber = row.id, error = %e, "ignoring bad quiet hours"),
+            )
             .ok()
     });
     let subscriber = Subscriber {
@@ -253,7 +268,7 @@ fn subscriber_from_row(row: &SubscriberRow) -> (Subscriber, (i64, SubscriberInfo
         exclude: terms(&row.exclude, "exclude"),
         paused: row.paused,
         blocked: row.blocked,
-        quiet_hours: quiet_hours.clone(),
+        quiet_hours,
     };
     (
         subscriber,

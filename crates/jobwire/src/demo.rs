@@ -191,16 +191,15 @@ pub async fn run(opts: DemoOptions) -> anyhow::Result<DemoReport> {
     subscribers.push(quiet_subscriber());
     crate::subscribers::store_all(store.as_ref(), &subscribers).await?;
 
-    let (primary, fallback) = pipeline::classifiers(&settings)?;
-    let classifier = primary.name().to_owned();
+    let classifiers = pipeline::classifiers(&settings)?;
+    let classifier = classifiers.primary.name().to_owned();
     let (mut running, _) = Pipeline::start(
         Parts {
             settings: settings.clone(),
             store: store.clone(),
             queue,
         },
-        primary,
-        fallback,
+        classifiers,
     )
     .await?;
 

@@ -160,7 +160,6 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
                         ..FaultPlan::default()
                     },
                     seed: *seed,
-                    ..FakeLlmConfig::default()
                 },
             )
             .await
@@ -202,9 +201,9 @@ async fn run_pipeline(cli: &Cli, replay: Option<&std::path::Path>) -> anyhow::Re
     jobwire::preflight::check(&settings).await?;
     let store = pipeline::open_store(&settings).await?;
     let queue = pipeline::open_queue(&settings)?;
-    let (primary, fallback) = pipeline::classifiers(&settings)?;
+    let classifiers = pipeline::classifiers(&settings)?;
     tracing::info!(
-        classifier = primary.name(),
+        classifier = classifiers.primary.name(),
         "starting the pipeline (embedded mode)"
     );
     let (running, redrive) = Pipeline::start(
@@ -213,8 +212,7 @@ async fn run_pipeline(cli: &Cli, replay: Option<&std::path::Path>) -> anyhow::Re
             store,
             queue,
         },
-        primary,
-        fallback,
+        classifiers,
     )
     .await?;
     tracing::info!(?redrive, "re-drove unfinished work");

@@ -65,17 +65,38 @@ pub fn train_local(settings: &Settings) -> anyhow::Result<Arc<LocalModel>> {
     Ok(Arc::new(model))
 }
 
+/// The classifiers of the classify stage.
+#[derive(Clone)]
+pub struct Classifiers {
+    pub primary: Arc<dyn Classifier>,
+    /// With an LLM, the local model answers for posts it keeps failing on.
+    pub fallback: Option<Arc<dyn Classifier>>,
+}
+
+impl std::fmt::Debug for Classifiers {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Classifiers")
+            .field("primary", &self.primary.name())
+            .field(
+                "fallback",
+                &self.fallback.as_ref().map(|c| c.name().to_owned()),
+            )
+            .finish()
+    }
+}
+
 /// The primary classifier and, with an LLM, the local model as its fallback.
-pub fn classifiers(
-    settings: &Settings,
-) -> anyhow::Result<(Arc<dyn Classifier>, Option<Arc<dyn Classifier>>)> {
+pub fn classifiers(settings: &Settings) -> anyhow::Result<Classifiers> {
     let local: Arc<dyn Classifier> = Arc::new(LocalClassifier::new(train_local(settings)?));
     match (&settings.llm, settings.classifier.kind) {
-        (Some(llm), ClassifierKind::Auto | ClassifierKind::Llm) => {
-            let llm = crate::llm::build(settings, llm)?;
-            Ok((llm, Some(local)))
-        }
-        _ => Ok((local, None)),
+        (Some(llm), ClassifierKind::Auto | ClassifierKind::Llm) => Ok(Classifiers {
+            primary: crate::llm::build(settings, llm)?,
+            fallback: Some(local),
+        }),
+        _ => Ok(Classifiers {
+            primary: local,
+            fallback: None,
+        }),
     }
 }
 
@@ -119,11 +140,8 @@ pub struct Redrive {
 impl Pipeline {
     /// Applies configured channels and subscribers, re-drives unfinished work and starts
     /// every stage.
-    pub async fn start(
-        parts: Parts,
-        primary: Arc<dyn Classifier>,
-        fallback: Option<Arc<dyn Classifier>>,
-    ) -> anyhow::Result<(Self, Redrive)> {
+    pub async fn start(parts: Parts, classifiers: Classifiers) -> anyhow::Result<(Self, Redrive)> {
+        let Classifiers { primary, fallback } = classifiers;
         let Parts {
             settings,
             store,

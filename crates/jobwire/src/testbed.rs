@@ -184,15 +184,14 @@ pub async fn start_pipeline(
 ) -> anyhow::Result<(crate::pipeline::Pipeline, std::sync::Arc<dyn Store>)> {
     let store = crate::pipeline::open_store(settings).await?;
     let queue = crate::pipeline::open_queue(settings)?;
-    let (primary, fallback) = crate::pipeline::classifiers(settings)?;
+    let classifiers = crate::pipeline::classifiers(settings)?;
     let (p, _) = crate::pipeline::Pipeline::start(
         crate::pipeline::Parts {
             settings: settings.clone(),
             store: store.clone(),
             queue,
         },
-        primary,
-        fallback,
+        classifiers,
     )
     .await?;
     Ok((p, store))

@@ -523,11 +523,15 @@ impl Store for PostgresStore {
         .await?;
         if moved.rows_affected() == 0 {
             tx.rollback().await?;
-            let current: Option<String> = sqlx::query_scalar("SELECT status FROM posts WHERE id = $1")
-                .bind(id)
-                .fetch_optional(&self.pool)
-                .await?;
-            return Ok(current.as_deref().and_then(PostStatus::parse).unwrap_or(status));
+            let current: Option<String> =
+                sqlx::query_scalar("SELECT status FROM posts WHERE id = $1")
+                    .bind(id)
+                    .fetch_optional(&self.pool)
+                    .await?;
+            return Ok(current
+                .as_deref()
+                .and_then(PostStatus::parse)
+                .unwrap_or(status));
         }
         sqlx::query(
             "INSERT INTO classifications (post_id, is_job, kind, categories, confidence, model,

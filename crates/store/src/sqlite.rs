@@ -263,11 +263,15 @@ impl Store for SqliteStore {
         .await?;
         if current.is_none() {
             tx.rollback().await?;
-            let current: Option<String> = sqlx::query_scalar("SELECT status FROM posts WHERE id = ?")
-                .bind(id)
-                .fetch_optional(&self.write)
-                .await?;
-            return Ok(current.as_deref().and_then(PostStatus::parse).unwrap_or(status));
+            let current: Option<String> =
+                sqlx::query_scalar("SELECT status FROM posts WHERE id = ?")
+                    .bind(id)
+                    .fetch_optional(&self.write)
+                    .await?;
+            return Ok(current
+                .as_deref()
+                .and_then(PostStatus::parse)
+                .unwrap_or(status));
         }
         sqlx::query(
             "INSERT INTO classifications (post_id, is_job, kind, categories, confidence, model,

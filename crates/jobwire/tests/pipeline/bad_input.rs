@@ -24,11 +24,7 @@ fn job(text: &str) -> OracleEntry {
 async fn odd_posts_become_valid_messages_or_clear_rejections() {
     init();
     let long: String = "Нужен сайт на <b>WordPress</b> & магазин, бюджет $500. ".repeat(2000); // ~100 KB
-    let binary: String = (0u8..=255)
-        .map(|b| char::from(b))
-        .cycle()
-        .take(3000)
-        .collect();
+    let binary: String = (0u8..=255).map(char::from).cycle().take(3000).collect();
     let markup = "<script>alert(1)</script> **bold** __it__ [link](javascript:alert(1)) \
                   &amp; &lt;b&gt; <a href=\"javascript:x\">x</a> </b></i> <pre>` ``` `</pre> \
                   Need a landing page, $300";

@@ -926,7 +926,10 @@ pub async fn check_recover_respects_the_lease(store: &dyn Store) {
         .recover_interrupted_deliveries(t0(), t0() + secs(30))
         .await
         .unwrap();
-    assert!(too_early.is_empty(), "claims made at t0 are not stale before t0");
+    assert!(
+        too_early.is_empty(),
+        "claims made at t0 are not stale before t0"
+    );
     assert_eq!(status_of(store, ids[0]).await, DeliveryStatus::Sending);
     let mut late = store
         .recover_interrupted_deliveries(t0() + secs(1), t0() + secs(61))
