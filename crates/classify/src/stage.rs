@@ -134,7 +134,7 @@ impl ClassifyStage {
             Ok(_) => msg.ack().await,
             Err(e) => {
                 tracing::warn!(post = ready.post_id, error = %e, "classify stage error; message retried");
-                msg.retry_later(Duration::from_secs(1)).await
+                jobwire_queue::retry_or_dead_letter(msg, &e.to_string()).await
             }
         }
     }
@@ -166,6 +166,14 @@ impl ClassifyStage {
         };
         match result {
             Ok(classified) => {
+                metrics::histogram!("jobwire_classify_latency_seconds", "model" => classified.model.clone())
+                    .record(f64::from(classified.latency_ms) / 1000.0);
+                metrics::counter!("jobwire_llm_tokens_total", "direction" => "in")
+                    .increment(u64::from(classified.tokens_in));
+                metrics::counter!("jobwire_llm_tokens_total", "direction" => "out")
+                    .increment(u64::from(classified.tokens_out));
+                metrics::counter!("jobwire_classified_total", "verdict" => if classified.verdict.is_job { "job" } else { "not_job" })
+                    .increment(1);
                 let status = self
                     .store
                     .record_classification(post_id, &record(&classified), Utc::now())
@@ -178,6 +186,7 @@ impl ClassifyStage {
                 }
             }
             Err(e) => {
+                metrics::counter!("jobwire_classified_total", "verdict" => "waiting").increment(1);
                 let wait = self.backoff(post.attempts, &e);
                 let retry_at = Utc::now() + chrono::Duration::from_std(wait).unwrap_or_default();
                 if e.is_retryable() {

@@ -13,7 +13,9 @@
 
 pub mod limits;
 pub mod recorder;
+pub mod redis_limiter;
 pub mod stage;
 
 pub use limits::{BotLimiter, Limiter, RateLimitConfig};
+pub use redis_limiter::RedisLimiter;
 pub use stage::{BotConfig, SendStage, SendStageConfig};

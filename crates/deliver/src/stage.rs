@@ -69,7 +69,7 @@ impl Default for SendStageConfig {
                 url::Url::parse("http://127.0.0.1/").unwrap_or_else(|_| unreachable!())
             }),
             limits: RateLimitConfig::default(),
-            max_in_flight: 1024,
+            max_in_flight: 16_384,
             max_attempts: 8,
             request_timeout: Duration::from_secs(30),
         }
@@ -223,7 +223,7 @@ impl SendStage {
             Err(e) => {
                 // The row is still `pending` (or `sending`): try the message again later.
                 tracing::warn!(delivery = ready.delivery_id, error = %e, "delivery will be retried");
-                msg.retry_later(Duration::from_secs(1)).await
+                jobwire_queue::retry_or_dead_letter(msg, &e.to_string()).await
             }
         }
     }
@@ -297,6 +297,7 @@ impl SendStage {
                 sender.limiter.acquire(chat).await;
             }
             loop {
+                let sent_at = std::time::Instant::now();
                 let result = sender
                     .bot
                     .send_message(ChatId(chat), part.clone())
@@ -312,6 +313,8 @@ impl SendStage {
                 match result {
                     Ok(message) => {
                         self.counters.parts_sent.fetch_add(1, Ordering::Relaxed);
+                        metrics::histogram!("jobwire_send_latency_seconds")
+                            .record(sent_at.elapsed().as_secs_f64());
                         self.record(DeliveryUpdate::PartSent {
                             id,
                             message_id: i64::from(message.id.0),
@@ -321,12 +324,15 @@ impl SendStage {
                     }
                     Err(RequestError::RetryAfter(wait)) => {
                         self.counters.rate_limited.fetch_add(1, Ordering::Relaxed);
+                        metrics::counter!("jobwire_telegram_429_total", "bot" => row.bot.clone())
+                            .increment(1);
                         tracing::warn!(bot = %row.bot, retry_after = wait.seconds(), "Telegram answered 429");
                         sender.limiter.freeze_for(wait.duration()).await;
                         sender.limiter.acquire(chat).await;
                     }
                     Err(RequestError::Api(e)) if is_blocked(&e) => {
                         self.counters.blocked.fetch_add(1, Ordering::Relaxed);
+                        metrics::counter!("jobwire_deliveries_total", "outcome" => "blocked").increment(1);
                         tracing::info!(chat, "subscriber blocked the bot; stop sending to them");
                         self.record(DeliveryUpdate::Blocked {
                             id,
@@ -337,6 +343,7 @@ impl SendStage {
                     }
                     Err(e @ (RequestError::Api(_) | RequestError::MigrateToChatId(_))) => {
                         self.counters.failed.fetch_add(1, Ordering::Relaxed);
+                        metrics::counter!("jobwire_deliveries_total", "outcome" => "failed").increment(1);
                         tracing::error!(error = %e, "Telegram refused the message");
                         self.record(DeliveryUpdate::Failed {
                             id,
@@ -356,6 +363,7 @@ impl SendStage {
                             .await?;
                         } else {
                             self.counters.retried.fetch_add(1, Ordering::Relaxed);
+                            metrics::counter!("jobwire_deliveries_total", "outcome" => "retried").increment(1);
                             let backoff = Duration::from_secs(2u64.pow(row.attempts.min(8)));
                             let at = Utc::now()
                                 + chrono::Duration::from_std(backoff).unwrap_or_default();
@@ -373,6 +381,7 @@ impl SendStage {
         }
         self.record(DeliveryUpdate::Sent { id }).await?;
         self.counters.sent.fetch_add(1, Ordering::Relaxed);
+        metrics::counter!("jobwire_deliveries_total", "outcome" => "sent").increment(1);
         Ok(Outcome::Done)
     }
 }

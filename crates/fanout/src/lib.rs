@@ -11,7 +11,6 @@
 
 use std::collections::HashMap;
 use std::sync::Arc;
-use std::time::Duration;
 
 use chrono::{DateTime, Utc};
 use jobwire_core::CategorySlug;
@@ -105,7 +104,7 @@ impl FanoutStage {
             Ok(_) => msg.ack().await,
             Err(e) => {
                 tracing::warn!(post = job.post_id, error = %e, "fan-out failed; will retry");
-                msg.retry_later(Duration::from_secs(1)).await
+                jobwire_queue::retry_or_dead_letter(msg, &e.to_string()).await
             }
         }
     }
@@ -116,6 +115,7 @@ impl FanoutStage {
         post_id: i64,
         now: DateTime<Utc>,
     ) -> Result<Option<FanoutOutcome>, FanoutError> {
+        let started = std::time::Instant::now();
         let Some(post) = self.store.post(post_id).await? else {
             return Ok(None);
         };
@@ -188,6 +188,9 @@ impl FanoutStage {
         for id in &ready {
             jobwire_queue::publish(self.queue.as_ref(), &DeliveryReady::new(*id)).await?;
         }
+        metrics::histogram!("jobwire_stage_latency_seconds", "stage" => "fanout")
+            .record(started.elapsed().as_secs_f64());
+        metrics::counter!("jobwire_deliveries_created_total").increment(deliveries.len() as u64);
         tracing::debug!(
             post = post_id,
             matched = matched.len(),

@@ -38,6 +38,17 @@ pub enum IntakeOutcome {
     Duplicate { post_id: i64 },
 }
 
+impl IntakeOutcome {
+    /// A short name for metrics and logs.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Self::Queued { .. } => "queued",
+            Self::Filtered { .. } => "filtered",
+            Self::Duplicate { .. } => "duplicate",
+        }
+    }
+}
+
 /// Running totals of an intake run.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct IntakeTally {
@@ -50,6 +61,7 @@ pub struct IntakeTally {
 impl IntakeTally {
     pub fn add(&mut self, outcome: &IntakeOutcome) {
         self.read += 1;
+        metrics::counter!("jobwire_posts_ingested_total", "outcome" => outcome.name()).increment(1);
         match outcome {
             IntakeOutcome::Queued { .. } => self.queued += 1,
             IntakeOutcome::Filtered { .. } => self.filtered += 1,

@@ -42,8 +42,11 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
-    /// Runs every stage of the pipeline (embedded mode) until Ctrl-C / SIGTERM.
+    /// Runs the pipeline until Ctrl-C / SIGTERM: every role, or those given with --role.
     Run {
+        /// Roles to run in this process (repeat or comma-separate); all when omitted.
+        #[arg(long, value_enum, value_delimiter = ',')]
+        role: Vec<crate::pipeline::Role>,
         /// Replay a JSONL file of posts through intake once started.
         #[arg(long)]
         replay: Option<PathBuf>,

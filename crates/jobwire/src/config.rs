@@ -57,6 +57,44 @@ pub struct Config {
     pub subscribers_file: Option<PathBuf>,
     #[serde(default)]
     pub scheduler: SchedulerSection,
+    /// Shared state of several processes: rate limiters per bot token. Optional.
+    pub redis: Option<RedisSection>,
+    #[serde(default)]
+    pub admin: AdminSection,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RedisSection {
+    /// `redis://host:6379/`.
+    pub url: String,
+    /// Prefix of every key jobwire writes.
+    #[serde(default = "default_redis_prefix")]
+    pub key_prefix: String,
+}
+
+fn default_redis_prefix() -> String {
+    "jobwire".to_owned()
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AdminSection {
+    /// Where `/healthz`, `/readyz` and `/metrics` are served (port 0: any free port).
+    #[serde(default = "default_admin_listen")]
+    pub listen: std::net::SocketAddr,
+}
+
+impl Default for AdminSection {
+    fn default() -> Self {
+        Self {
+            listen: default_admin_listen(),
+        }
+    }
+}
+
+fn default_admin_listen() -> std::net::SocketAddr {
+    std::net::SocketAddr::from(([127, 0, 0, 1], 9464))
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -154,7 +192,7 @@ fn default_margin() -> f64 {
     0.05
 }
 fn default_in_flight() -> usize {
-    1024
+    16_384
 }
 
 #[derive(Debug, Clone, Copy, Deserialize, PartialEq, Eq, Default)]
@@ -275,12 +313,23 @@ pub struct SchedulerSection {
     /// How often held deliveries and waiting posts are checked, in milliseconds.
     #[serde(default = "d1000")]
     pub tick_ms: u64,
+    /// A delivery left `sending` this long by a sender that died is sent again (distributed
+    /// mode; a single process re-sends its own at start-up). Longer than any send.
+    #[serde(default = "d120")]
+    pub lease_secs: u64,
 }
 
 impl Default for SchedulerSection {
     fn default() -> Self {
-        Self { tick_ms: 1000 }
+        Self {
+            tick_ms: 1000,
+            lease_secs: 120,
+        }
     }
+}
+
+fn d120() -> u64 {
+    120
 }
 
 fn d1000() -> u64 {
@@ -392,6 +441,20 @@ pub struct Settings {
     pub channels: Vec<ChannelSection>,
     pub subscribers_file: Option<PathBuf>,
     pub scheduler_tick: Duration,
+    pub lease: Duration,
+    pub redis: Option<RedisSection>,
+    pub admin_listen: std::net::SocketAddr,
+}
+
+/// Hides the password of a `scheme://user:password@host/…` URL.
+pub fn redact_url(url: &str) -> String {
+    match url::Url::parse(url) {
+        Ok(mut u) if u.password().is_some() => {
+            let _ = u.set_password(Some("***"));
+            u.to_string()
+        }
+        _ => url.to_owned(),
+    }
 }
 
 impl Settings {
@@ -546,23 +609,27 @@ impl Config {
                 .map_err(|e| invalid(format!("channels[{i}] ({})", ch.handle), e.to_string()))?;
         }
 
-        if !self.database.url.starts_with("sqlite:") {
+        let db = &self.database.url;
+        if !(db.starts_with("sqlite:") || db.starts_with("postgres://") || db.starts_with("postgresql://")) {
             return Err(invalid(
                 "database.url",
-                format!(
-                    "{:?} is not supported in this build (use sqlite://PATH)",
-                    self.database.url
-                ),
+                format!("{:?} is not supported (use sqlite://PATH or postgres://…)", redact_url(db)),
             ));
         }
-        if self.queue.url != "memory://" {
+        let q = &self.queue.url;
+        if !(q == "memory://" || q.starts_with("amqp://") || q.starts_with("amqps://")) {
             return Err(invalid(
                 "queue.url",
-                format!(
-                    "{:?} is not supported in this build (use memory://)",
-                    self.queue.url
-                ),
+                format!("{:?} is not supported (use memory:// or amqp://…)", redact_url(q)),
             ));
+        }
+        if q == "memory://" && !db.starts_with("sqlite:") {
+            tracing::info!("in-process queue with a shared database: run a single process");
+        }
+        if let Some(r) = &self.redis
+            && !(r.url.starts_with("redis://") || r.url.starts_with("rediss://"))
+        {
+            return Err(invalid("redis.url", format!("{:?} is not a redis:// URL", redact_url(&r.url))));
         }
         let t = &self.telegram;
         for (key, v) in [
@@ -617,6 +684,9 @@ impl Config {
             channels: self.channels.clone(),
             subscribers_file: self.subscribers_file.clone(),
             scheduler_tick: Duration::from_millis(self.scheduler.tick_ms.max(10)),
+            lease: Duration::from_secs(self.scheduler.lease_secs.max(1)),
+            redis: self.redis.clone(),
+            admin_listen: self.admin.listen,
         })
     }
 }
@@ -691,6 +761,8 @@ mod tests {
         check_err("[classifier]\nkind = \"llm\"\n", &env, "classifier.kind");
         check_err("[telegram]\napi_url = \"not a url\"\n", &env, "api_url");
         check_err("[database]\nurl = \"mysql://x\"\n", &env, "database.url");
+        check_err("[queue]\nurl = \"kafka://x\"\n", &env, "queue.url");
+        check_err("[redis]\nurl = \"http://x\"\n", &env, "redis.url");
         check_err(
             "[[channels]]\nhandle = \"@x\"\ninclude = [\"\"]\nexclude = [\"#\"]\n",
             &env,

@@ -186,7 +186,7 @@ pub async fn run(opts: DemoOptions) -> anyhow::Result<DemoReport> {
     }
 
     let store = pipeline::open_store(&settings).await?;
-    let queue = pipeline::open_queue(&settings)?;
+    let queue = pipeline::open_queue(&settings).await?;
     let mut subscribers = crate::subscribers::parse(DEMO_SUBSCRIBERS)?;
     subscribers.push(quiet_subscriber());
     crate::subscribers::store_all(store.as_ref(), &subscribers).await?;
@@ -198,6 +198,7 @@ pub async fn run(opts: DemoOptions) -> anyhow::Result<DemoReport> {
             settings: settings.clone(),
             store: store.clone(),
             queue,
+            redis: None,
         },
         classifiers,
     )

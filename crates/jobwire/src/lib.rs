@@ -10,5 +10,6 @@ pub mod eval;
 pub mod llm;
 pub mod pipeline;
 pub mod preflight;
+pub mod server;
 pub mod subscribers;
 pub mod testbed;

@@ -7,7 +7,7 @@ use std::time::Duration;
 use anyhow::Context;
 use clap::Parser;
 use jobwire::cli::{self, Cli, Command};
-use jobwire::pipeline::{self, Parts, Pipeline};
+use jobwire::pipeline::{self, Pipeline, Role};
 use jobwire_testkit::llm::{FakeLlm, FakeLlmConfig, FaultPlan, load_oracle_jsonl};
 use jobwire_testkit::telegram::{FakeTelegram, FakeTelegramConfig, RateLimits};
 use tracing_subscriber::EnvFilter;
@@ -70,7 +70,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             jobwire::demo::print(&report, *json);
             Ok(())
         }
-        Command::Run { replay } => run_pipeline(&cli, replay.as_deref()).await,
+        Command::Run { role, replay } => run_pipeline(&cli, role, replay.as_deref()).await,
         Command::Import { file, quiet } => import(&cli, file, !*quiet).await,
         Command::Eval {
             dataset,
@@ -196,26 +196,55 @@ async fn shutdown_signal() {
     }
 }
 
-async fn run_pipeline(cli: &Cli, replay: Option<&std::path::Path>) -> anyhow::Result<()> {
+async fn run_pipeline(
+    cli: &Cli,
+    roles: &[Role],
+    replay: Option<&std::path::Path>,
+) -> anyhow::Result<()> {
     let settings = cli::settings(cli)?;
-    jobwire::preflight::check(&settings).await?;
-    let store = pipeline::open_store(&settings).await?;
-    let queue = pipeline::open_queue(&settings)?;
-    let classifiers = pipeline::classifiers(&settings)?;
-    tracing::info!(
-        classifier = classifiers.primary.name(),
-        "starting the pipeline (embedded mode)"
-    );
-    let (running, redrive) = Pipeline::start(
-        Parts {
-            settings,
-            store,
-            queue,
-        },
-        classifiers,
-    )
-    .await?;
+    let roles: Vec<Role> = if roles.is_empty() {
+        Role::ALL.to_vec()
+    } else {
+        roles.to_vec()
+    };
+    if pipeline::is_embedded(&settings) && roles.len() < Role::ALL.len() {
+        anyhow::bail!(
+            "--role: with queue.url = \"memory://\" every role must run in this one process; \
+             configure a broker (amqp://) to split roles over processes"
+        );
+    }
+    if replay.is_some() && !roles.contains(&Role::Parser) {
+        anyhow::bail!("--replay needs the parser role");
+    }
+    if roles.contains(&Role::Sender) {
+        jobwire::preflight::check(&settings).await?;
+    }
+    let shutdown = tokio_util::sync::CancellationToken::new();
+    let health = jobwire::server::Health::new();
+    jobwire::server::serve(settings.admin_listen, health.clone(), shutdown.clone()).await?;
+    tokio::spawn({
+        let shutdown = shutdown.clone();
+        async move {
+            shutdown_signal().await;
+            tracing::info!("shutting down: finishing what is in flight");
+            shutdown.cancel();
+        }
+    });
+    // Train before connecting, so a bad training file fails at once.
+    let classifiers = if roles.contains(&Role::Classifier) {
+        Some(pipeline::classifiers(&settings)?)
+    } else {
+        None
+    };
+    let Some(parts) = pipeline::connect_with_retry(&settings, &health, &shutdown).await else {
+        return Ok(());
+    };
+    tracing::info!(?roles, classifier = ?classifiers, "starting");
+    let (mut running, redrive) =
+        Pipeline::start_roles(parts.clone(), &roles, classifiers).await?;
     tracing::info!(?redrive, "re-drove unfinished work");
+    health.set("pipeline", Ok(()));
+    tokio::spawn(pipeline::watch_dependencies(parts, health.clone(), shutdown.clone()));
     if let Some(path) = replay {
         let mut source = jobwire_intake::JsonlSource::open(path, chrono::Utc::now())
             .await
@@ -223,9 +252,18 @@ async fn run_pipeline(cli: &Cli, replay: Option<&std::path::Path>) -> anyhow::Re
         let tally = running.intake.drain(&mut source).await?;
         tracing::info!(?tally, "replay read");
     }
-    shutdown_signal().await;
-    tracing::info!("shutting down: finishing what is in flight");
-    running.shutdown().await
+    let ended = tokio::select! {
+        _ = shutdown.cancelled() => None,
+        r = running.stage_ended() => Some(r),
+    };
+    health.set("pipeline", Err("shutting down".to_owned()));
+    running.shutdown().await?;
+    shutdown.cancel();
+    match ended {
+        Some(Err(e)) => Err(e.context("a stage failed")),
+        Some(Ok(())) => anyhow::bail!("a stage stopped unexpectedly"),
+        None => Ok(()),
+    }
 }
 
 async fn import(cli: &Cli, file: &std::path::Path, progress: bool) -> anyhow::Result<()> {

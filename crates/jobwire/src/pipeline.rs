@@ -16,8 +16,8 @@ use jobwire_deliver::{SendStage, SendStageConfig};
 use jobwire_fanout::FanoutStage;
 use jobwire_intake::stage::IntakeStage;
 use jobwire_queue::wire::{DeliveryReady, JobReady, PostReady};
-use jobwire_queue::{MemoryQueue, Queue};
-use jobwire_store::{ChannelSpec, DeliveryStatus, PipelineCounts, PostStatus, SqliteStore, Store};
+use jobwire_queue::Queue;
+use jobwire_store::{ChannelSpec, DeliveryStatus, PipelineCounts, PostStatus, Store};
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
@@ -26,20 +26,41 @@ use crate::config::{ClassifierKind, Settings};
 /// The labeled posts the shipped local model is trained on.
 pub const SHIPPED_TRAINING_DATA: &str = include_str!("../../../data/dev.jsonl");
 
-/// Opens the configured store.
+/// Opens the configured store (`sqlite://` or `postgres://`).
 pub async fn open_store(settings: &Settings) -> anyhow::Result<Arc<dyn Store>> {
-    let store = SqliteStore::open(&settings.database_url)
-        .await
-        .with_context(|| format!("database.url: cannot open {}", settings.database_url))?;
-    Ok(Arc::new(store))
+    jobwire_store::open(&settings.database_url).await.with_context(|| {
+        format!(
+            "database.url: cannot open {}",
+            crate::config::redact_url(&settings.database_url)
+        )
+    })
 }
 
-/// Opens the configured queue.
-pub fn open_queue(settings: &Settings) -> anyhow::Result<Arc<dyn Queue>> {
-    match settings.queue_url.as_str() {
-        "memory://" => Ok(Arc::new(MemoryQueue::new())),
-        other => anyhow::bail!("queue.url: unsupported queue URL {other:?}"),
+/// Opens the configured queue (`memory://` or `amqp://`).
+pub async fn open_queue(settings: &Settings) -> anyhow::Result<Arc<dyn Queue>> {
+    let url = &settings.queue_url;
+    if url.starts_with("amqp://") || url.starts_with("amqps://") {
+        // The prefetch bounds the deliveries a sender holds at once; most of them wait for a
+        // rate limiter, so a small prefetch would let one busy bot hold up the others.
+        let mut config = jobwire_queue::AmqpConfig::new(url.clone());
+        config.prefetch = u16::try_from(settings.max_in_flight).unwrap_or(u16::MAX);
+        let queue = jobwire_queue::AmqpQueue::connect(config).await.with_context(|| {
+            format!("queue.url: cannot connect to {}", crate::config::redact_url(url))
+        })?;
+        return Ok(Arc::new(queue));
     }
+    jobwire_queue::open(&settings.queue_url).await.with_context(|| {
+        format!(
+            "queue.url: cannot connect to {}",
+            crate::config::redact_url(&settings.queue_url)
+        )
+    })
+}
+
+/// Whether the stages of this deployment share an in-process queue (one process runs
+/// everything and re-drives all unfinished work at start-up).
+pub fn is_embedded(settings: &Settings) -> bool {
+    settings.queue_url == "memory://"
 }
 
 /// Loads the local model's training data: the configured file or the shipped one.
@@ -100,21 +121,50 @@ pub fn classifiers(settings: &Settings) -> anyhow::Result<Classifiers> {
     }
 }
 
+/// The roles a process can run. Every role except the parser can run in as many copies as
+/// needed; `jobwire run` without `--role` runs them all in one process.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, clap::ValueEnum)]
+pub enum Role {
+    /// Reads sources and runs intake (one per Telegram account).
+    Parser,
+    /// Classifies queued posts.
+    Classifier,
+    /// Fans jobs out to subscribers; releases held deliveries and waiting posts; takes over
+    /// deliveries abandoned by a dead sender.
+    Dispatcher,
+    /// Sends deliveries through the bots.
+    Sender,
+    /// Health and metrics only (the admin panel will live here).
+    Admin,
+}
+
+impl Role {
+    pub const ALL: [Role; 5] = [
+        Self::Parser,
+        Self::Classifier,
+        Self::Dispatcher,
+        Self::Sender,
+        Self::Admin,
+    ];
+}
+
 /// Everything a running pipeline is made of.
 #[derive(Debug, Clone)]
 pub struct Parts {
     pub settings: Settings,
     pub store: Arc<dyn Store>,
     pub queue: Arc<dyn Queue>,
+    /// Shared rate limiters (distributed mode); in-process limiters without it.
+    pub redis: Option<redis::aio::ConnectionManager>,
 }
 
-/// A running pipeline: all stages of the embedded mode in this process.
+/// A running pipeline: the stages of the chosen roles in this process.
 pub struct Pipeline {
     pub store: Arc<dyn Store>,
     pub queue: Arc<dyn Queue>,
     pub intake: Arc<IntakeStage>,
-    pub send: Arc<SendStage>,
-    /// The primary classifier's name (`local:…`, `llm:…`).
+    pub send: Option<Arc<SendStage>>,
+    /// The primary classifier's name (`local:…`, `llm:…`), when this process classifies.
     pub classifier: String,
     shutdown: CancellationToken,
     tasks: JoinSet<anyhow::Result<()>>,
@@ -138,72 +188,67 @@ pub struct Redrive {
 }
 
 impl Pipeline {
-    /// Applies configured channels and subscribers, re-drives unfinished work and starts
-    /// every stage.
+    /// Every role in one process (the embedded mode, tests, the demo).
     pub async fn start(parts: Parts, classifiers: Classifiers) -> anyhow::Result<(Self, Redrive)> {
-        let Classifiers { primary, fallback } = classifiers;
+        Self::start_roles(parts, &Role::ALL, Some(classifiers)).await
+    }
+
+    /// Applies configured channels and subscribers, re-drives unfinished work and starts the
+    /// stages of `roles`. `classifiers` is needed when `roles` has the classifier.
+    pub async fn start_roles(
+        parts: Parts,
+        roles: &[Role],
+        classifiers: Option<Classifiers>,
+    ) -> anyhow::Result<(Self, Redrive)> {
         let Parts {
             settings,
             store,
             queue,
+            redis,
         } = parts;
-        for ch in &settings.channels {
-            store
-                .upsert_channel(
-                    &ChannelSpec {
-                        handle: ch.handle.clone(),
-                        title: ch.title.clone(),
-                        enabled: ch.enabled,
-                        include: ch.include.clone(),
-                        exclude: ch.exclude.clone(),
-                    },
-                    Utc::now(),
-                )
-                .await
-                .with_context(|| format!("storing channel {}", ch.handle))?;
+        let has = |r: Role| roles.contains(&r);
+        if has(Role::Parser) || has(Role::Dispatcher) {
+            for ch in &settings.channels {
+                store
+                    .upsert_channel(
+                        &ChannelSpec {
+                            handle: ch.handle.clone(),
+                            title: ch.title.clone(),
+                            enabled: ch.enabled,
+                            include: ch.include.clone(),
+                            exclude: ch.exclude.clone(),
+                        },
+                        Utc::now(),
+                    )
+                    .await
+                    .with_context(|| format!("storing channel {}", ch.handle))?;
+            }
         }
-        if let Some(path) = &settings.subscribers_file {
+        if has(Role::Dispatcher)
+            && let Some(path) = &settings.subscribers_file
+        {
             let n = crate::subscribers::load_file(store.as_ref(), path).await?;
             tracing::info!(subscribers = n, file = %path.display(), "subscribers loaded");
         }
 
         let shutdown = CancellationToken::new();
-        let classifier = primary.name().to_owned();
         let intake = Arc::new(IntakeStage::new(store.clone(), queue.clone()));
-        let classify = Arc::new(ClassifyStage::new(
-            store.clone(),
-            queue.clone(),
-            primary,
-            fallback,
-            ClassifyStageConfig {
-                concurrency: settings.classifier.concurrency,
-                fallback_after: settings.classifier.fallback_after,
-                retry_base: Duration::from_millis(settings.classifier.retry_base_ms.max(1)),
-                retry_max: Duration::from_secs(settings.classifier.retry_max_secs.max(1)),
-            },
-        ));
-        let fanout = Arc::new(FanoutStage::new(
-            store.clone(),
-            queue.clone(),
-            settings.routes(),
-        ));
-        let send = Arc::new(
-            SendStage::new(
-                store.clone(),
-                queue.clone(),
-                &settings.bots,
-                SendStageConfig {
-                    api_url: settings.api_url.clone(),
-                    limits: settings.limits,
-                    max_in_flight: settings.max_in_flight,
-                    request_timeout: settings.request_timeout,
-                    ..SendStageConfig::default()
-                },
-            )
-            .context("starting the send stage")?,
-        );
+        let mut tasks = JoinSet::new();
+        let mut classifier = String::new();
 
-        let redrive = redrive(store.as_ref(), queue.as_ref()).await?;
+        // Re-drive before any consumer starts. One process owns everything in the embedded
+        // mode: all unfinished work is re-published, including sends that were in flight.
+        // With a broker, messages survive a crash; a dispatcher re-publishes what may have
+        // been committed but not published (consumers are idempotent), and abandoned sends
+        // are taken over after their lease by the scheduler.
+        let embedded = is_embedded(&settings);
+        let redrive = if embedded {
+            redrive(store.as_ref(), queue.as_ref(), Some(Utc::now())).await?
+        } else if has(Role::Dispatcher) {
+            redrive(store.as_ref(), queue.as_ref(), None).await?
+        } else {
+            Redrive::default()
+        };
         if redrive.interrupted > 0 {
             tracing::warn!(
                 deliveries = redrive.interrupted,
@@ -211,17 +256,75 @@ impl Pipeline {
             );
         }
 
-        let mut tasks = JoinSet::new();
-        let s = shutdown.clone();
-        tasks.spawn(async move { classify.run(s).await.map_err(anyhow::Error::from) });
-        let s = shutdown.clone();
-        tasks.spawn(async move { fanout.run(s).await.map_err(anyhow::Error::from) });
-        let s = shutdown.clone();
-        let sender = send.clone();
-        tasks.spawn(async move { sender.run(s).await.map_err(anyhow::Error::from) });
-        let s = shutdown.clone();
-        let (st, q, tick) = (store.clone(), queue.clone(), settings.scheduler_tick);
-        tasks.spawn(async move { scheduler(st, q, tick, s).await });
+        if has(Role::Classifier) {
+            let Classifiers { primary, fallback } =
+                classifiers.context("the classifier role needs classifiers")?;
+            classifier = primary.name().to_owned();
+            let classify = Arc::new(ClassifyStage::new(
+                store.clone(),
+                queue.clone(),
+                primary,
+                fallback,
+                ClassifyStageConfig {
+                    concurrency: settings.classifier.concurrency,
+                    fallback_after: settings.classifier.fallback_after,
+                    retry_base: Duration::from_millis(settings.classifier.retry_base_ms.max(1)),
+                    retry_max: Duration::from_secs(settings.classifier.retry_max_secs.max(1)),
+                },
+            ));
+            let s = shutdown.clone();
+            tasks.spawn(async move { classify.run(s).await.map_err(anyhow::Error::from) });
+        }
+        if has(Role::Dispatcher) {
+            let fanout = Arc::new(FanoutStage::new(
+                store.clone(),
+                queue.clone(),
+                settings.routes(),
+            ));
+            let s = shutdown.clone();
+            tasks.spawn(async move { fanout.run(s).await.map_err(anyhow::Error::from) });
+            let s = shutdown.clone();
+            let (st, q) = (store.clone(), queue.clone());
+            let (tick, lease) = (settings.scheduler_tick, (!embedded).then_some(settings.lease));
+            tasks.spawn(async move { scheduler(st, q, tick, lease, s).await });
+        }
+        let mut send = None;
+        if has(Role::Sender) {
+            let config = SendStageConfig {
+                api_url: settings.api_url.clone(),
+                limits: settings.limits,
+                max_in_flight: settings.max_in_flight,
+                request_timeout: settings.request_timeout,
+                ..SendStageConfig::default()
+            };
+            let stage = match (&redis, &settings.redis) {
+                (Some(conn), Some(section)) => {
+                    let (conn, limits, prefix) =
+                        (conn.clone(), settings.limits, section.key_prefix.clone());
+                    SendStage::with_limiters(
+                        store.clone(),
+                        queue.clone(),
+                        &settings.bots,
+                        config,
+                        &move |bot_id| {
+                            Arc::new(jobwire_deliver::RedisLimiter::new(
+                                conn.clone(),
+                                bot_id,
+                                limits,
+                                &prefix,
+                            )) as Arc<dyn jobwire_deliver::Limiter>
+                        },
+                    )
+                }
+                _ => SendStage::new(store.clone(), queue.clone(), &settings.bots, config),
+            }
+            .context("starting the send stage")?;
+            let stage = Arc::new(stage);
+            let s = shutdown.clone();
+            let sender = stage.clone();
+            tasks.spawn(async move { sender.run(s).await.map_err(anyhow::Error::from) });
+            send = Some(stage);
+        }
 
         Ok((
             Self {
@@ -237,8 +340,14 @@ impl Pipeline {
         ))
     }
 
-    pub fn counters(&self) -> &SendCounters {
-        &self.send.counters
+    /// Counters of this process's send stage (zero when it has none).
+    pub fn counters(&self) -> Option<&SendCounters> {
+        self.send.as_ref().map(|s| &s.counters)
+    }
+
+    /// A token cancelled when the pipeline shuts down.
+    pub fn shutdown_token(&self) -> CancellationToken {
+        self.shutdown.clone()
     }
 
     /// Waits until every post and delivery is settled (held ones count as settled), or
@@ -272,6 +381,16 @@ impl Pipeline {
         }
     }
 
+    /// Resolves when a stage ends on its own (an error, or its queue closed).
+    pub async fn stage_ended(&mut self) -> anyhow::Result<()> {
+        match self.tasks.join_next().await {
+            None => std::future::pending().await,
+            Some(Ok(Ok(()))) => Ok(()),
+            Some(Ok(Err(e))) => Err(e),
+            Some(Err(e)) => Err(anyhow::anyhow!("a stage panicked: {e}")),
+        }
+    }
+
     /// Stops taking work, lets the stages finish what they hold, and returns.
     pub async fn shutdown(mut self) -> anyhow::Result<()> {
         self.shutdown.cancel();
@@ -286,16 +405,20 @@ impl Pipeline {
     }
 }
 
-/// Publishes everything the database says is between stages. Called once at start-up,
-/// before the stages consume, so nothing is published twice by this process.
-pub async fn redrive(store: &dyn Store, queue: &dyn Queue) -> anyhow::Result<Redrive> {
-    let mut r = Redrive {
-        interrupted: store
-            .recover_interrupted_deliveries(Utc::now(), Utc::now())
+/// Publishes everything the database says is between stages. With `interrupted_before`,
+/// deliveries left `sending` before then are re-sent too (a single process at start-up).
+pub async fn redrive(
+    store: &dyn Store,
+    queue: &dyn Queue,
+    interrupted_before: Option<chrono::DateTime<Utc>>,
+) -> anyhow::Result<Redrive> {
+    let mut r = Redrive::default();
+    if let Some(before) = interrupted_before {
+        r.interrupted = store
+            .recover_interrupted_deliveries(before, Utc::now())
             .await?
-            .len(),
-        ..Redrive::default()
-    };
+            .len();
+    }
     for id in store.posts_in_status(PostStatus::Queued, u32::MAX).await? {
         jobwire_queue::publish(queue, &PostReady::new(id)).await?;
         r.posts += 1;
@@ -315,11 +438,13 @@ pub async fn redrive(store: &dyn Store, queue: &dyn Queue) -> anyhow::Result<Red
 }
 
 /// Moves held deliveries (quiet hours over, retry due) and waiting posts (classifier retry
-/// due) back onto their queues.
+/// due) back onto their queues; with a `lease`, also takes over deliveries that a dead sender
+/// left `sending` for longer than the lease.
 async fn scheduler(
     store: Arc<dyn Store>,
     queue: Arc<dyn Queue>,
     tick: Duration,
+    lease: Option<Duration>,
     shutdown: CancellationToken,
 ) -> anyhow::Result<()> {
     let mut interval = tokio::time::interval(tick);
@@ -337,11 +462,137 @@ async fn scheduler(
             for id in store.release_waiting_posts(now, 10_000).await? {
                 jobwire_queue::publish(queue.as_ref(), &PostReady::new(id)).await?;
             }
+            if let Some(lease) = lease {
+                let stale = now - chrono::Duration::from_std(lease).unwrap_or_default();
+                let taken = store.recover_interrupted_deliveries(stale, now).await?;
+                if !taken.is_empty() {
+                    tracing::warn!(deliveries = taken.len(), "taking over deliveries abandoned by a sender");
+                }
+                for id in taken {
+                    jobwire_queue::publish(queue.as_ref(), &DeliveryReady::new(id)).await?;
+                }
+            }
             Ok(())
         }
         .await;
         if let Err(e) = result {
             tracing::warn!(error = %e, "scheduler tick failed; trying again next tick");
+        }
+    }
+}
+
+/// Connects to the database, the queue and (when configured) Redis, retrying each with
+/// backoff until it answers: a role started while a service is down says which one and where,
+/// reports not-ready on `/readyz`, and starts as soon as it is back. `None` if `shutdown` came
+/// first.
+pub async fn connect_with_retry(
+    settings: &Settings,
+    health: &crate::server::Health,
+    shutdown: &CancellationToken,
+) -> Option<Parts> {
+    let store = retry(health, "database", &settings.database_url, shutdown, || async {
+        open_store(settings).await
+    })
+    .await?;
+    let queue = retry(health, "queue", &settings.queue_url, shutdown, || async {
+        open_queue(settings).await
+    })
+    .await?;
+    let redis = match &settings.redis {
+        Some(section) => Some(
+            retry(health, "redis", &section.url, shutdown, || async {
+                let client = redis::Client::open(section.url.as_str())
+                    .with_context(|| format!("redis.url: {}", crate::config::redact_url(&section.url)))?;
+                let mut conn = tokio::time::timeout(
+                    Duration::from_secs(10),
+                    redis::aio::ConnectionManager::new(client),
+                )
+                .await
+                .context("redis: connect timed out")??;
+                let _: String = redis::cmd("PING").query_async(&mut conn).await?;
+                Ok(conn)
+            })
+            .await?,
+        ),
+        None => None,
+    };
+    Some(Parts {
+        settings: settings.clone(),
+        store,
+        queue,
+        redis,
+    })
+}
+
+async fn retry<T, F, Fut>(
+    health: &crate::server::Health,
+    component: &'static str,
+    url: &str,
+    shutdown: &CancellationToken,
+    mut attempt: F,
+) -> Option<T>
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = anyhow::Result<T>>,
+{
+    let mut wait = Duration::from_millis(500);
+    loop {
+        match attempt().await {
+            Ok(v) => {
+                health.set(component, Ok(()));
+                return Some(v);
+            }
+            Err(e) => {
+                let message = format!("{:#}", e).replace('\n', " ");
+                tracing::warn!(
+                    component,
+                    url = %crate::config::redact_url(url),
+                    error = %message,
+                    retry_in_ms = wait.as_millis() as u64,
+                    "not reachable; retrying"
+                );
+                health.set(component, Err(message));
+            }
+        }
+        tokio::select! {
+            _ = shutdown.cancelled() => return None,
+            _ = tokio::time::sleep(wait) => {}
+        }
+        wait = (wait * 2).min(Duration::from_secs(30));
+    }
+}
+
+/// Keeps `/readyz` and the queue-depth gauges current while the process runs.
+pub async fn watch_dependencies(
+    parts: Parts,
+    health: Arc<crate::server::Health>,
+    shutdown: CancellationToken,
+) {
+    let mut interval = tokio::time::interval(Duration::from_secs(2));
+    loop {
+        tokio::select! {
+            _ = shutdown.cancelled() => return,
+            _ = interval.tick() => {}
+        }
+        health.set(
+            "database",
+            parts.store.ping().await.map_err(|e| e.to_string()),
+        );
+        let mut queue_ok = true;
+        for topic in jobwire_queue::Topic::ALL {
+            match parts.queue.depth(topic).await {
+                Some(n) => metrics::gauge!("jobwire_queue_depth", "topic" => topic.name()).set(n as f64),
+                None => queue_ok = false,
+            }
+        }
+        health.set(
+            "queue",
+            if queue_ok { Ok(()) } else { Err("queue depth unavailable".to_owned()) },
+        );
+        if let Some(conn) = &parts.redis {
+            let mut conn = conn.clone();
+            let pong: Result<String, _> = redis::cmd("PING").query_async(&mut conn).await;
+            health.set("redis", pong.map(|_| ()).map_err(|e| e.to_string()));
         }
     }
 }

@@ -183,13 +183,14 @@ pub async fn start_pipeline(
     settings: &Settings,
 ) -> anyhow::Result<(crate::pipeline::Pipeline, std::sync::Arc<dyn Store>)> {
     let store = crate::pipeline::open_store(settings).await?;
-    let queue = crate::pipeline::open_queue(settings)?;
+    let queue = crate::pipeline::open_queue(settings).await?;
     let classifiers = crate::pipeline::classifiers(settings)?;
     let (p, _) = crate::pipeline::Pipeline::start(
         crate::pipeline::Parts {
             settings: settings.clone(),
             store: store.clone(),
             queue,
+            redis: None,
         },
         classifiers,
     )

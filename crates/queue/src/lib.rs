@@ -11,14 +11,18 @@
 //! wire types of [`wire`]; which implementation runs is decided once, at start-up, from the
 //! configured URL (`memory://` here; `amqp://` in the distributed mode).
 
+mod amqp;
 mod memory;
+mod topology;
 pub mod wire;
 
 use std::fmt;
+use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
 
+pub use amqp::{AmqpConfig, AmqpQueue};
 pub use memory::MemoryQueue;
 
 /// The queues between the stages, in pipeline order.
@@ -150,4 +154,35 @@ impl Received {
 pub async fn publish<T: wire::WireMessage>(queue: &dyn Queue, msg: &T) -> Result<(), QueueError> {
     let payload = serde_json::to_vec(msg).map_err(|e| QueueError::Backend(e.to_string()))?;
     queue.publish(T::TOPIC, payload).await
+}
+
+/// Opens the queue a URL names: `memory://` (in-process, [`MemoryQueue`]) or
+/// `amqp://…` / `amqps://…` (RabbitMQ, [`AmqpQueue`] with the defaults of [`AmqpConfig::new`]).
+pub async fn open(url: &str) -> Result<Arc<dyn Queue>, QueueError> {
+    let scheme = url.split_once("://").map(|(s, _)| s.to_ascii_lowercase());
+    match scheme.as_deref() {
+        Some("memory") => Ok(Arc::new(MemoryQueue::new())),
+        Some("amqp" | "amqps") => Ok(Arc::new(AmqpQueue::connect(AmqpConfig::new(url)).await?)),
+        _ => Err(QueueError::Backend(format!(
+            "unsupported queue URL {:?}: expected memory:// or amqp(s)://",
+            AmqpConfig::new(url).redacted_url()
+        ))),
+    }
+}
+
+/// How many times a message is handed out before a consumer that keeps failing on it gives
+/// up and dead-letters it.
+pub const MAX_ATTEMPTS: u32 = 8;
+
+/// Settles a message whose handling failed: retried later with a growing delay (1 s, 2 s,
+/// 4 s, … up to a minute), and dead-lettered with `reason` after [`MAX_ATTEMPTS`], so a
+/// poison message does not hold up the others.
+pub async fn retry_or_dead_letter(msg: Received, reason: &str) {
+    if msg.attempt + 1 >= MAX_ATTEMPTS {
+        let reason = format!("gave up after {} attempts: {reason}", msg.attempt + 1);
+        msg.reject(reason).await
+    } else {
+        let delay = Duration::from_secs(1u64 << msg.attempt.min(6));
+        msg.retry_later(delay).await
+    }
 }

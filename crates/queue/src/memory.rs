@@ -41,7 +41,9 @@ impl MemoryQueue {
     }
 
     fn channel(&self, topic: Topic) -> Result<&Channel, QueueError> {
-        self.channels.get(&topic).ok_or(QueueError::Closed { topic })
+        self.channels
+            .get(&topic)
+            .ok_or(QueueError::Closed { topic })
     }
 
     /// Closes every topic: subscriptions drain what is queued, then end.
@@ -149,7 +151,9 @@ mod tests {
         let mut a = q.subscribe(Topic::Classify).await.expect("subscribe");
         let mut b = q.subscribe(Topic::Classify).await.expect("subscribe");
         for id in 0..4 {
-            crate::publish(&q, &PostReady::new(id)).await.expect("publish");
+            crate::publish(&q, &PostReady::new(id))
+                .await
+                .expect("publish");
         }
         let mut seen = Vec::new();
         for _ in 0..2 {

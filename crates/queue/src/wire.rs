@@ -38,17 +38,26 @@ pub struct DeliveryReady {
 
 impl PostReady {
     pub fn new(post_id: i64) -> Self {
-        Self { v: WIRE_VERSION, post_id }
+        Self {
+            v: WIRE_VERSION,
+            post_id,
+        }
     }
 }
 impl JobReady {
     pub fn new(post_id: i64) -> Self {
-        Self { v: WIRE_VERSION, post_id }
+        Self {
+            v: WIRE_VERSION,
+            post_id,
+        }
     }
 }
 impl DeliveryReady {
     pub fn new(delivery_id: i64) -> Self {
-        Self { v: WIRE_VERSION, delivery_id }
+        Self {
+            v: WIRE_VERSION,
+            delivery_id,
+        }
     }
 }
 

@@ -56,6 +56,9 @@ pub async fn open(url: &str) -> Result<Arc<dyn Store>> {
 /// Everything the pipeline stores. Implementations must be safe to share between tasks.
 #[async_trait]
 pub trait Store: Send + Sync + std::fmt::Debug {
+    /// A round trip to the database (readiness checks).
+    async fn ping(&self) -> Result<()>;
+
     // ---- channels ----
     /// Creates the channel or updates its title, rules and enabled flag.
     async fn upsert_channel(&self, spec: &ChannelSpec, now: DateTime<Utc>) -> Result<ChannelRow>;

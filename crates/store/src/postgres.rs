@@ -387,6 +387,11 @@ fn mark(
 
 #[async_trait]
 impl Store for PostgresStore {
+    async fn ping(&self) -> Result<()> {
+        sqlx::query("SELECT 1").execute(&self.pool).await?;
+        Ok(())
+    }
+
     async fn upsert_channel(&self, spec: &ChannelSpec, now: DateTime<Utc>) -> Result<ChannelRow> {
         let row = sqlx::query(
             "INSERT INTO channels (handle, title, enabled, include_terms, exclude_terms, created_at)

@@ -128,6 +128,11 @@ impl SqliteStore {
 
 #[async_trait]
 impl Store for SqliteStore {
+    async fn ping(&self) -> Result<()> {
+        sqlx::query("SELECT 1").execute(&self.read).await?;
+        Ok(())
+    }
+
     async fn upsert_channel(&self, spec: &ChannelSpec, now: DateTime<Utc>) -> Result<ChannelRow> {
         let row = sqlx::query(
             "INSERT INTO channels (handle, title, enabled, include_terms, exclude_terms, created_at)

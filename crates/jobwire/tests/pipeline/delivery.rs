@@ -52,6 +52,7 @@ async fn on_429_the_bot_waits_retry_after_and_resends_everything_once() {
     let counts = running.wait_settled(Duration::from_secs(60)).await.unwrap();
     let rate_limited = running
         .counters()
+        .unwrap()
         .rate_limited
         .load(std::sync::atomic::Ordering::Relaxed);
     running.shutdown().await.unwrap();
