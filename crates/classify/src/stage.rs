@@ -16,6 +16,7 @@ use jobwire_store::{ClassificationRecord, PostStatus, Store, StoreError};
 use tokio::sync::Semaphore;
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
+use tracing::Instrument;
 
 use crate::{Classified, Classifier, ClassifyError, ClassifyInput};
 
@@ -130,7 +131,8 @@ impl ClassifyStage {
             Ok(r) => r,
             Err(e) => return msg.reject(e.to_string()).await,
         };
-        match self.classify_post(ready.post_id).await {
+        let span = tracing::info_span!("classify", post = ready.post_id);
+        match self.classify_post(ready.post_id).instrument(span).await {
             Ok(_) => msg.ack().await,
             Err(e) => {
                 tracing::warn!(post = ready.post_id, error = %e, "classify stage error; message retried");

@@ -16,6 +16,7 @@ use teloxide::{ApiError, RequestError};
 use tokio::sync::Semaphore;
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
+use tracing::Instrument;
 
 use crate::limits::{BotLimiter, Limiter, RateLimitConfig};
 use crate::recorder::Recorder;
@@ -218,7 +219,13 @@ impl SendStage {
             Ok(r) => r,
             Err(e) => return msg.reject(e.to_string()).await,
         };
-        match self.deliver(ready.delivery_id).await {
+        let span = tracing::info_span!(
+            "deliver",
+            delivery = ready.delivery_id,
+            post = tracing::field::Empty,
+            chat = tracing::field::Empty
+        );
+        match self.deliver(ready.delivery_id).instrument(span).await {
             Ok(Outcome::Done | Outcome::Skipped) => msg.ack().await,
             Err(e) => {
                 // The row is still `pending` (or `sending`): try the message again later.
@@ -290,8 +297,9 @@ impl SendStage {
         if !self.record(DeliveryUpdate::Claim { id }).await? {
             return Ok(Outcome::Skipped);
         }
-        let span = tracing::debug_span!("deliver", delivery = id, post = row.post_id, chat);
-        let _enter = span.enter();
+        let span = tracing::Span::current();
+        span.record("post", row.post_id);
+        span.record("chat", chat);
         for (i, part) in parts.iter().enumerate().skip(row.parts_sent as usize) {
             if i > row.parts_sent as usize {
                 sender.limiter.acquire(chat).await;
@@ -332,7 +340,8 @@ impl SendStage {
                     }
                     Err(RequestError::Api(e)) if is_blocked(&e) => {
                         self.counters.blocked.fetch_add(1, Ordering::Relaxed);
-                        metrics::counter!("jobwire_deliveries_total", "outcome" => "blocked").increment(1);
+                        metrics::counter!("jobwire_deliveries_total", "outcome" => "blocked")
+                            .increment(1);
                         tracing::info!(chat, "subscriber blocked the bot; stop sending to them");
                         self.record(DeliveryUpdate::Blocked {
                             id,
@@ -343,7 +352,8 @@ impl SendStage {
                     }
                     Err(e @ (RequestError::Api(_) | RequestError::MigrateToChatId(_))) => {
                         self.counters.failed.fetch_add(1, Ordering::Relaxed);
-                        metrics::counter!("jobwire_deliveries_total", "outcome" => "failed").increment(1);
+                        metrics::counter!("jobwire_deliveries_total", "outcome" => "failed")
+                            .increment(1);
                         tracing::error!(error = %e, "Telegram refused the message");
                         self.record(DeliveryUpdate::Failed {
                             id,
@@ -363,7 +373,8 @@ impl SendStage {
                             .await?;
                         } else {
                             self.counters.retried.fetch_add(1, Ordering::Relaxed);
-                            metrics::counter!("jobwire_deliveries_total", "outcome" => "retried").increment(1);
+                            metrics::counter!("jobwire_deliveries_total", "outcome" => "retried")
+                                .increment(1);
                             let backoff = Duration::from_secs(2u64.pow(row.attempts.min(8)));
                             let at = Utc::now()
                                 + chrono::Duration::from_std(backoff).unwrap_or_default();

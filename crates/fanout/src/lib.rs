@@ -25,6 +25,7 @@ use jobwire_queue::{Queue, QueueError, Received, Topic};
 use jobwire_store::{NewDelivery, PostStatus, Store, StoreError, SubscriberRow};
 use tokio::sync::RwLock;
 use tokio_util::sync::CancellationToken;
+use tracing::Instrument;
 
 /// Which bot delivers a category, and how the category is shown.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -100,7 +101,8 @@ impl FanoutStage {
             Ok(j) => j,
             Err(e) => return msg.reject(e.to_string()).await,
         };
-        match self.fan_out(job.post_id, Utc::now()).await {
+        let span = tracing::info_span!("fanout", post = job.post_id);
+        match self.fan_out(job.post_id, Utc::now()).instrument(span).await {
             Ok(_) => msg.ack().await,
             Err(e) => {
                 tracing::warn!(post = job.post_id, error = %e, "fan-out failed; will retry");

@@ -120,15 +120,19 @@ fn default_db_url() -> String {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct QueueSection {
-    /// `memory://` (embedded).
+    /// `memory://` (embedded) or `amqp://user:password@host:5672/vhost` (RabbitMQ).
     #[serde(default = "default_queue_url")]
     pub url: String,
+    /// Prefix of every queue and exchange name (several deployments on one broker).
+    #[serde(default)]
+    pub prefix: String,
 }
 
 impl Default for QueueSection {
     fn default() -> Self {
         Self {
             url: default_queue_url(),
+            prefix: String::new(),
         }
     }
 }
@@ -430,6 +434,7 @@ impl std::fmt::Debug for LlmSettings {
 pub struct Settings {
     pub database_url: String,
     pub queue_url: String,
+    pub queue_prefix: String,
     pub api_url: url::Url,
     pub limits: RateLimitConfig,
     pub request_timeout: Duration,
@@ -610,17 +615,26 @@ impl Config {
         }
 
         let db = &self.database.url;
-        if !(db.starts_with("sqlite:") || db.starts_with("postgres://") || db.starts_with("postgresql://")) {
+        if !(db.starts_with("sqlite:")
+            || db.starts_with("postgres://")
+            || db.starts_with("postgresql://"))
+        {
             return Err(invalid(
                 "database.url",
-                format!("{:?} is not supported (use sqlite://PATH or postgres://…)", redact_url(db)),
+                format!(
+                    "{:?} is not supported (use sqlite://PATH or postgres://…)",
+                    redact_url(db)
+                ),
             ));
         }
         let q = &self.queue.url;
         if !(q == "memory://" || q.starts_with("amqp://") || q.starts_with("amqps://")) {
             return Err(invalid(
                 "queue.url",
-                format!("{:?} is not supported (use memory:// or amqp://…)", redact_url(q)),
+                format!(
+                    "{:?} is not supported (use memory:// or amqp://…)",
+                    redact_url(q)
+                ),
             ));
         }
         if q == "memory://" && !db.starts_with("sqlite:") {
@@ -629,7 +643,10 @@ impl Config {
         if let Some(r) = &self.redis
             && !(r.url.starts_with("redis://") || r.url.starts_with("rediss://"))
         {
-            return Err(invalid("redis.url", format!("{:?} is not a redis:// URL", redact_url(&r.url))));
+            return Err(invalid(
+                "redis.url",
+                format!("{:?} is not a redis:// URL", redact_url(&r.url)),
+            ));
         }
         let t = &self.telegram;
         for (key, v) in [
@@ -667,6 +684,7 @@ impl Config {
         Ok(Settings {
             database_url: self.database.url.clone(),
             queue_url: self.queue.url.clone(),
+            queue_prefix: self.queue.prefix.clone(),
             api_url: t.api_url.clone(),
             limits: RateLimitConfig {
                 global_per_sec: t.global_per_sec,

@@ -20,10 +20,17 @@ fn main() -> ExitCode {
     );
     let filter = EnvFilter::try_from_env("RUST_LOG")
         .unwrap_or_else(|_| EnvFilter::new(if quiet { "warn" } else { "info" }));
-    tracing_subscriber::fmt()
+    // JOBWIRE_LOG_FORMAT=json: one JSON object per line, with the span fields (post,
+    // delivery, chat) that let one vacancy be followed through every stage.
+    let json = std::env::var("JOBWIRE_LOG_FORMAT").is_ok_and(|f| f.eq_ignore_ascii_case("json"));
+    let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
-        .with_writer(std::io::stderr)
-        .init();
+        .with_writer(std::io::stderr);
+    if json {
+        builder.json().with_current_span(true).init();
+    } else {
+        builder.init();
+    }
     if rustls::crypto::ring::default_provider()
         .install_default()
         .is_err()
@@ -240,11 +247,14 @@ async fn run_pipeline(
         return Ok(());
     };
     tracing::info!(?roles, classifier = ?classifiers, "starting");
-    let (mut running, redrive) =
-        Pipeline::start_roles(parts.clone(), &roles, classifiers).await?;
+    let (mut running, redrive) = Pipeline::start_roles(parts.clone(), &roles, classifiers).await?;
     tracing::info!(?redrive, "re-drove unfinished work");
     health.set("pipeline", Ok(()));
-    tokio::spawn(pipeline::watch_dependencies(parts, health.clone(), shutdown.clone()));
+    tokio::spawn(pipeline::watch_dependencies(
+        parts,
+        health.clone(),
+        shutdown.clone(),
+    ));
     if let Some(path) = replay {
         let mut source = jobwire_intake::JsonlSource::open(path, chrono::Utc::now())
             .await

@@ -15,8 +15,8 @@ use jobwire_deliver::stage::SendCounters;
 use jobwire_deliver::{SendStage, SendStageConfig};
 use jobwire_fanout::FanoutStage;
 use jobwire_intake::stage::IntakeStage;
-use jobwire_queue::wire::{DeliveryReady, JobReady, PostReady};
 use jobwire_queue::Queue;
+use jobwire_queue::wire::{DeliveryReady, JobReady, PostReady};
 use jobwire_store::{ChannelSpec, DeliveryStatus, PipelineCounts, PostStatus, Store};
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
@@ -28,12 +28,14 @@ pub const SHIPPED_TRAINING_DATA: &str = include_str!("../../../data/dev.jsonl");
 
 /// Opens the configured store (`sqlite://` or `postgres://`).
 pub async fn open_store(settings: &Settings) -> anyhow::Result<Arc<dyn Store>> {
-    jobwire_store::open(&settings.database_url).await.with_context(|| {
-        format!(
-            "database.url: cannot open {}",
-            crate::config::redact_url(&settings.database_url)
-        )
-    })
+    jobwire_store::open(&settings.database_url)
+        .await
+        .with_context(|| {
+            format!(
+                "database.url: cannot open {}",
+                crate::config::redact_url(&settings.database_url)
+            )
+        })
 }
 
 /// Opens the configured queue (`memory://` or `amqp://`).
@@ -44,17 +46,25 @@ pub async fn open_queue(settings: &Settings) -> anyhow::Result<Arc<dyn Queue>> {
         // rate limiter, so a small prefetch would let one busy bot hold up the others.
         let mut config = jobwire_queue::AmqpConfig::new(url.clone());
         config.prefetch = u16::try_from(settings.max_in_flight).unwrap_or(u16::MAX);
-        let queue = jobwire_queue::AmqpQueue::connect(config).await.with_context(|| {
-            format!("queue.url: cannot connect to {}", crate::config::redact_url(url))
-        })?;
+        config.queue_prefix = settings.queue_prefix.clone();
+        let queue = jobwire_queue::AmqpQueue::connect(config)
+            .await
+            .with_context(|| {
+                format!(
+                    "queue.url: cannot connect to {}",
+                    crate::config::redact_url(url)
+                )
+            })?;
         return Ok(Arc::new(queue));
     }
-    jobwire_queue::open(&settings.queue_url).await.with_context(|| {
-        format!(
-            "queue.url: cannot connect to {}",
-            crate::config::redact_url(&settings.queue_url)
-        )
-    })
+    jobwire_queue::open(&settings.queue_url)
+        .await
+        .with_context(|| {
+            format!(
+                "queue.url: cannot connect to {}",
+                crate::config::redact_url(&settings.queue_url)
+            )
+        })
 }
 
 /// Whether the stages of this deployment share an in-process queue (one process runs
@@ -285,7 +295,10 @@ impl Pipeline {
             tasks.spawn(async move { fanout.run(s).await.map_err(anyhow::Error::from) });
             let s = shutdown.clone();
             let (st, q) = (store.clone(), queue.clone());
-            let (tick, lease) = (settings.scheduler_tick, (!embedded).then_some(settings.lease));
+            let (tick, lease) = (
+                settings.scheduler_tick,
+                (!embedded).then_some(settings.lease),
+            );
             tasks.spawn(async move { scheduler(st, q, tick, lease, s).await });
         }
         let mut send = None;
@@ -466,7 +479,10 @@ async fn scheduler(
                 let stale = now - chrono::Duration::from_std(lease).unwrap_or_default();
                 let taken = store.recover_interrupted_deliveries(stale, now).await?;
                 if !taken.is_empty() {
-                    tracing::warn!(deliveries = taken.len(), "taking over deliveries abandoned by a sender");
+                    tracing::warn!(
+                        deliveries = taken.len(),
+                        "taking over deliveries abandoned by a sender"
+                    );
                 }
                 for id in taken {
                     jobwire_queue::publish(queue.as_ref(), &DeliveryReady::new(id)).await?;
@@ -490,9 +506,13 @@ pub async fn connect_with_retry(
     health: &crate::server::Health,
     shutdown: &CancellationToken,
 ) -> Option<Parts> {
-    let store = retry(health, "database", &settings.database_url, shutdown, || async {
-        open_store(settings).await
-    })
+    let store = retry(
+        health,
+        "database",
+        &settings.database_url,
+        shutdown,
+        || async { open_store(settings).await },
+    )
     .await?;
     let queue = retry(health, "queue", &settings.queue_url, shutdown, || async {
         open_queue(settings).await
@@ -501,8 +521,9 @@ pub async fn connect_with_retry(
     let redis = match &settings.redis {
         Some(section) => Some(
             retry(health, "redis", &section.url, shutdown, || async {
-                let client = redis::Client::open(section.url.as_str())
-                    .with_context(|| format!("redis.url: {}", crate::config::redact_url(&section.url)))?;
+                let client = redis::Client::open(section.url.as_str()).with_context(|| {
+                    format!("redis.url: {}", crate::config::redact_url(&section.url))
+                })?;
                 let mut conn = tokio::time::timeout(
                     Duration::from_secs(10),
                     redis::aio::ConnectionManager::new(client),
@@ -581,13 +602,19 @@ pub async fn watch_dependencies(
         let mut queue_ok = true;
         for topic in jobwire_queue::Topic::ALL {
             match parts.queue.depth(topic).await {
-                Some(n) => metrics::gauge!("jobwire_queue_depth", "topic" => topic.name()).set(n as f64),
+                Some(n) => {
+                    metrics::gauge!("jobwire_queue_depth", "topic" => topic.name()).set(n as f64)
+                }
                 None => queue_ok = false,
             }
         }
         health.set(
             "queue",
-            if queue_ok { Ok(()) } else { Err("queue depth unavailable".to_owned()) },
+            if queue_ok {
+                Ok(())
+            } else {
+                Err("queue depth unavailable".to_owned())
+            },
         );
         if let Some(conn) = &parts.redis {
             let mut conn = conn.clone();

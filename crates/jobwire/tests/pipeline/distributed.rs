@@ -1,0 +1,442 @@
+//! The distributed mode: each role a separate `jobwire run --role …` process, over the
+//! machine's real PostgreSQL, RabbitMQ and Redis, against the fake Telegram and fake LLM.
+//! Compiled in when `JOBWIRE_TEST_{POSTGRES,AMQP,REDIS}_URL` are all set (see build.rs).
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use jobwire::testbed::{Bed, bot_token, seed_job};
+use jobwire_store::{PostgresStore, Store};
+use sqlx::Connection;
+
+use crate::e2e;
+use crate::support::*;
+
+fn env(name: &str) -> String {
+    std::env::var(name).unwrap_or_else(|_| panic!("{name} must be set for the distributed tests"))
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// A fresh PostgreSQL database, dropped when the value is dropped... explicitly, by `drop_db`.
+struct Db {
+    base: String,
+    name: String,
+    url: String,
+}
+
+async fn fresh_db() -> Db {
+    let base = env("JOBWIRE_TEST_POSTGRES_URL");
+    let name = format!("jobwire_dist_{}", rand_suffix());
+    let mut conn = sqlx::PgConnection::connect(&base).await.unwrap();
+    sqlx::query(sqlx::AssertSqlSafe(format!("CREATE DATABASE {name}")))
+        .execute(&mut conn)
+        .await
+        .unwrap();
+    let mut url = url::Url::parse(&base).unwrap();
+    url.set_path(&format!("/{name}"));
+    Db {
+        base,
+        name,
+        url: url.to_string(),
+    }
+}
+
+async fn drop_db(db: &Db) {
+    if let Ok(mut conn) = sqlx::PgConnection::connect(&db.base).await {
+        let _ = sqlx::query(sqlx::AssertSqlSafe(format!(
+            "DROP DATABASE IF EXISTS {} WITH (FORCE)",
+            db.name
+        )))
+        .execute(&mut conn)
+        .await;
+    }
+}
+
+fn rand_suffix() -> String {
+    format!(
+        "{}_{}",
+        std::process::id(),
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_nanos()
+            % 1_000_000_000
+    )
+}
+
+struct Role {
+    name: &'static str,
+    child: Child,
+    admin: u16,
+}
+
+fn spawn(
+    name: &'static str,
+    roles: &str,
+    config: &Path,
+    dir: &Path,
+    tokens: &[(String, String)],
+    extra: &[&str],
+) -> Role {
+    let admin = free_port();
+    let log = std::fs::File::create(dir.join(format!("{name}.log"))).unwrap();
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_jobwire"));
+    cmd.args(["run", "--config"])
+        .arg(config)
+        .args(["--role", roles])
+        .args(extra)
+        .env("JOBWIRE__ADMIN__LISTEN", format!("127.0.0.1:{admin}"))
+        .env("RUST_LOG", "info")
+        .env_remove("JOBWIRE_CONFIG")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(log);
+    for (k, v) in tokens {
+        cmd.env(k, v);
+    }
+    Role {
+        name,
+        child: cmd.spawn().unwrap(),
+        admin,
+    }
+}
+
+async fn get(port: u16, path: &str) -> Option<(u16, String)> {
+    let url = format!("http://127.0.0.1:{port}{path}");
+    let resp = reqwest012::get(url).await.ok()?;
+    let code = resp.status().as_u16();
+    Some((code, resp.text().await.ok()?))
+}
+
+async fn wait_ready(role: &mut Role, dir: &Path) {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        if let Some((200, _)) = get(role.admin, "/readyz").await {
+            return;
+        }
+        if let Ok(Some(status)) = role.child.try_wait() {
+            let log =
+                std::fs::read_to_string(dir.join(format!("{}.log", role.name))).unwrap_or_default();
+            panic!(
+                "{} exited with {status} before it was ready:\n{log}",
+                role.name
+            );
+        }
+        assert!(
+            Instant::now() < deadline,
+            "{} never became ready",
+            role.name
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// `jobwire_deliveries_total{outcome="sent"}` of one process.
+async fn sent_by(role: &Role) -> u64 {
+    let (_, text) = get(role.admin, "/metrics").await.unwrap_or_default();
+    text.lines()
+        .filter(|l| l.starts_with("jobwire_deliveries_total") && l.contains("outcome=\"sent\""))
+        .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
+        .sum::<f64>() as u64
+}
+
+async fn stop_all(roles: &mut [Role], dir: &Path) {
+    for r in roles.iter() {
+        let _ = Command::new("kill")
+            .arg("-TERM")
+            .arg(r.child.id().to_string())
+            .status();
+    }
+    let deadline = Instant::now() + Duration::from_secs(20);
+    for r in roles.iter_mut() {
+        loop {
+            if let Some(status) = r.child.try_wait().unwrap() {
+                let log = std::fs::read_to_string(dir.join(format!("{}.log", r.name)))
+                    .unwrap_or_default();
+                assert!(
+                    status.success(),
+                    "{} exited with {status} on SIGTERM:\n{log}",
+                    r.name
+                );
+                break;
+            }
+            if Instant::now() > deadline {
+                let _ = r.child.kill();
+                panic!("{} did not stop on SIGTERM", r.name);
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+}
+
+async fn delete_queues(prefix: &str) {
+    let mut config = jobwire_queue::AmqpConfig::new(env("JOBWIRE_TEST_AMQP_URL"));
+    config.queue_prefix = prefix.to_owned();
+    if let Ok(q) = jobwire_queue::AmqpQueue::connect(config).await {
+        let _ = q.delete_topology().await;
+        q.close().await;
+    }
+}
+
+fn write_config(
+    dir: &Path,
+    db: &Db,
+    prefix: &str,
+    api: &url::Url,
+    extra: &str,
+    bed: &Bed,
+) -> PathBuf {
+    let mut toml = format!(
+        "subscribers_file = \"{}\"\n[database]\nurl = \"{}\"\n[queue]\nurl = \"{}\"\nprefix = \"{prefix}\"\n[redis]\nurl = \"{}\"\nkey_prefix = \"{prefix}\"\n\
+         [telegram]\napi_url = \"{api}\"\nglobal_per_sec = {}\nper_chat_per_sec = {}\nper_group_per_min = {}\n\
+         [scheduler]\ntick_ms = 100\nlease_secs = 10\n[classifier]\nretry_base_ms = 200\nretry_max_secs = 2\n",
+        dir.join("subscribers.toml").display(),
+        db.url,
+        env("JOBWIRE_TEST_AMQP_URL"),
+        env("JOBWIRE_TEST_REDIS_URL"),
+        bed.limits.global_per_sec,
+        bed.limits.per_chat_per_sec,
+        bed.limits.per_group_per_min,
+    );
+    toml.push_str(extra);
+    for name in &bed.bots {
+        toml.push_str(&format!("[[bots]]\nname = \"{name}\"\n"));
+    }
+    for (slug, bot) in &bed.routes {
+        toml.push_str(&format!(
+            "[[categories]]\nslug = \"{slug}\"\nname = \"{slug}\"\nbot = \"{bot}\"\n"
+        ));
+    }
+    let path = dir.join("jobwire.toml");
+    std::fs::write(&path, toml).unwrap();
+    path
+}
+
+fn subscribers_toml(subs: &[jobwire_store::SubscriberSpec]) -> String {
+    let mut out = String::new();
+    for s in subs {
+        out.push_str(&format!(
+            "[[subscriber]]\nchat_id = {}\ncategories = {:?}\ninclude = {:?}\nexclude = {:?}\npaused = {}\n",
+            s.chat_id, s.categories, s.include, s.exclude, s.paused
+        ));
+    }
+    out
+}
+
+fn tokens(bed: &Bed) -> Vec<(String, String)> {
+    bed.bots
+        .iter()
+        .enumerate()
+        .map(|(i, b)| {
+            (
+                format!("JOBWIRE_BOT_{}_TOKEN", b.to_ascii_uppercase()),
+                bot_token(i),
+            )
+        })
+        .collect()
+}
+
+fn default_routes(bots: &[String]) -> Vec<(String, String)> {
+    jobwire::config::DEFAULT_CATEGORIES
+        .iter()
+        .enumerate()
+        .map(|(i, (slug, _, _))| ((*slug).to_owned(), bots[i % bots.len()].clone()))
+        .collect()
+}
+
+async fn settle(store: &dyn Store, posts: u64, timeout: Duration) -> jobwire_store::PipelineCounts {
+    let deadline = Instant::now() + timeout;
+    let mut stable = 0;
+    loop {
+        let c = store.pipeline_counts().await.unwrap();
+        if c.posts >= posts && c.is_settled() {
+            stable += 1;
+            if stable >= 5 {
+                return c;
+            }
+        } else {
+            stable = 0;
+        }
+        assert!(Instant::now() < deadline, "did not settle: {c:?}");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_spine_end_to_end_across_role_processes() {
+    init();
+    let dir = tempfile::tempdir().unwrap();
+    let db = fresh_db().await;
+    let prefix = format!("jwtest{}.", rand_suffix());
+    let (fake_limits, limits) = scaled_limits(20);
+    let telegram = fake_telegram(Some(fake_limits)).await;
+    let llm = fake_llm(shipped_oracle()).await;
+    let bots: Vec<String> = vec!["dev".into(), "creative".into(), "business".into()];
+    let bed = Bed {
+        routes: default_routes(&bots),
+        bots,
+        limits,
+        ..Bed::default()
+    };
+    for bot in 0..bed.bots.len() {
+        telegram.block_chat(jobwire::testbed::bot_id(bot), e2e::BLOCKED);
+    }
+    std::fs::write(
+        dir.path().join("subscribers.toml"),
+        subscribers_toml(&e2e::subscribers()),
+    )
+    .unwrap();
+    let mut extra = format!(
+        "[llm]\nbase_url = \"{}\"\nmodel = \"fake-model\"\ntimeout_secs = 10\nmax_retries = 2\n",
+        llm.url()
+    );
+    for ch in e2e::channel_rules() {
+        extra.push_str(&format!(
+            "[[channels]]\nhandle = \"{}\"\ninclude = {:?}\nexclude = {:?}\n",
+            ch.handle, ch.include, ch.exclude
+        ));
+    }
+    let config = write_config(dir.path(), &db, &prefix, &telegram.url(), &extra, &bed);
+    let tokens = tokens(&bed);
+
+    let mut roles = vec![
+        spawn(
+            "dispatcher",
+            "dispatcher",
+            &config,
+            dir.path(),
+            &tokens,
+            &[],
+        ),
+        spawn(
+            "classifier",
+            "classifier",
+            &config,
+            dir.path(),
+            &tokens,
+            &[],
+        ),
+        spawn("sender-a", "sender", &config, dir.path(), &tokens, &[]),
+        spawn("sender-b", "sender", &config, dir.path(), &tokens, &[]),
+    ];
+    for r in roles.iter_mut() {
+        wait_ready(r, dir.path()).await;
+    }
+    let replay = concat!(env!("CARGO_MANIFEST_DIR"), "/../../data/dev.jsonl");
+    let mut parser = spawn(
+        "parser",
+        "parser,admin",
+        &config,
+        dir.path(),
+        &tokens,
+        &["--replay", replay],
+    );
+    wait_ready(&mut parser, dir.path()).await;
+    roles.push(parser);
+
+    let store = PostgresStore::open(&db.url).await.unwrap();
+    let counts = settle(&store, 240, Duration::from_secs(240)).await;
+    e2e::verify(&store, &telegram, &bed, &e2e::channel_rules(), counts.jobs).await;
+    let (a, b) = (sent_by(&roles[2]).await, sent_by(&roles[3]).await);
+    assert!(a > 0 && b > 0, "both senders delivered: {a} and {b}");
+    assert_eq!(
+        a + b,
+        counts.deliveries_sent,
+        "the metrics count every sent delivery"
+    );
+    let (_, ready) = get(roles[0].admin, "/readyz").await.unwrap();
+    assert!(
+        ready.contains("\"database\":\"ok\"") && ready.contains("\"queue\":\"ok\""),
+        "{ready}"
+    );
+
+    stop_all(&mut roles, dir.path()).await;
+    store.close().await;
+    delete_queues(&prefix).await;
+    drop_db(&db).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_sender_processes_share_one_token_at_telegrams_limit() {
+    init();
+    let dir = tempfile::tempdir().unwrap();
+    let db = fresh_db().await;
+    let prefix = format!("jwtest{}.", rand_suffix());
+    let telegram = fake_telegram(Some(jobwire_testkit::telegram::RateLimits::default())).await;
+    let bed = Bed {
+        bots: vec!["solo".into()],
+        routes: vec![("web".into(), "solo".into())],
+        ..Bed::default()
+    };
+    const N: i64 = 600;
+    let subs: Vec<_> = (1..=N).map(|c| subscriber(c, &["web"])).collect();
+    std::fs::write(dir.path().join("subscribers.toml"), subscribers_toml(&subs)).unwrap();
+    let config = write_config(dir.path(), &db, &prefix, &telegram.url(), "", &bed);
+    {
+        let store = PostgresStore::open(&db.url).await.unwrap();
+        seed_job(
+            &store,
+            "@two",
+            "1",
+            "One web job for six hundred people",
+            &["web"],
+        )
+        .await
+        .unwrap();
+        store.close().await;
+    }
+    let tokens = tokens(&bed);
+    let mut roles = vec![
+        spawn("sender-a", "sender", &config, dir.path(), &tokens, &[]),
+        spawn("sender-b", "sender", &config, dir.path(), &tokens, &[]),
+    ];
+    for r in roles.iter_mut() {
+        wait_ready(r, dir.path()).await;
+    }
+    let mut dispatcher = spawn(
+        "dispatcher",
+        "dispatcher",
+        &config,
+        dir.path(),
+        &tokens,
+        &[],
+    );
+    wait_ready(&mut dispatcher, dir.path()).await;
+    roles.push(dispatcher);
+
+    let store = PostgresStore::open(&db.url).await.unwrap();
+    let counts = settle(&store, 1, Duration::from_secs(120)).await;
+    assert_eq!(counts.deliveries_sent, N as u64);
+    let stats = telegram.stats();
+    assert_eq!(
+        stats.rejected_429, 0,
+        "two senders on one token never exceeded its limit"
+    );
+    let messages = telegram.messages();
+    let first = messages.iter().map(|m| m.received_at).min().unwrap();
+    let last = messages.iter().map(|m| m.received_at).max().unwrap();
+    let rate = (messages.len() - 1) as f64 / ((last - first).num_milliseconds() as f64 / 1000.0);
+    assert!(
+        (27.0..=30.0).contains(&rate),
+        "throughput {rate:.2}/s is within 10% of 30/s"
+    );
+    let (a, b) = (sent_by(&roles[0]).await, sent_by(&roles[1]).await);
+    assert!(
+        a > N as u64 / 5 && b > N as u64 / 5,
+        "both senders shared the work: {a} and {b}"
+    );
+    eprintln!("two senders on one token: {rate:.2} msg/s, {a} + {b} sent, 0 x 429");
+
+    stop_all(&mut roles, dir.path()).await;
+    store.close().await;
+    delete_queues(&prefix).await;
+    drop_db(&db).await;
+}
