@@ -2,13 +2,17 @@
 //!
 //! Sources implement [`Source`]: [`JsonlSource`] replays a labeled dataset, [`TdesktopExport`]
 //! imports a Telegram Desktop JSON export. Both stream their files, so their size is not
-//! bounded by memory.
+//! bounded by memory. [`FeedSource`] polls RSS and Atom feeds (see [`feed`]).
 
+pub mod feed;
 pub mod jsonl;
 pub mod source;
 pub mod stage;
 pub mod tdesktop;
 
+pub use feed::{
+    FeedConfig, FeedError, FeedHandle, FeedItem, FeedJobFacts, FeedSource, FeedState, FeedStatus,
+};
 pub use jsonl::JsonlSource;
 pub use source::{MAX_BATCH, Source, SourceError};
 pub use tdesktop::{ImportStats, TdesktopExport};

@@ -557,8 +557,16 @@ where
     Fut: std::future::Future<Output = anyhow::Result<T>>,
 {
     let mut wait = Duration::from_millis(500);
+    health.set(
+        component,
+        Err(format!("connecting to {}", crate::config::redact_url(url))),
+    );
     loop {
-        match attempt().await {
+        let result = match tokio::time::timeout(Duration::from_secs(10), attempt()).await {
+            Ok(r) => r,
+            Err(_) => Err(anyhow::anyhow!("no answer within 10 s")),
+        };
+        match result {
             Ok(v) => {
                 health.set(component, Ok(()));
                 return Some(v);
@@ -579,7 +587,7 @@ where
             _ = shutdown.cancelled() => return None,
             _ = tokio::time::sleep(wait) => {}
         }
-        wait = (wait * 2).min(Duration::from_secs(30));
+        wait = (wait * 2).min(Duration::from_secs(10));
     }
 }
 

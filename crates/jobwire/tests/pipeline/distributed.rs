@@ -440,3 +440,102 @@ async fn two_sender_processes_share_one_token_at_telegrams_limit() {
     delete_queues(&prefix).await;
     drop_db(&db).await;
 }
+
+/// A TCP proxy to `target` on `port`, started on demand: "the database comes back".
+async fn proxy(port: u16, target: &str) -> tokio::task::JoinHandle<()> {
+    let listener = tokio::net::TcpListener::bind(("127.0.0.1", port))
+        .await
+        .unwrap();
+    let target = target.to_owned();
+    tokio::spawn(async move {
+        while let Ok((mut inbound, _)) = listener.accept().await {
+            let target = target.clone();
+            tokio::spawn(async move {
+                if let Ok(mut outbound) = tokio::net::TcpStream::connect(target).await {
+                    let _ = tokio::io::copy_bidirectional(&mut inbound, &mut outbound).await;
+                }
+            });
+        }
+    })
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_role_started_while_postgres_is_down_waits_says_so_and_starts_when_it_is_back() {
+    init();
+    let dir = tempfile::tempdir().unwrap();
+    let db = fresh_db().await;
+    let prefix = format!("jwtest{}.", rand_suffix());
+    let telegram = fake_telegram(None).await;
+    let bed = Bed {
+        bots: vec!["solo".into()],
+        routes: vec![("web".into(), "solo".into())],
+        ..Bed::default()
+    };
+    std::fs::write(dir.path().join("subscribers.toml"), "").unwrap();
+    // The database URL points at a port where nothing listens yet.
+    let port = free_port();
+    let real = url::Url::parse(&db.url).unwrap();
+    let target = format!(
+        "{}:{}",
+        real.host_str().unwrap(),
+        real.port().unwrap_or(5432)
+    );
+    let mut down = real.clone();
+    down.set_port(Some(port)).unwrap();
+    let down_db = Db {
+        base: db.base.clone(),
+        name: db.name.clone(),
+        url: down.to_string(),
+    };
+    let config = write_config(dir.path(), &down_db, &prefix, &telegram.url(), "", &bed);
+    let mut role = spawn(
+        "dispatcher",
+        "dispatcher",
+        &config,
+        dir.path(),
+        &tokens(&bed),
+        &[],
+    );
+
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let report = loop {
+        if let Some((503, body)) = get(role.admin, "/readyz").await
+            && body.contains("database")
+        {
+            break body;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "no not-ready report naming the database"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    assert!(report.contains("\"ready\":false"), "{report}");
+    assert!(
+        matches!(get(role.admin, "/healthz").await, Some((200, _))),
+        "alive while waiting"
+    );
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let log = std::fs::read_to_string(dir.path().join("dispatcher.log")).unwrap();
+        if log.matches("not reachable").count() >= 2 {
+            assert!(
+                log.contains(&format!(":{port}/")),
+                "the log says where:\n{log}"
+            );
+            break;
+        }
+        assert!(Instant::now() < deadline, "no retries logged:\n{log}");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    assert!(
+        role.child.try_wait().unwrap().is_none(),
+        "it keeps retrying instead of exiting"
+    );
+
+    let _proxy = proxy(port, &target).await;
+    wait_ready(&mut role, dir.path()).await;
+    stop_all(std::slice::from_mut(&mut role), dir.path()).await;
+    delete_queues(&prefix).await;
+    drop_db(&db).await;
+}

@@ -1,0 +1,414 @@
+//! [`FileSession`]: grammers' session (auth keys, home DC, peers, update state) in a JSON
+//! file readable only by its owner (0600).
+//!
+//! grammers' own SQLite storage would link a second SQLite next to sqlx's, so jobwire keeps
+//! the session as a small JSON file. Auth-key and DC changes are written at once (atomically:
+//! temporary file, fsync, rename); peers and update state mark the file dirty and are
+//! written by [`FileSession::flush`] (the account calls it periodically and on drop).
+
+use std::collections::HashMap;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Mutex, MutexGuard};
+
+use grammers_session::types::{
+    ChannelState, DcOption, PeerId, PeerInfo, UpdateState, UpdatesState,
+};
+use grammers_session::{BoxFuture, Session, SessionData};
+use serde::{Deserialize, Serialize};
+
+/// Why the session file could not be read or written.
+#[derive(Debug, thiserror::Error)]
+pub enum SessionFileError {
+    /// Reading, writing or renaming the file failed.
+    #[error("session file {}: {source}", path.display())]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// The IO error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The file is not a jobwire session.
+    #[error("session file {} is damaged: {reason}", path.display())]
+    Damaged {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong.
+        reason: String,
+    },
+    /// The in-memory lock was poisoned by a panic.
+    #[error("session lock poisoned")]
+    Poisoned,
+}
+
+#[derive(Serialize, Deserialize)]
+struct SessionFileV1 {
+    version: u32,
+    home_dc: i32,
+    dc_options: Vec<DcOption>,
+    peers: Vec<PeerInfo>,
+    updates_state: UpdatesState,
+}
+
+/// A grammers [`Session`] persisted to a JSON file with mode 0600.
+#[derive(Debug)]
+pub struct FileSession {
+    path: PathBuf,
+    data: Mutex<Data>,
+    dirty: AtomicBool,
+}
+
+#[derive(Debug)]
+struct Data {
+    home_dc: i32,
+    dc_options: HashMap<i32, DcOption>,
+    peers: HashMap<PeerId, PeerInfo>,
+    updates_state: UpdatesState,
+}
+
+impl Default for Data {
+    fn default() -> Self {
+        let d = SessionData::default();
+        Self {
+            home_dc: d.home_dc,
+            dc_options: d.dc_options,
+            peers: d.peer_infos,
+            updates_state: d.updates_state,
+        }
+    }
+}
+
+impl FileSession {
+    /// Opens the session at `path`, or starts an empty one (written on first change). A
+    /// file readable by others is tightened to 0600.
+    pub fn open(path: &Path) -> Result<Self, SessionFileError> {
+        let io = |source| SessionFileError::Io {
+            path: path.to_path_buf(),
+            source,
+        };
+        let data = match std::fs::read(path) {
+            Ok(bytes) => {
+                restrict(path).map_err(io)?;
+                let file: SessionFileV1 =
+                    serde_json::from_slice(&bytes).map_err(|e| SessionFileError::Damaged {
+                        path: path.to_path_buf(),
+                        reason: e.to_string(),
+                    })?;
+                let mut data = Data {
+                    home_dc: file.home_dc,
+                    updates_state: file.updates_state,
+                    ..Data::default()
+                };
+                for dc in file.dc_options {
+                    data.dc_options.insert(dc.id, dc);
+                }
+                for p in file.peers {
+                    data.peers.insert(p.id(), p);
+                }
+                data
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Data::default(),
+            Err(e) => return Err(io(e)),
+        };
+        Ok(Self {
+            path: path.to_path_buf(),
+            data: Mutex::new(data),
+            dirty: AtomicBool::new(false),
+        })
+    }
+
+    /// The file this session lives in.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Whether a permanent auth key exists for the home DC (a login happened at some point).
+    pub fn has_auth_key(&self) -> bool {
+        self.data().is_ok_and(|d| {
+            d.dc_options
+                .get(&d.home_dc)
+                .is_some_and(|o| o.auth_key.is_some())
+        })
+    }
+
+    /// The logged-in user's id, once a login completed.
+    pub fn self_user_id(&self) -> Option<i64> {
+        let d = self.data().ok()?;
+        d.peers.values().find_map(|p| match p {
+            PeerInfo::User {
+                id,
+                is_self: Some(true),
+                ..
+            } => Some(*id),
+            _ => None,
+        })
+    }
+
+    /// Writes the file now (atomically, mode 0600).
+    pub fn save(&self) -> Result<(), SessionFileError> {
+        let file = {
+            let d = self.data()?;
+            let mut dc_options: Vec<_> = d.dc_options.values().cloned().collect();
+            dc_options.sort_by_key(|o| o.id);
+            SessionFileV1 {
+                version: 1,
+                home_dc: d.home_dc,
+                dc_options,
+                peers: d.peers.values().cloned().collect(),
+                updates_state: d.updates_state.clone(),
+            }
+        };
+        self.dirty.store(false, Ordering::SeqCst);
+        let bytes = serde_json::to_vec(&file).map_err(|e| SessionFileError::Damaged {
+            path: self.path.clone(),
+            reason: e.to_string(),
+        })?;
+        write_private(&self.path, &bytes).map_err(|source| SessionFileError::Io {
+            path: self.path.clone(),
+            source,
+        })
+    }
+
+    /// Writes the file if peers or the update state changed since the last write.
+    pub fn flush(&self) -> Result<(), SessionFileError> {
+        if self.dirty.load(Ordering::SeqCst) {
+            self.save()?;
+        }
+        Ok(())
+    }
+
+    fn data(&self) -> Result<MutexGuard<'_, Data>, SessionFileError> {
+        self.data.lock().map_err(|_| SessionFileError::Poisoned)
+    }
+
+    fn mark(&self) {
+        self.dirty.store(true, Ordering::SeqCst);
+    }
+}
+
+impl Drop for FileSession {
+    fn drop(&mut self) {
+        if let Err(e) = self.flush() {
+            tracing::warn!(error = %e, "could not write the session file");
+        }
+    }
+}
+
+#[cfg(unix)]
+fn restrict(path: &Path) -> std::io::Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    let mode = std::fs::metadata(path)?.permissions().mode();
+    if mode & 0o077 != 0 {
+        tracing::warn!(path = %path.display(), "session file was readable by others; setting 0600");
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600))?;
+    }
+    Ok(())
+}
+
+#[cfg(not(unix))]
+fn restrict(_: &Path) -> std::io::Result<()> {
+    Ok(())
+}
+
+fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let dir = path.parent().filter(|p| !p.as_os_str().is_empty());
+    if let Some(dir) = dir {
+        std::fs::create_dir_all(dir)?;
+    }
+    let mut name = path.file_name().unwrap_or_default().to_os_string();
+    name.push(".tmp");
+    let tmp = path.with_file_name(name);
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create(true).truncate(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.mode(0o600);
+    }
+    let mut f = options.open(&tmp)?;
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        f.set_permissions(std::fs::Permissions::from_mode(0o600))?;
+    }
+    f.write_all(bytes)?;
+    f.sync_all()?;
+    std::fs::rename(&tmp, path)
+}
+
+impl Session for FileSession {
+    type Error = SessionFileError;
+
+    fn home_dc_id(&self) -> Result<i32, Self::Error> {
+        Ok(self.data()?.home_dc)
+    }
+
+    fn set_home_dc_id(&self, dc_id: i32) -> BoxFuture<'_, Result<(), Self::Error>> {
+        Box::pin(async move {
+            self.data()?.home_dc = dc_id;
+            self.save()
+        })
+    }
+
+    fn dc_option(&self, dc_id: i32) -> Result<Option<DcOption>, Self::Error> {
+        Ok(self.data()?.dc_options.get(&dc_id).cloned())
+    }
+
+    fn set_dc_option(&self, dc_option: &DcOption) -> BoxFuture<'_, Result<(), Self::Error>> {
+        let dc_option = dc_option.clone();
+        Box::pin(async move {
+            self.data()?.dc_options.insert(dc_option.id, dc_option);
+            self.save()
+        })
+    }
+
+    fn peer(&self, peer: PeerId) -> BoxFuture<'_, Result<Option<PeerInfo>, Self::Error>> {
+        Box::pin(async move {
+            let d = self.data()?;
+            if peer == PeerId::self_user() {
+                return Ok(d
+                    .peers
+                    .values()
+                    .find(|p| {
+                        matches!(
+                            p,
+                            PeerInfo::User {
+                                is_self: Some(true),
+                                ..
+                            }
+                        )
+                    })
+                    .cloned());
+            }
+            Ok(d.peers.get(&peer).cloned())
+        })
+    }
+
+    fn cache_peer(&self, peer: PeerInfo) -> BoxFuture<'_, Result<(), Self::Error>> {
+        Box::pin(async move {
+            let is_self = matches!(
+                peer,
+                PeerInfo::User {
+                    is_self: Some(true),
+                    ..
+                }
+            );
+            {
+                let mut d = self.data()?;
+                d.peers
+                    .entry(peer.id())
+                    .or_insert_with(|| peer.clone())
+                    .extend_info(&peer);
+            }
+            if is_self {
+                // The login's final step: persist it at once.
+                self.save()
+            } else {
+                self.mark();
+                Ok(())
+            }
+        })
+    }
+
+    fn updates_state(&self) -> BoxFuture<'_, Result<UpdatesState, Self::Error>> {
+        Box::pin(async move { Ok(self.data()?.updates_state.clone()) })
+    }
+
+    fn set_update_state(&self, update: UpdateState) -> BoxFuture<'_, Result<(), Self::Error>> {
+        Box::pin(async move {
+            {
+                let mut d = self.data()?;
+                let s = &mut d.updates_state;
+                match update {
+                    UpdateState::All(all) => *s = all,
+                    UpdateState::Primary { pts, date, seq } => {
+                        s.pts = pts;
+                        s.date = date;
+                        s.seq = seq;
+                    }
+                    UpdateState::Secondary { qts } => s.qts = qts,
+                    UpdateState::Channel { id, pts } => {
+                        s.channels.retain(|c| c.id != id);
+                        s.channels.push(ChannelState { id, pts });
+                    }
+                }
+            }
+            self.mark();
+            Ok(())
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn a_session_survives_a_restart_and_is_private() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("sub/parser.session");
+        {
+            let s = FileSession::open(&path).expect("open");
+            assert!(!s.has_auth_key());
+            assert_eq!(s.self_user_id(), None);
+            let mut dc = s.dc_option(2).expect("dc").expect("known dc");
+            dc.auth_key = Some([7u8; 256]);
+            s.set_dc_option(&dc).await.expect("set dc");
+            s.set_home_dc_id(2).await.expect("home");
+            s.cache_peer(PeerInfo::User {
+                id: 42,
+                auth: None,
+                bot: Some(false),
+                is_self: Some(true),
+            })
+            .await
+            .expect("self");
+            s.cache_peer(PeerInfo::Channel {
+                id: 1001,
+                auth: Some(grammers_session::types::PeerAuth::from_hash(99)),
+                kind: None,
+            })
+            .await
+            .expect("channel");
+            s.set_update_state(UpdateState::Channel { id: 1001, pts: 5 })
+                .await
+                .expect("state");
+        } // dropped: flushed
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = std::fs::metadata(&path).expect("meta").permissions().mode();
+            assert_eq!(mode & 0o777, 0o600);
+        }
+        let s = FileSession::open(&path).expect("reopen");
+        assert!(s.has_auth_key());
+        assert_eq!(s.self_user_id(), Some(42));
+        assert_eq!(
+            s.peer(PeerId::self_user())
+                .await
+                .expect("peer")
+                .map(|p| p.id()),
+            Some(PeerId::user_unchecked(42))
+        );
+        let channel = s
+            .peer_ref(PeerId::channel_unchecked(1001))
+            .await
+            .expect("ref")
+            .expect("cached");
+        assert_eq!(channel.auth.hash(), 99);
+        let state = s.updates_state().await.expect("state");
+        assert_eq!(state.channels, vec![ChannelState { id: 1001, pts: 5 }]);
+    }
+
+    #[test]
+    fn a_damaged_file_is_reported_not_overwritten() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("bad.session");
+        std::fs::write(&path, b"{not json").expect("write");
+        let e = FileSession::open(&path).expect_err("damaged");
+        assert!(e.to_string().contains("damaged"), "{e}");
+        assert_eq!(std::fs::read(&path).expect("read"), b"{not json");
+    }
+}

@@ -1,0 +1,120 @@
+//! [`ReaderStore`]: what the reader persists (cursors, resolved peers, assignments).
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+
+use async_trait::async_trait;
+
+use crate::account::ResolvedPeer;
+
+/// The store failed; the reader stops (its state would otherwise drift from the store).
+#[derive(Debug, thiserror::Error)]
+#[error("reader store: {0}")]
+pub struct StoreError(pub String);
+
+/// Persistent state of the reader. Channel keys are [`crate::ChannelRef::key`]; account
+/// ids are [`crate::Account::id`].
+#[async_trait]
+pub trait ReaderStore: Send + Sync {
+    /// The id of the last message of `channel` that was handed on (or skipped as service).
+    async fn cursor(&self, channel: &str) -> Result<Option<i64>, StoreError>;
+    /// Moves the cursor forward (never backward).
+    async fn set_cursor(&self, channel: &str, last_id: i64) -> Result<(), StoreError>;
+    /// The peer `account` resolved for `channel`, if it ever did.
+    async fn cached_peer(
+        &self,
+        account: &str,
+        channel: &str,
+    ) -> Result<Option<ResolvedPeer>, StoreError>;
+    /// Remembers what `account` resolved (or joined) for `channel`.
+    async fn cache_peer(
+        &self,
+        account: &str,
+        channel: &str,
+        peer: &ResolvedPeer,
+    ) -> Result<(), StoreError>;
+    /// Which account reads which channel: `(channel, account)` pairs.
+    async fn assignments(&self) -> Result<Vec<(String, String)>, StoreError>;
+    /// Assigns `channel` to `account` (replacing an earlier assignment).
+    async fn assign(&self, channel: &str, account: &str) -> Result<(), StoreError>;
+}
+
+#[derive(Debug, Default)]
+struct MemoryState {
+    cursors: HashMap<String, i64>,
+    peers: HashMap<(String, String), ResolvedPeer>,
+    assignments: HashMap<String, String>,
+}
+
+/// [`ReaderStore`] in memory: for tests and for runs that do not need to survive a restart.
+#[derive(Debug, Default)]
+pub struct MemoryReaderStore(Mutex<MemoryState>);
+
+impl MemoryReaderStore {
+    /// An empty store.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    fn state(&self) -> Result<std::sync::MutexGuard<'_, MemoryState>, StoreError> {
+        self.0
+            .lock()
+            .map_err(|_| StoreError("memory store lock poisoned".into()))
+    }
+}
+
+#[async_trait]
+impl ReaderStore for MemoryReaderStore {
+    async fn cursor(&self, channel: &str) -> Result<Option<i64>, StoreError> {
+        Ok(self.state()?.cursors.get(channel).copied())
+    }
+
+    async fn set_cursor(&self, channel: &str, last_id: i64) -> Result<(), StoreError> {
+        let mut s = self.state()?;
+        let c = s.cursors.entry(channel.to_string()).or_insert(last_id);
+        *c = (*c).max(last_id);
+        Ok(())
+    }
+
+    async fn cached_peer(
+        &self,
+        account: &str,
+        channel: &str,
+    ) -> Result<Option<ResolvedPeer>, StoreError> {
+        Ok(self
+            .state()?
+            .peers
+            .get(&(account.to_string(), channel.to_string()))
+            .cloned())
+    }
+
+    async fn cache_peer(
+        &self,
+        account: &str,
+        channel: &str,
+        peer: &ResolvedPeer,
+    ) -> Result<(), StoreError> {
+        self.state()?
+            .peers
+            .insert((account.to_string(), channel.to_string()), peer.clone());
+        Ok(())
+    }
+
+    async fn assignments(&self) -> Result<Vec<(String, String)>, StoreError> {
+        let mut v: Vec<_> = self
+            .state()?
+            .assignments
+            .iter()
+            .map(|(c, a)| (c.clone(), a.clone()))
+            .collect();
+        v.sort();
+        Ok(v)
+    }
+
+    async fn assign(&self, channel: &str, account: &str) -> Result<(), StoreError> {
+        self.state()?
+            .assignments
+            .insert(channel.to_string(), account.to_string());
+        Ok(())
+    }
+}
