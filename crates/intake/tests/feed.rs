@@ -451,9 +451,9 @@ async fn a_changed_feed_yields_exactly_the_new_items() {
     let mut got_ids = ids(&got);
     got_ids.sort_unstable();
     assert_eq!(got_ids.len(), 3, "{got_ids:?}");
-    assert_eq!(got_ids[1], "https://larajobs.com/job/3790");
-    assert_eq!(got_ids[2], "https://larajobs.com/job/3791");
-    assert!(got_ids[0].starts_with("sha256:"), "{got_ids:?}");
+    assert_eq!(got_ids[0], "https://larajobs.com/job/3790");
+    assert_eq!(got_ids[1], "https://larajobs.com/job/3791");
+    assert!(got_ids[2].starts_with("sha256:"), "{got_ids:?}");
     let bare_post = got
         .iter()
         .find(|i| i.post.external_id.starts_with("sha256:"))
@@ -756,6 +756,18 @@ async fn broken_feeds_are_reported_each_while_a_good_feed_still_delivers() {
             content_type: "application/rss+xml",
         },
     );
+    let third_item_end = LARAJOBS
+        .match_indices("</item>")
+        .nth(2)
+        .map(|(at, tag)| at + tag.len())
+        .expect("three items");
+    server.set(
+        "cut-between-items",
+        Route::Raw {
+            body: LARAJOBS[..third_item_end].to_owned(),
+            content_type: "application/rss+xml",
+        },
+    );
     server.set(
         "mismatched",
         Route::Raw {
@@ -796,6 +808,7 @@ async fn broken_feeds_are_reported_each_while_a_good_feed_still_delivers() {
     let base = start(&server).await;
     let mut source = source(vec![
         feed(&base, "truncated", "feed:truncated"),
+        feed(&base, "cut-between-items", "feed:cut-between-items"),
         feed(&base, "mismatched", "feed:mismatched"),
         feed(&base, "html", "feed:html"),
         backfilled(feed(&base, "good", "feed:good")),
@@ -817,7 +830,12 @@ async fn broken_feeds_are_reported_each_while_a_good_feed_still_delivers() {
     };
     let truncated = failing("feed:truncated");
     assert!(truncated.starts_with("broken XML: "), "{truncated}");
+    eprintln!("truncated feed reported as: {truncated}");
+    let cut_between = failing("feed:cut-between-items");
+    eprintln!("feed cut between items reported as: {cut_between}");
+    assert!(cut_between.starts_with("broken XML: "), "{cut_between}");
     let mismatched = failing("feed:mismatched");
+    eprintln!("mismatched feed reported as: {mismatched}");
     assert!(mismatched.starts_with("broken XML: "), "{mismatched}");
     assert_eq!(failing("feed:html"), "not a feed: HTML page");
     assert_eq!(
@@ -834,6 +852,7 @@ async fn broken_feeds_are_reported_each_while_a_good_feed_still_delivers() {
     assert_eq!(server.hits("loop"), 6);
     // The 50 MB bodies were cut, not downloaded: the server produced far less.
     let produced = server.huge_bytes_sent.load(Ordering::SeqCst);
+    eprintln!("the 50 MB routes produced {produced} bytes in all");
     assert!(
         produced < 20 * 1024 * 1024,
         "the server produced {produced} bytes"

@@ -44,6 +44,32 @@ pub enum Bench {
         #[arg(long, default_value_t = 5_000)]
         deliveries: usize,
     },
+    /// Distributed mode, limits lifted: a dispatcher and two sender processes over
+    /// PostgreSQL and RabbitMQ, against the embedded mode in the same run.
+    DistributedDelivery {
+        #[arg(long, default_value_t = 50_000)]
+        deliveries: usize,
+        #[command(flatten)]
+        services: Services,
+    },
+    /// Distributed mode: intake (in this process) to the fake Telegram's receipt through
+    /// RabbitMQ and classifier, dispatcher and sender processes; zero-latency fake LLM.
+    DistributedLatency {
+        #[arg(long, default_value_t = 150)]
+        posts: usize,
+        #[command(flatten)]
+        services: Services,
+    },
+}
+
+/// The services a distributed benchmark runs against.
+#[derive(Debug, Clone, clap::Args)]
+pub struct Services {
+    /// A PostgreSQL server where the user may create databases.
+    #[arg(long, env = "JOBWIRE_TEST_POSTGRES_URL", default_value = "postgres://postgres@127.0.0.1:5432/test")]
+    pub postgres: String,
+    #[arg(long, env = "JOBWIRE_TEST_AMQP_URL", default_value = "amqp://guest:guest@127.0.0.1:5672/%2f")]
+    pub amqp: String,
 }
 
 pub async fn run(which: &Bench) -> anyhow::Result<()> {
@@ -52,6 +78,13 @@ pub async fn run(which: &Bench) -> anyhow::Result<()> {
         Bench::Delivery { deliveries } => delivery(*deliveries).await?,
         Bench::Latency { posts } => latency(*posts).await?,
         Bench::Burst { deliveries } => burst(*deliveries).await?,
+        Bench::DistributedDelivery {
+            deliveries,
+            services,
+        } => crate::bench_distributed::delivery(*deliveries, services).await?,
+        Bench::DistributedLatency { posts, services } => {
+            crate::bench_distributed::latency(*posts, services).await?
+        }
     };
     println!("{result}");
     Ok(())

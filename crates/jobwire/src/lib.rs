@@ -3,6 +3,7 @@
 //! line and calls into this library, so integration tests drive exactly what users run.
 
 pub mod bench;
+pub mod bench_distributed;
 pub mod cli;
 pub mod config;
 pub mod demo;

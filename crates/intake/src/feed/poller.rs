@@ -141,7 +141,7 @@ impl FeedPoller {
     /// in `state` (seen keys, validators, schedule, failure streak or stop) and returns the
     /// new items, oldest first. On a feed's first successful poll the existing items are
     /// marked as seen and none is returned, unless `backfill` is configured.
-    pub async fn poll<R: Rng + Send + ?Sized>(
+    pub async fn poll<R: Rng + ?Sized>(
         &self,
         state: &mut FeedState,
         now: DateTime<Utc>,
