@@ -659,6 +659,10 @@ pub trait LoginPrompts: Send {
     fn code(&mut self) -> std::io::Result<String>;
     /// The 2FA password; `hint` is the hint the user set, if any.
     fn password(&mut self, hint: Option<&str>) -> std::io::Result<String>;
+    /// Tells the person something before asking again ("That code is wrong; try again.").
+    fn notice(&mut self, message: &str) {
+        eprintln!("{message}");
+    }
 }
 
 /// Why a login or session check failed; each message says what to do.
@@ -723,9 +727,7 @@ fn human_wait(d: Duration) -> String {
 fn login_error(e: &InvocationError) -> LoginError {
     if let InvocationError::Rpc(rpc) = e {
         match rpc.name.as_str() {
-            "PHONE_NUMBER_INVALID" | "PHONE_NUMBER_FLOOD" if rpc.name == "PHONE_NUMBER_INVALID" => {
-                return LoginError::InvalidPhone;
-            }
+            "PHONE_NUMBER_INVALID" => return LoginError::InvalidPhone,
             "PHONE_NUMBER_BANNED" => return LoginError::PhoneBanned,
             "PHONE_CODE_INVALID" | "PHONE_CODE_EMPTY" => return LoginError::InvalidCode,
             "PHONE_CODE_EXPIRED" => return LoginError::ExpiredCode,
@@ -844,7 +846,7 @@ async fn login_inner(
             }
             Ok(None) => break None,
             Err(LoginError::InvalidCode) if attempts < ATTEMPTS => {
-                eprintln!("That code is wrong; try again.");
+                prompts.notice("That code is wrong; try again.");
             }
             Err(e) => return Err(e),
         }
@@ -985,7 +987,7 @@ async fn check_password(
                 return Ok(());
             }
             Err(LoginError::InvalidPassword) if attempt < ATTEMPTS => {
-                eprintln!("That password is wrong; try again.");
+                prompts.notice("That password is wrong; try again.");
             }
             Err(e) => return Err(e),
         }
@@ -1180,8 +1182,8 @@ mod tests {
         m.from_id = Some(tl::types::PeerUser { user_id: 5 }.into());
         m.grouped_id = Some(99);
         let users = [user(5, Some("hr_anna"), "Anna"), user(6, None, "Bob")];
-        let raw = raw_from_tl(&tl::enums::Message::Message(m.clone()), &users, &[])
-            .expect("message");
+        let raw =
+            raw_from_tl(&tl::enums::Message::Message(m.clone()), &users, &[]).expect("message");
         assert_eq!(raw.author.as_deref(), Some("@hr_anna"));
         assert_eq!(raw.grouped_id, Some(99));
         m.from_id = Some(tl::types::PeerUser { user_id: 6 }.into());
@@ -1249,7 +1251,10 @@ mod tests {
             id: 10,
             peer_id: None,
         };
-        assert_eq!(raw_from_tl(&tl::enums::Message::Empty(empty), &[], &[]), None);
+        assert_eq!(
+            raw_from_tl(&tl::enums::Message::Empty(empty), &[], &[]),
+            None
+        );
     }
 
     #[test]
@@ -1266,14 +1271,38 @@ mod tests {
             map_error(&rpc(420, "FLOOD_WAIT", Some(3600))),
             AccountError::FloodWait(Duration::from_secs(3600))
         );
-        assert_eq!(map_error(&rpc(400, "INVITE_HASH_EXPIRED", None)), AccountError::InviteExpired);
-        assert_eq!(map_error(&rpc(400, "INVITE_REQUEST_SENT", None)), AccountError::JoinRequestSent);
-        assert_eq!(map_error(&rpc(400, "CHANNELS_TOO_MUCH", None)), AccountError::ChannelsTooMuch);
-        assert_eq!(map_error(&rpc(401, "AUTH_KEY_UNREGISTERED", None)), AccountError::SessionDead);
-        assert_eq!(map_error(&rpc(401, "SOMETHING_NEW", None)), AccountError::SessionDead);
-        assert_eq!(map_error(&rpc(403, "USER_DEACTIVATED_BAN", None)), AccountError::Banned);
-        assert_eq!(map_error(&rpc(400, "USERNAME_NOT_OCCUPIED", None)), AccountError::NotFound);
-        assert!(matches!(map_error(&rpc(500, "INTERNAL", None)), AccountError::Other(_)));
+        assert_eq!(
+            map_error(&rpc(400, "INVITE_HASH_EXPIRED", None)),
+            AccountError::InviteExpired
+        );
+        assert_eq!(
+            map_error(&rpc(400, "INVITE_REQUEST_SENT", None)),
+            AccountError::JoinRequestSent
+        );
+        assert_eq!(
+            map_error(&rpc(400, "CHANNELS_TOO_MUCH", None)),
+            AccountError::ChannelsTooMuch
+        );
+        assert_eq!(
+            map_error(&rpc(401, "AUTH_KEY_UNREGISTERED", None)),
+            AccountError::SessionDead
+        );
+        assert_eq!(
+            map_error(&rpc(401, "SOMETHING_NEW", None)),
+            AccountError::SessionDead
+        );
+        assert_eq!(
+            map_error(&rpc(403, "USER_DEACTIVATED_BAN", None)),
+            AccountError::Banned
+        );
+        assert_eq!(
+            map_error(&rpc(400, "USERNAME_NOT_OCCUPIED", None)),
+            AccountError::NotFound
+        );
+        assert!(matches!(
+            map_error(&rpc(500, "INTERNAL", None)),
+            AccountError::Other(_)
+        ));
         assert!(matches!(
             login_error(&rpc(400, "PHONE_CODE_EXPIRED", None)),
             LoginError::ExpiredCode
