@@ -10,6 +10,7 @@ use std::sync::Arc;
 
 use chrono::Utc;
 use jobwire_core::IncomingPost;
+use jobwire_core::dedup::{DedupConfig, DuplicateIndex, Fingerprint, fingerprint};
 use jobwire_core::normalize::normalize;
 use jobwire_core::rules::{ChannelRules, CompiledRules, RuleDecision};
 use jobwire_queue::wire::PostReady;
@@ -36,6 +37,9 @@ pub enum IntakeOutcome {
     Filtered { post_id: i64, reason: String },
     /// `(channel, message id)` was seen before: nothing changed.
     Duplicate { post_id: i64 },
+    /// The same vacancy as an earlier post (re-posted, cross-posted, lightly edited): stored
+    /// as a duplicate of it, not classified or delivered again.
+    NearDuplicate { post_id: i64, of: i64 },
 }
 
 impl IntakeOutcome {
@@ -45,6 +49,7 @@ impl IntakeOutcome {
             Self::Queued { .. } => "queued",
             Self::Filtered { .. } => "filtered",
             Self::Duplicate { .. } => "duplicate",
+            Self::NearDuplicate { .. } => "near_duplicate",
         }
     }
 }
@@ -56,6 +61,7 @@ pub struct IntakeTally {
     pub queued: u64,
     pub filtered: u64,
     pub duplicates: u64,
+    pub near_duplicates: u64,
 }
 
 impl IntakeTally {
@@ -66,6 +72,7 @@ impl IntakeTally {
             IntakeOutcome::Queued { .. } => self.queued += 1,
             IntakeOutcome::Filtered { .. } => self.filtered += 1,
             IntakeOutcome::Duplicate { .. } => self.duplicates += 1,
+            IntakeOutcome::NearDuplicate { .. } => self.near_duplicates += 1,
         }
     }
 }
@@ -83,6 +90,17 @@ pub struct IntakeStage {
     store: Arc<dyn Store>,
     queue: Arc<dyn Queue>,
     channels: Mutex<HashMap<String, Arc<ChannelState>>>,
+    /// `None`: near-duplicate detection is off.
+    dedup: Option<Mutex<Dedup>>,
+}
+
+/// The near-duplicate index of recent posts, filled from the store on first use.
+#[derive(Debug)]
+struct Dedup {
+    index: DuplicateIndex,
+    window: chrono::Duration,
+    loaded: bool,
+    evicted_at: Option<chrono::DateTime<Utc>>,
 }
 
 fn compile(row: &ChannelRow) -> CompiledRules {
@@ -98,12 +116,55 @@ fn compile(row: &ChannelRow) -> CompiledRules {
 }
 
 impl IntakeStage {
+    /// An intake stage with near-duplicate detection over the default window (7 days).
     pub fn new(store: Arc<dyn Store>, queue: Arc<dyn Queue>) -> Self {
+        Self::with_dedup(store, queue, Some(DedupConfig::default()))
+    }
+
+    /// With `None`, only exact duplicates (same channel and message id) are dropped.
+    pub fn with_dedup(
+        store: Arc<dyn Store>,
+        queue: Arc<dyn Queue>,
+        dedup: Option<DedupConfig>,
+    ) -> Self {
         Self {
             store,
             queue,
             channels: Mutex::new(HashMap::new()),
+            dedup: dedup.map(|config| {
+                Mutex::new(Dedup {
+                    window: config.window,
+                    index: DuplicateIndex::new(config),
+                    loaded: false,
+                    evicted_at: None,
+                })
+            }),
         }
+    }
+
+    /// Loads the window's fingerprints once, and drops old ones every minute.
+    async fn prepare_dedup(&self, dedup: &mut Dedup) -> Result<(), IntakeError> {
+        let now = Utc::now();
+        if !dedup.loaded {
+            let recent = self.store.recent_fingerprints(now - dedup.window).await?;
+            for r in recent {
+                match Fingerprint::from_hex(&r.fingerprint) {
+                    Ok(fp) => dedup.index.insert(r.id, r.posted_at, fp),
+                    Err(e) => {
+                        tracing::warn!(post = r.id, error = %e, "unreadable fingerprint skipped")
+                    }
+                }
+            }
+            dedup.loaded = true;
+        }
+        if dedup
+            .evicted_at
+            .is_none_or(|t| now - t > chrono::Duration::minutes(1))
+        {
+            dedup.index.evict_older_than(now - dedup.window);
+            dedup.evicted_at = Some(now);
+        }
+        Ok(())
     }
 
     /// Forgets cached channels, so changed rules apply to the next post.
@@ -142,11 +203,43 @@ impl IntakeStage {
                 RuleDecision::NoIncludeMatched => Some("no include term matched".to_owned()),
             }
         };
-        let status = if reason.is_some() {
-            PostStatus::Filtered
-        } else {
-            PostStatus::Queued
+        if let Some(reason) = reason {
+            let outcome = self
+                .store
+                .insert_post(&NewPost {
+                    channel_id: channel.row.id,
+                    external_id: post.external_id,
+                    text: post.text,
+                    author: post.author,
+                    url: post.url,
+                    posted_at: post.posted_at,
+                    received_at: Utc::now(),
+                    status: PostStatus::Filtered,
+                    filter_reason: Some(reason.clone()),
+                    fingerprint: None,
+                    duplicate_of: None,
+                })
+                .await?;
+            return Ok(match outcome {
+                InsertOutcome::AlreadyKnown(post_id) => IntakeOutcome::Duplicate { post_id },
+                InsertOutcome::Inserted(post_id) => IntakeOutcome::Filtered { post_id, reason },
+            });
+        }
+        // The duplicate index is held while the post is stored, so two copies of one
+        // vacancy arriving together cannot both be taken as new.
+        let mut dedup = match &self.dedup {
+            Some(d) => Some(d.lock().await),
+            None => None,
         };
+        let fp = fingerprint(&post.text);
+        let earlier = match dedup.as_deref_mut() {
+            Some(d) => {
+                self.prepare_dedup(d).await?;
+                d.index.find(&fp, post.posted_at)
+            }
+            None => None,
+        };
+        let posted_at = post.posted_at;
         let outcome = self
             .store
             .insert_post(&NewPost {
@@ -155,18 +248,29 @@ impl IntakeStage {
                 text: post.text,
                 author: post.author,
                 url: post.url,
-                posted_at: post.posted_at,
+                posted_at,
                 received_at: Utc::now(),
-                status,
-                filter_reason: reason.clone(),
+                status: if earlier.is_some() {
+                    PostStatus::Duplicate
+                } else {
+                    PostStatus::Queued
+                },
+                filter_reason: None,
+                fingerprint: Some(fp.to_hex()),
+                duplicate_of: earlier,
             })
             .await?;
-        Ok(match (outcome, reason) {
+        Ok(match (outcome, earlier) {
             (InsertOutcome::AlreadyKnown(post_id), _) => IntakeOutcome::Duplicate { post_id },
-            (InsertOutcome::Inserted(post_id), Some(reason)) => {
-                IntakeOutcome::Filtered { post_id, reason }
+            (InsertOutcome::Inserted(post_id), Some(of)) => {
+                tracing::info!(post = post_id, of, "near-duplicate of an earlier post");
+                IntakeOutcome::NearDuplicate { post_id, of }
             }
             (InsertOutcome::Inserted(post_id), None) => {
+                if let Some(d) = dedup.as_deref_mut() {
+                    d.index.insert(post_id, posted_at, fp);
+                }
+                drop(dedup);
                 jobwire_queue::publish(self.queue.as_ref(), &PostReady::new(post_id)).await?;
                 IntakeOutcome::Queued { post_id }
             }

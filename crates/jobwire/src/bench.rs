@@ -66,9 +66,17 @@ pub enum Bench {
 #[derive(Debug, Clone, clap::Args)]
 pub struct Services {
     /// A PostgreSQL server where the user may create databases.
-    #[arg(long, env = "JOBWIRE_TEST_POSTGRES_URL", default_value = "postgres://postgres@127.0.0.1:5432/test")]
+    #[arg(
+        long,
+        env = "JOBWIRE_TEST_POSTGRES_URL",
+        default_value = "postgres://postgres@127.0.0.1:5432/test"
+    )]
     pub postgres: String,
-    #[arg(long, env = "JOBWIRE_TEST_AMQP_URL", default_value = "amqp://guest:guest@127.0.0.1:5672/%2f")]
+    #[arg(
+        long,
+        env = "JOBWIRE_TEST_AMQP_URL",
+        default_value = "amqp://guest:guest@127.0.0.1:5672/%2f"
+    )]
     pub amqp: String,
 }
 

@@ -102,7 +102,9 @@ impl Drop for Proc {
 }
 
 async fn spawn(config: &Path, roles: &str, dir: &Path) -> anyhow::Result<Proc> {
-    let admin = std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?.port();
+    let admin = std::net::TcpListener::bind("127.0.0.1:0")?
+        .local_addr()?
+        .port();
     let log = std::fs::File::create(dir.join(format!("{roles}-{admin}.log")))?;
     let child = Command::new(std::env::current_exe()?)
         .args(["run", "--config"])
@@ -167,14 +169,23 @@ async fn distributed_delivery(
     let per_job = deliveries.div_ceil(jobs);
     let mut subs = String::new();
     for chat in 1..=per_job {
-        subs.push_str(&format!("[[subscriber]]\nchat_id = {chat}\ncategories = [\"web\"]\n"));
+        subs.push_str(&format!(
+            "[[subscriber]]\nchat_id = {chat}\ncategories = [\"web\"]\n"
+        ));
     }
     std::fs::write(scratch.dir.path().join("subscribers.toml"), subs)?;
     let config = scratch.config(&telegram.url(), "")?;
     {
         let store = jobwire_store::PostgresStore::open(&scratch.url).await?;
         for j in 0..jobs {
-            seed_job(&store, "@bench", &j.to_string(), &format!("Web job {j}, $200"), &["web"]).await?;
+            seed_job(
+                &store,
+                "@bench",
+                &j.to_string(),
+                &format!("Web job {j}, $200"),
+                &["web"],
+            )
+            .await?;
         }
         store.close().await;
     }
@@ -187,13 +198,25 @@ async fn distributed_delivery(
     let expected = jobs * per_job;
     let deadline = Instant::now() + Duration::from_secs(900);
     while telegram.stats().accepted < expected as u64 {
-        anyhow::ensure!(Instant::now() < deadline, "only {} of {expected} delivered", telegram.stats().accepted);
+        anyhow::ensure!(
+            Instant::now() < deadline,
+            "only {} of {expected} delivered",
+            telegram.stats().accepted
+        );
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     let seconds = started.elapsed().as_secs_f64();
     let messages = telegram.messages();
-    let first = messages.iter().map(|m| m.received_at).min().unwrap_or_else(Utc::now);
-    let last = messages.iter().map(|m| m.received_at).max().unwrap_or_else(Utc::now);
+    let first = messages
+        .iter()
+        .map(|m| m.received_at)
+        .min()
+        .unwrap_or_else(Utc::now);
+    let last = messages
+        .iter()
+        .map(|m| m.received_at)
+        .max()
+        .unwrap_or_else(Utc::now);
     let window = ((last - first).num_milliseconds().max(1) as f64) / 1000.0;
     Ok((messages.len() as f64 / window, seconds, messages.len()))
 }
@@ -241,7 +264,10 @@ async fn distributed_latency(posts: usize, scratch: &Scratch) -> anyhow::Result<
         .collect();
     std::fs::write(
         scratch.dir.path().join("subscribers.toml"),
-        format!("[[subscriber]]\nchat_id = 42\ncategories = [{}]\n", all.join(", ")),
+        format!(
+            "[[subscriber]]\nchat_id = 42\ncategories = [{}]\n",
+            all.join(", ")
+        ),
     )?;
     let config = scratch.config(
         &telegram.url(),
@@ -258,10 +284,15 @@ async fn distributed_latency(posts: usize, scratch: &Scratch) -> anyhow::Result<
     let queue: std::sync::Arc<dyn jobwire_queue::Queue> =
         std::sync::Arc::new(jobwire_queue::AmqpQueue::connect(amqp).await?);
     let intake = jobwire_intake::stage::IntakeStage::new(store, queue);
-    let data = jobwire_core::dataset::LabeledPost::parse_all(crate::pipeline::SHIPPED_TRAINING_DATA)?;
+    let data =
+        jobwire_core::dataset::LabeledPost::parse_all(crate::pipeline::SHIPPED_TRAINING_DATA)?;
     let jobs: Vec<_> = data
         .iter()
-        .filter(|p| p.label.as_ref().is_some_and(|l| l.is_job && !l.categories.is_empty()))
+        .filter(|p| {
+            p.label
+                .as_ref()
+                .is_some_and(|l| l.is_job && !l.categories.is_empty())
+        })
         .cycle()
         .take(posts)
         .collect();
@@ -285,7 +316,11 @@ async fn distributed_latency(posts: usize, scratch: &Scratch) -> anyhow::Result<
             if msgs.len() > before {
                 break msgs[before].received_at;
             }
-            anyhow::ensure!(Instant::now() < deadline, "post {} was not delivered within 10 s", post.id);
+            anyhow::ensure!(
+                Instant::now() < deadline,
+                "post {} was not delivered within 10 s",
+                post.id
+            );
             tokio::time::sleep(Duration::from_millis(1)).await;
         };
         h.record(((received - t0).num_microseconds().unwrap_or(0)).max(1) as u64)?;

@@ -68,6 +68,7 @@ pub struct DemoSummary {
     pub posts_read: u64,
     pub filtered: u64,
     pub duplicates: u64,
+    pub near_duplicates: u64,
     pub jobs: u64,
     pub not_jobs: u64,
     pub deliveries_sent: u64,
@@ -263,6 +264,7 @@ pub async fn run(opts: DemoOptions) -> anyhow::Result<DemoReport> {
         posts_read: tally.read,
         filtered: tally.filtered,
         duplicates: tally.duplicates,
+        near_duplicates: tally.near_duplicates,
         jobs: counts.jobs,
         not_jobs: counts.not_job,
         deliveries_sent: counts.deliveries_sent,
@@ -337,8 +339,8 @@ pub fn print(report: &DemoReport, json: bool) {
     println!();
     println!("Summary ({} classifier):", m.classifier);
     println!(
-        "  posts read {}, filtered by channel rules {}, exact duplicates {}",
-        m.posts_read, m.filtered, m.duplicates
+        "  posts read {}, filtered by channel rules {}, exact duplicates {}, re-posts of an earlier vacancy {}",
+        m.posts_read, m.filtered, m.duplicates, m.near_duplicates
     );
     println!("  jobs {}, not jobs {}", m.jobs, m.not_jobs);
     println!(

@@ -70,9 +70,37 @@ pub async fn run(
     }
 }
 
-/// Prints the report; with `json` the last line is the report as one JSON object.
-pub fn print(report: &EvalReport, json: bool) {
+/// Near-duplicate detection on the dataset's `dup_group` labels: posts go through the
+/// duplicate index in file order, as intake sees them; two posts are predicted duplicates
+/// when they end in one cluster.
+pub fn dedup_scores(data: &[LabeledPost]) -> jobwire_core::dedup::PairwiseScores {
+    use jobwire_core::dedup::{
+        DedupConfig, DuplicateIndex, clusters_from_links, fingerprint, pairwise_scores,
+    };
+    let mut index = DuplicateIndex::new(DedupConfig::default());
+    let at = chrono::Utc::now();
+    let mut links = Vec::new();
+    for (i, post) in data.iter().enumerate() {
+        let fp = fingerprint(&post.text);
+        match index.find(&fp, at) {
+            Some(earlier) => links.push((earlier as usize, i)),
+            None => index.insert(i as i64, at, fp),
+        }
+    }
+    let clusters = clusters_from_links(data.len(), &links);
+    let truth: Vec<Option<&str>> = data.iter().map(|p| p.dup_group.as_deref()).collect();
+    pairwise_scores(&truth, &clusters)
+}
+
+/// Prints the report; with `json` the last line is the report as one JSON object, with the
+/// near-duplicate scores under `dedup`.
+pub fn print(report: &EvalReport, data: &[LabeledPost], json: bool) {
+    let dedup = dedup_scores(data);
     println!("{report}");
+    println!(
+        "near-duplicates: pairwise precision {:.3}, recall {:.3}",
+        dedup.precision, dedup.recall
+    );
     if report.trained_on_eval_posts > 0 && report.cross_validated.is_none() {
         println!(
             "note: {} of the {} evaluated posts were in the local model's training data, so these \
@@ -81,6 +109,13 @@ pub fn print(report: &EvalReport, json: bool) {
         );
     }
     if json {
-        println!("{}", report.to_json());
+        let mut value = report.to_json();
+        if let Some(map) = value.as_object_mut() {
+            map.insert(
+                "dedup".to_owned(),
+                serde_json::json!({ "precision": dedup.precision, "recall": dedup.recall }),
+            );
+        }
+        println!("{value}");
     }
 }

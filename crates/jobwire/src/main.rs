@@ -101,7 +101,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
                 },
             )
             .await?;
-            jobwire::eval::print(&report, *json);
+            jobwire::eval::print(&report, &data, *json);
             Ok(())
         }
         Command::FakeTelegram {

@@ -152,6 +152,8 @@ pub async fn seed_job(
             received_at: Utc::now(),
             status: PostStatus::Queued,
             filter_reason: None,
+            fingerprint: None,
+            duplicate_of: None,
         })
         .await?
     {

@@ -89,6 +89,10 @@ pub trait Store: Send + Sync + std::fmt::Debug {
     /// Moves waiting posts whose retry time has come back to `queued`; returns them.
     async fn release_waiting_posts(&self, now: DateTime<Utc>, limit: u32) -> Result<Vec<PostId>>;
     async fn posts_in_status(&self, status: PostStatus, limit: u32) -> Result<Vec<PostId>>;
+    /// The earlier post a near-duplicate repeats.
+    async fn duplicate_of(&self, id: PostId) -> Result<Option<PostId>>;
+    /// Fingerprints of posts posted since `since` (oldest first): the duplicate window.
+    async fn recent_fingerprints(&self, since: DateTime<Utc>) -> Result<Vec<RecentFingerprint>>;
 
     // ---- subscribers ----
     async fn upsert_subscriber(&self, spec: &SubscriberSpec, now: DateTime<Utc>) -> Result<i64>;

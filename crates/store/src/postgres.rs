@@ -445,8 +445,8 @@ impl Store for PostgresStore {
     async fn insert_post(&self, post: &NewPost) -> Result<InsertOutcome> {
         let inserted: Option<i64> = sqlx::query_scalar(
             "INSERT INTO posts (channel_id, external_id, text, author, url, posted_at, received_at,
-                                status, filter_reason, updated_at)
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $7)
+                                status, filter_reason, updated_at, fingerprint, duplicate_of)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $7, $10, $11)
              ON CONFLICT (channel_id, external_id) DO NOTHING
              RETURNING id",
         )
@@ -459,6 +459,8 @@ impl Store for PostgresStore {
         .bind(ms(post.received_at))
         .bind(post.status.as_str())
         .bind(&post.filter_reason)
+        .bind(&post.fingerprint)
+        .bind(post.duplicate_of)
         .fetch_optional(&self.pool)
         .await?;
         if let Some(id) = inserted {
@@ -630,6 +632,34 @@ impl Store for PostgresStore {
             limit,
         )
         .await
+    }
+
+    async fn duplicate_of(&self, id: PostId) -> Result<Option<PostId>> {
+        let of: Option<Option<i64>> =
+            sqlx::query_scalar("SELECT duplicate_of FROM posts WHERE id = $1")
+                .bind(id)
+                .fetch_optional(&self.pool)
+                .await?;
+        Ok(of.flatten())
+    }
+
+    async fn recent_fingerprints(&self, since: DateTime<Utc>) -> Result<Vec<RecentFingerprint>> {
+        let rows = sqlx::query(
+            "SELECT id, posted_at, fingerprint FROM posts
+             WHERE fingerprint IS NOT NULL AND posted_at >= $1 ORDER BY posted_at, id",
+        )
+        .bind(ms(since))
+        .fetch_all(&self.pool)
+        .await?;
+        rows.iter()
+            .map(|r| {
+                Ok(RecentFingerprint {
+                    id: r.try_get(0)?,
+                    posted_at: from_ms(r.try_get(1)?),
+                    fingerprint: r.try_get(2)?,
+                })
+            })
+            .collect()
     }
 
     async fn upsert_subscriber(&self, spec: &SubscriberSpec, now: DateTime<Utc>) -> Result<i64> {
@@ -893,6 +923,7 @@ impl Store for PostgresStore {
                     c.awaiting_fanout += n;
                 }
                 Some(PostStatus::FannedOut) => c.jobs += n,
+                Some(PostStatus::Duplicate) => c.duplicates += n,
                 None => {}
             }
         }

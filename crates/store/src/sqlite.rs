@@ -185,8 +185,8 @@ impl Store for SqliteStore {
     async fn insert_post(&self, post: &NewPost) -> Result<InsertOutcome> {
         let inserted = sqlx::query(
             "INSERT INTO posts (channel_id, external_id, text, author, url, posted_at, received_at,
-                                status, filter_reason, updated_at)
-             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                                status, filter_reason, updated_at, fingerprint, duplicate_of)
+             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
              ON CONFLICT (channel_id, external_id) DO NOTHING
              RETURNING id",
         )
@@ -200,6 +200,8 @@ impl Store for SqliteStore {
         .bind(post.status.as_str())
         .bind(&post.filter_reason)
         .bind(ms(post.received_at))
+        .bind(&post.fingerprint)
+        .bind(post.duplicate_of)
         .fetch_optional(&self.write)
         .await?;
         if let Some(row) = inserted {
@@ -368,6 +370,34 @@ impl Store for SqliteStore {
             limit,
         )
         .await
+    }
+
+    async fn duplicate_of(&self, id: PostId) -> Result<Option<PostId>> {
+        let of: Option<Option<i64>> =
+            sqlx::query_scalar("SELECT duplicate_of FROM posts WHERE id = ?")
+                .bind(id)
+                .fetch_optional(&self.read)
+                .await?;
+        Ok(of.flatten())
+    }
+
+    async fn recent_fingerprints(&self, since: DateTime<Utc>) -> Result<Vec<RecentFingerprint>> {
+        let rows = sqlx::query(
+            "SELECT id, posted_at, fingerprint FROM posts
+             WHERE fingerprint IS NOT NULL AND posted_at >= ? ORDER BY posted_at, id",
+        )
+        .bind(ms(since))
+        .fetch_all(&self.read)
+        .await?;
+        rows.iter()
+            .map(|r| {
+                Ok(RecentFingerprint {
+                    id: r.try_get(0)?,
+                    posted_at: from_ms(r.try_get(1)?),
+                    fingerprint: r.try_get(2)?,
+                })
+            })
+            .collect()
     }
 
     async fn upsert_subscriber(&self, spec: &SubscriberSpec, now: DateTime<Utc>) -> Result<i64> {
@@ -704,6 +734,7 @@ impl Store for SqliteStore {
                     c.awaiting_fanout += n;
                 }
                 Some(PostStatus::FannedOut) => c.jobs += n,
+                Some(PostStatus::Duplicate) => c.duplicates += n,
                 None => {}
             }
         }

@@ -40,16 +40,19 @@ pub enum PostStatus {
     Job,
     /// Deliveries were written.
     FannedOut,
+    /// The same vacancy as an earlier post (`duplicate_of`): not classified or delivered again.
+    Duplicate,
 }
 
 impl PostStatus {
-    pub const ALL: [Self; 6] = [
+    pub const ALL: [Self; 7] = [
         Self::Filtered,
         Self::Queued,
         Self::Waiting,
         Self::NotJob,
         Self::Job,
         Self::FannedOut,
+        Self::Duplicate,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -60,6 +63,7 @@ impl PostStatus {
             Self::NotJob => "not_job",
             Self::Job => "job",
             Self::FannedOut => "fanned_out",
+            Self::Duplicate => "duplicate",
         }
     }
 
@@ -79,6 +83,18 @@ pub struct NewPost {
     pub received_at: DateTime<Utc>,
     pub status: PostStatus,
     pub filter_reason: Option<String>,
+    /// Content fingerprint for near-duplicate detection (hex), when computed.
+    pub fingerprint: Option<String>,
+    /// For a `Duplicate`: the earlier post it repeats.
+    pub duplicate_of: Option<PostId>,
+}
+
+/// A recent post's fingerprint, to rebuild the duplicate index at start-up.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RecentFingerprint {
+    pub id: PostId,
+    pub posted_at: DateTime<Utc>,
+    pub fingerprint: String,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -276,6 +292,8 @@ pub struct PipelineCounts {
     pub queued: u64,
     pub waiting: u64,
     pub not_job: u64,
+    /// Near-duplicates of earlier posts.
+    pub duplicates: u64,
     /// Posts classified as jobs (whether fanned out yet or not).
     pub jobs: u64,
     /// Jobs whose deliveries are not written yet.

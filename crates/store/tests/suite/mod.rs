@@ -29,6 +29,8 @@ fn new_post(channel_id: ChannelId, external_id: &str, status: PostStatus) -> New
         received_at: t0(),
         status,
         filter_reason: None,
+        fingerprint: None,
+        duplicate_of: None,
     }
 }
 
