@@ -94,6 +94,19 @@ pub trait Store: Send + Sync + std::fmt::Debug {
     /// Fingerprints of posts posted since `since` (oldest first): the duplicate window.
     async fn recent_fingerprints(&self, since: DateTime<Utc>) -> Result<Vec<RecentFingerprint>>;
 
+    // ---- source state ----
+    /// A value a source keeps between runs (`namespace` names the source kind).
+    async fn state_get(&self, namespace: &str, key: &str) -> Result<Option<String>>;
+    async fn state_put(
+        &self,
+        namespace: &str,
+        key: &str,
+        value: &str,
+        now: DateTime<Utc>,
+    ) -> Result<()>;
+    /// Every `(key, value)` of a namespace, by key.
+    async fn state_list(&self, namespace: &str) -> Result<Vec<(String, String)>>;
+
     // ---- subscribers ----
     async fn upsert_subscriber(&self, spec: &SubscriberSpec, now: DateTime<Utc>) -> Result<i64>;
     async fn subscribers(&self) -> Result<Vec<SubscriberRow>>;

@@ -400,6 +400,47 @@ impl Store for SqliteStore {
             .collect()
     }
 
+    async fn state_get(&self, namespace: &str, key: &str) -> Result<Option<String>> {
+        Ok(
+            sqlx::query_scalar("SELECT value FROM source_state WHERE namespace = ? AND key = ?")
+                .bind(namespace)
+                .bind(key)
+                .fetch_optional(&self.write)
+                .await?,
+        )
+    }
+
+    async fn state_put(
+        &self,
+        namespace: &str,
+        key: &str,
+        value: &str,
+        now: DateTime<Utc>,
+    ) -> Result<()> {
+        sqlx::query(
+            "INSERT INTO source_state (namespace, key, value, updated_at) VALUES (?, ?, ?, ?)
+             ON CONFLICT (namespace, key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at",
+        )
+        .bind(namespace)
+        .bind(key)
+        .bind(value)
+        .bind(ms(now))
+        .execute(&self.write)
+        .await?;
+        Ok(())
+    }
+
+    async fn state_list(&self, namespace: &str) -> Result<Vec<(String, String)>> {
+        let rows =
+            sqlx::query("SELECT key, value FROM source_state WHERE namespace = ? ORDER BY key")
+                .bind(namespace)
+                .fetch_all(&self.read)
+                .await?;
+        rows.iter()
+            .map(|r| Ok((r.try_get(0)?, r.try_get(1)?)))
+            .collect()
+    }
+
     async fn upsert_subscriber(&self, spec: &SubscriberSpec, now: DateTime<Utc>) -> Result<i64> {
         let (qs, qe, tz) = match &spec.quiet_hours {
             Some(q) => (

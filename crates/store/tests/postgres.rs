@@ -141,6 +141,7 @@ suite_tests!(
     check_failed,
     check_recover_interrupted,
     check_recover_respects_the_lease,
+    check_source_state,
     check_pipeline_counts,
 );
 

@@ -292,7 +292,7 @@ fn build_item(
     let mut title = entry
         .title
         .as_ref()
-        .map(|t| text_of(&t.content, &t.content_type.to_string()))
+        .map(|t| text_of(&t.content, t.content_type.as_ref()))
         .unwrap_or_default();
     let (body_raw, body_type) = match (&entry.content, &entry.summary) {
         (Some(content), _)

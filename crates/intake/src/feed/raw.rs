@@ -52,11 +52,7 @@ pub(crate) fn raw_items(xml: &[u8], max_items: usize) -> Vec<RawItem> {
     // The child being captured: (prefix, local name, text so far).
     let mut capture: Option<(Option<String>, String, String)> = None;
 
-    loop {
-        let event = match reader.read_event_into(&mut buf) {
-            Ok(event) => event,
-            Err(_) => break,
-        };
+    while let Ok(event) = reader.read_event_into(&mut buf) {
         match event {
             Event::Start(start) => {
                 depth += 1;

@@ -25,11 +25,11 @@ pub fn html_to_text(html: &str) -> String {
     let mut i = 0;
     while i < html.len() {
         let rest = &html[i..];
-        if rest.starts_with('<') {
-            if let Some(skip) = markup_len(rest, &mut raw) {
-                i += skip;
-                continue;
-            }
+        if rest.starts_with('<')
+            && let Some(skip) = markup_len(rest, &mut raw)
+        {
+            i += skip;
+            continue;
         }
         let Some(ch) = rest.chars().next() else {
             break;

@@ -87,10 +87,11 @@ fn split_currency(part: &str) -> (Option<String>, &str) {
             return (Some(code.to_owned()), rest);
         }
     }
-    if let Some((number, code)) = part.rsplit_once(' ') {
-        if code.len() == 3 && code.chars().all(|c| c.is_ascii_uppercase()) {
-            return (Some(code.to_owned()), number);
-        }
+    if let Some((number, code)) = part.rsplit_once(' ')
+        && code.len() == 3
+        && code.chars().all(|c| c.is_ascii_uppercase())
+    {
+        return (Some(code.to_owned()), number);
     }
     (None, part)
 }

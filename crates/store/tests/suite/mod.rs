@@ -1052,6 +1052,7 @@ pub async fn check_pipeline_counts(store: &dyn Store) {
             queued: 1,
             waiting: 1,
             not_job: 1,
+            duplicates: 0,
             jobs: 2,
             awaiting_fanout: 1,
             deliveries_pending: 1,
@@ -1149,5 +1150,31 @@ pub async fn measure_claim_batches(store: &dyn Store, backend: &str) {
     assert_eq!(
         store.pipeline_counts().await.unwrap().deliveries_sending,
         ids.len() as u64
+    );
+}
+
+/// Source state: put, overwrite, get, list by namespace.
+pub async fn check_source_state(store: &dyn Store) {
+    assert_eq!(store.state_get("tg.cursor", "@a").await.unwrap(), None);
+    store
+        .state_put("tg.cursor", "@a", "10", t0())
+        .await
+        .unwrap();
+    store.state_put("tg.cursor", "@b", "7", t0()).await.unwrap();
+    store
+        .state_put("tg.cursor", "@a", "12", t0() + secs(1))
+        .await
+        .unwrap();
+    store.state_put("feed", "@a", "{}", t0()).await.unwrap();
+    assert_eq!(
+        store.state_get("tg.cursor", "@a").await.unwrap().as_deref(),
+        Some("12")
+    );
+    assert_eq!(
+        store.state_list("tg.cursor").await.unwrap(),
+        vec![
+            ("@a".to_owned(), "12".to_owned()),
+            ("@b".to_owned(), "7".to_owned())
+        ]
     );
 }
