@@ -13,4 +13,5 @@ pub mod pipeline;
 pub mod preflight;
 pub mod server;
 pub mod subscribers;
+pub mod telegram;
 pub mod testbed;

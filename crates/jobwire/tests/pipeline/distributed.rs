@@ -10,8 +10,13 @@ use jobwire::testbed::{Bed, bot_token, seed_job};
 use jobwire_store::{PostgresStore, Store};
 use sqlx::Connection;
 
-use crate::e2e;
+use crate::expect as e2e;
 use crate::support::*;
+
+/// The tests of this binary run one at a time: two of them measure rates, which a test
+/// running beside them on this 2-core machine would disturb.
+static SERIAL: std::sync::LazyLock<tokio::sync::Mutex<()>> =
+    std::sync::LazyLock::new(|| tokio::sync::Mutex::new(()));
 
 fn env(name: &str) -> String {
     std::env::var(name).unwrap_or_else(|_| panic!("{name} must be set for the distributed tests"))
@@ -272,6 +277,7 @@ async fn settle(store: &dyn Store, posts: u64, timeout: Duration) -> jobwire_sto
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_spine_end_to_end_across_role_processes() {
+    let _serial = SERIAL.lock().await;
     init();
     let dir = tempfile::tempdir().unwrap();
     let db = fresh_db().await;
@@ -366,6 +372,7 @@ async fn the_spine_end_to_end_across_role_processes() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_sender_processes_share_one_token_at_telegrams_limit() {
+    let _serial = SERIAL.lock().await;
     init();
     let dir = tempfile::tempdir().unwrap();
     let db = fresh_db().await;
@@ -461,6 +468,7 @@ async fn proxy(port: u16, target: &str) -> tokio::task::JoinHandle<()> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_role_started_while_postgres_is_down_waits_says_so_and_starts_when_it_is_back() {
+    let _serial = SERIAL.lock().await;
     init();
     let dir = tempfile::tempdir().unwrap();
     let db = fresh_db().await;

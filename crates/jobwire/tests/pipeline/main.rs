@@ -6,7 +6,6 @@ mod bad_input;
 mod cli;
 mod crash;
 mod delivery;
-#[cfg(jobwire_distributed_tests)]
-mod distributed;
 mod e2e;
+mod expect;
 mod support;
