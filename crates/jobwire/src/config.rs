@@ -53,6 +53,9 @@ pub struct Config {
     pub categories: Vec<CategorySection>,
     #[serde(default)]
     pub channels: Vec<ChannelSection>,
+    /// RSS and Atom job feeds, read by the parser role.
+    #[serde(default)]
+    pub feeds: Vec<crate::feeds::FeedSection>,
     /// Subscribers to load at start-up (until the main bot manages them).
     pub subscribers_file: Option<PathBuf>,
     #[serde(default)]
@@ -444,6 +447,7 @@ pub struct Settings {
     pub bots: Vec<BotConfig>,
     pub categories: Vec<Category>,
     pub channels: Vec<ChannelSection>,
+    pub feeds: Vec<crate::feeds::FeedSection>,
     pub subscribers_file: Option<PathBuf>,
     pub scheduler_tick: Duration,
     pub lease: Duration,
@@ -609,6 +613,17 @@ impl Config {
             });
         }
 
+        let mut feed_names = HashSet::new();
+        for (i, f) in self.feeds.iter().enumerate() {
+            let key = format!("feeds[{i}] ({})", f.name);
+            if f.name.trim().is_empty() || !feed_names.insert(f.name.clone()) {
+                return Err(invalid(key, "needs a unique, non-empty name"));
+            }
+            match url::Url::parse(&f.url) {
+                Ok(u) if u.scheme() == "http" || u.scheme() == "https" => {}
+                _ => return Err(invalid(key, format!("{:?} is not an http(s) URL", f.url))),
+            }
+        }
         for (i, ch) in self.channels.iter().enumerate() {
             jobwire_core::rules::ChannelRules::parse(ch.include.iter(), ch.exclude.iter())
                 .map_err(|e| invalid(format!("channels[{i}] ({})", ch.handle), e.to_string()))?;
@@ -700,6 +715,7 @@ impl Config {
             bots,
             categories,
             channels: self.channels.clone(),
+            feeds: self.feeds.clone(),
             subscribers_file: self.subscribers_file.clone(),
             scheduler_tick: Duration::from_millis(self.scheduler.tick_ms.max(10)),
             lease: Duration::from_secs(self.scheduler.lease_secs.max(1)),

@@ -8,6 +8,7 @@ pub mod cli;
 pub mod config;
 pub mod demo;
 pub mod eval;
+pub mod feeds;
 pub mod llm;
 pub mod pipeline;
 pub mod preflight;

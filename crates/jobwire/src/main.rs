@@ -255,6 +255,19 @@ async fn run_pipeline(
         health.clone(),
         shutdown.clone(),
     ));
+    if roles.contains(&Role::Parser) && !settings.feeds.is_empty() {
+        let feeds = settings.feeds.clone();
+        let (intake, store, token) = (
+            running.intake.clone(),
+            running.store.clone(),
+            running.shutdown_token(),
+        );
+        tokio::spawn(async move {
+            if let Err(e) = jobwire::feeds::run(feeds, intake, store, token).await {
+                tracing::error!(error = %format!("{e:#}"), "feeds stopped");
+            }
+        });
+    }
     if let Some(path) = replay {
         let mut source = jobwire_intake::JsonlSource::open(path, chrono::Utc::now())
             .await

@@ -8,4 +8,5 @@ mod crash;
 mod delivery;
 mod e2e;
 mod expect;
+mod feeds;
 mod support;

@@ -1,0 +1,668 @@
+//! The Telegram user-account reader wired into jobwire: the `[mtproto]` section, the reader's
+//! state in the store, `jobwire doctor` against the fake Telegram and fake LLM, and the
+//! reader's events reaching the store and the admin chat (accounts scripted in memory, since
+//! no local server can stand in for MTProto).
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::collections::HashMap;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use chrono::{TimeZone, Utc};
+use jobwire::config::{Config, Environment, Settings};
+use jobwire::telegram::{self, MtprotoSection, NS_ASSIGN, NS_CURSOR, NS_PEER, SqlReaderStore};
+use jobwire_intake::stage::IntakeStage;
+use jobwire_mtproto::{
+    Account, AccountError, ChannelRef, PeerKind, RawMessage, ReaderConfig, ReaderStore,
+    ResolvedPeer, ScriptedAccount, SystemClock,
+};
+use jobwire_store::{PostStatus, SqliteStore, Store};
+use jobwire_testkit::llm::{FakeLlm, FakeLlmConfig};
+use jobwire_testkit::telegram::{FakeTelegram, FakeTelegramConfig};
+use tokio_util::sync::CancellationToken;
+
+const TOKEN: &str = "123456:AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA";
+const TOKEN_SECRET: &str = "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA";
+const API_HASH: &str = "0123456789abcdef0123456789abcdef";
+const LLM_KEY: &str = "sk-test-secret-key";
+const ADMIN_CHAT: i64 = 777;
+
+struct FakeEnv(HashMap<&'static str, String>);
+
+impl Environment for FakeEnv {
+    fn var(&self, name: &str) -> Option<String> {
+        self.0.get(name).cloned()
+    }
+}
+
+fn env() -> FakeEnv {
+    FakeEnv(
+        [
+            ("JOBWIRE_BOT_DEV_TOKEN", TOKEN.to_owned()),
+            ("JOBWIRE_LLM_API_KEY", LLM_KEY.to_owned()),
+            ("JOBWIRE_TELEGRAM_API_HASH", API_HASH.to_owned()),
+        ]
+        .into_iter()
+        .collect(),
+    )
+}
+
+fn init() {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
+        .with_test_writer()
+        .try_init();
+}
+
+fn loopback() -> SocketAddr {
+    SocketAddr::from(([127, 0, 0, 1], 0))
+}
+
+fn section(doc: &str) -> MtprotoSection {
+    toml::from_str(doc).expect("section parses")
+}
+
+async fn sqlite(dir: &tempfile::TempDir) -> Arc<dyn Store> {
+    Arc::new(
+        SqliteStore::open_path(&dir.path().join("jobwire.db"))
+            .await
+            .expect("sqlite opens"),
+    )
+}
+
+/// Settings pointing at the fakes and a temp SQLite file.
+fn settings(dir: &tempfile::TempDir, telegram: &FakeTelegram, llm: Option<&FakeLlm>) -> Settings {
+    let db = dir.path().join("jobwire.db");
+    let mut doc = format!(
+        "[database]\nurl = \"sqlite://{}\"\n[telegram]\napi_url = \"{}\"\n[[bots]]\nname = \"dev\"\n",
+        db.display(),
+        telegram.url()
+    );
+    if let Some(llm) = llm {
+        doc.push_str(&format!(
+            "[llm]\nbase_url = \"{}\"\nmodel = \"fake-llm\"\n",
+            llm.url()
+        ));
+    }
+    Config::from_toml(&doc)
+        .expect("config parses")
+        .resolve(&env())
+        .expect("config resolves")
+}
+
+// ---------------------------------------------------------------------------------------
+// [mtproto]
+// ---------------------------------------------------------------------------------------
+
+#[test]
+fn the_section_defaults_to_the_readers_pacing() {
+    let s = section(
+        "channels = [\"@RustJobs\", \"https://t.me/+AbCdEf123\"]\n\
+         [[accounts]]\nid = \"parser1\"\napi_id = 12345\n",
+    );
+    let d = ReaderConfig::default();
+    let r = s.reader_config();
+    assert_eq!(r.join_interval, d.join_interval);
+    assert_eq!(r.join_jitter, d.join_jitter);
+    assert_eq!(r.max_joins_per_day, d.max_joins_per_day);
+    assert_eq!(r.channels_per_account, d.channels_per_account);
+    assert_eq!(r.poll_interval, d.poll_interval);
+    assert_eq!(r.initial_backfill, 0);
+
+    let accounts = s.resolve(&env()).expect("resolves");
+    assert_eq!(accounts.len(), 1);
+    assert_eq!(accounts[0].id, "parser1");
+    assert_eq!(accounts[0].api_id, 12345);
+    assert_eq!(accounts[0].api_hash, API_HASH);
+    assert_eq!(
+        accounts[0].session_path,
+        std::path::PathBuf::from("parser1.session")
+    );
+    let keys: Vec<String> = s
+        .channel_refs()
+        .unwrap()
+        .iter()
+        .map(ChannelRef::key)
+        .collect();
+    assert_eq!(keys, ["@rustjobs", "+AbCdEf123"]);
+}
+
+#[test]
+fn section_errors_are_one_line_and_name_the_key() {
+    let err = toml::from_str::<MtprotoSection>("join_intervall_secs = 3\n")
+        .expect_err("unknown key refused");
+    assert!(err.to_string().contains("join_intervall_secs"), "{err}");
+
+    let no_hash =
+        section("[[accounts]]\nid = \"parser1\"\napi_id = 1\napi_hash_env = \"MY_HASH\"\n");
+    let msg = no_hash
+        .resolve(&env())
+        .expect_err("missing env var")
+        .to_string();
+    assert!(msg.contains("mtproto.accounts[0] (parser1)"), "{msg}");
+    assert!(msg.contains("MY_HASH"), "{msg}");
+    assert!(!msg.contains('\n'), "{msg}");
+
+    let bad_channel = section(
+        "channels = [\"@rustjobs\", \"https://t.me/c/12345/6\"]\n\
+         [[accounts]]\nid = \"parser1\"\napi_id = 1\n",
+    );
+    let msg = bad_channel
+        .resolve(&env())
+        .expect_err("bad ref")
+        .to_string();
+    assert!(msg.starts_with("mtproto.channels[1]:"), "{msg}");
+    assert!(msg.contains("invite link"), "{msg}");
+
+    let twice =
+        section("[[accounts]]\nid = \"a\"\napi_id = 1\n[[accounts]]\nid = \"a\"\napi_id = 2\n");
+    let msg = twice.resolve(&env()).expect_err("duplicate id").to_string();
+    assert!(msg.contains("mtproto.accounts[1].id"), "{msg}");
+
+    let bad_hash = FakeEnv(
+        [("JOBWIRE_TELEGRAM_API_HASH", "not-a-hash".to_owned())]
+            .into_iter()
+            .collect(),
+    );
+    let msg = section("[[accounts]]\nid = \"a\"\napi_id = 1\n")
+        .resolve(&bad_hash)
+        .expect_err("bad hash")
+        .to_string();
+    assert!(msg.contains("does not look like an API hash"), "{msg}");
+    assert!(
+        !msg.contains("not-a-hash"),
+        "the value is not echoed: {msg}"
+    );
+}
+
+// ---------------------------------------------------------------------------------------
+// SqlReaderStore
+// ---------------------------------------------------------------------------------------
+
+fn peer(id: i64, hash: i64) -> ResolvedPeer {
+    ResolvedPeer {
+        id,
+        access_hash: hash,
+        kind: PeerKind::Channel,
+        username: Some("rustjobs".into()),
+        title: "Rust Jobs".into(),
+        invite_hash: None,
+        joined: true,
+    }
+}
+
+#[tokio::test]
+async fn reader_state_lives_in_the_store_and_survives_a_reopen() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = sqlite(&dir).await;
+    let rs = SqlReaderStore::new(store.clone());
+
+    assert_eq!(rs.cursor("@rustjobs").await.unwrap(), None);
+    rs.set_cursor("@rustjobs", 10).await.unwrap();
+    rs.set_cursor("@rustjobs", 7).await.unwrap();
+    assert_eq!(
+        rs.cursor("@rustjobs").await.unwrap(),
+        Some(10),
+        "a cursor never moves back"
+    );
+    rs.set_cursor("@rustjobs", 12).await.unwrap();
+    assert_eq!(rs.cursor("@rustjobs").await.unwrap(), Some(12));
+    assert_eq!(rs.cursor("@other").await.unwrap(), None);
+
+    rs.cache_peer("a1", "@rustjobs", &peer(100, 1))
+        .await
+        .unwrap();
+    rs.cache_peer("a2", "@rustjobs", &peer(100, 2))
+        .await
+        .unwrap();
+    assert_eq!(
+        rs.cached_peer("a1", "@rustjobs").await.unwrap(),
+        Some(peer(100, 1))
+    );
+    assert_eq!(
+        rs.cached_peer("a2", "@rustjobs")
+            .await
+            .unwrap()
+            .map(|p| p.access_hash),
+        Some(2),
+        "access hashes are per account"
+    );
+    assert_eq!(rs.cached_peer("a3", "@rustjobs").await.unwrap(), None);
+
+    rs.assign("@rustjobs", "a1").await.unwrap();
+    rs.assign("@design", "a2").await.unwrap();
+    rs.assign("@rustjobs", "a2").await.unwrap();
+    assert_eq!(
+        rs.assignments().await.unwrap(),
+        vec![
+            ("@design".to_owned(), "a2".to_owned()),
+            ("@rustjobs".to_owned(), "a2".to_owned())
+        ]
+    );
+
+    // The namespaces are the documented ones, and a new process sees the same state.
+    assert_eq!(
+        store
+            .state_get(NS_CURSOR, "@rustjobs")
+            .await
+            .unwrap()
+            .as_deref(),
+        Some("12")
+    );
+    assert_eq!(store.state_list(NS_PEER).await.unwrap().len(), 2);
+    assert_eq!(store.state_list(NS_ASSIGN).await.unwrap().len(), 2);
+    drop(rs);
+    drop(store);
+    let reopened = SqlReaderStore::new(sqlite(&dir).await);
+    assert_eq!(reopened.cursor("@rustjobs").await.unwrap(), Some(12));
+    assert_eq!(
+        reopened.cached_peer("a1", "@rustjobs").await.unwrap(),
+        Some(peer(100, 1))
+    );
+}
+
+#[tokio::test]
+async fn a_restarted_reader_rereads_a_few_messages_but_stored_cursors_only_move_forward() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = sqlite(&dir).await;
+    let rs = SqlReaderStore::new(store.clone()).with_restart_rewind(20);
+    rs.set_cursor("@rustjobs", 100).await.unwrap();
+    rs.set_cursor("@small", 5).await.unwrap();
+    assert_eq!(rs.cursor("@rustjobs").await.unwrap(), Some(80));
+    assert_eq!(rs.cursor("@small").await.unwrap(), Some(0));
+    rs.set_cursor("@rustjobs", 90).await.unwrap();
+    assert_eq!(rs.stored_cursor("@rustjobs").await.unwrap(), Some(100));
+}
+
+// ---------------------------------------------------------------------------------------
+// doctor
+// ---------------------------------------------------------------------------------------
+
+async fn fakes() -> (FakeTelegram, FakeLlm) {
+    let telegram = FakeTelegram::start(
+        loopback(),
+        FakeTelegramConfig {
+            limits: None,
+            ..FakeTelegramConfig::default()
+        },
+    )
+    .await
+    .expect("fake Telegram starts");
+    let llm = FakeLlm::start(loopback(), FakeLlmConfig::default())
+        .await
+        .expect("fake LLM starts");
+    (telegram, llm)
+}
+
+fn printed(checks: &[telegram::Check]) -> String {
+    let mut out = Vec::new();
+    telegram::print(checks, &mut out).unwrap();
+    String::from_utf8(out).unwrap()
+}
+
+#[tokio::test]
+async fn doctor_passes_when_everything_answers_and_names_the_fix_when_a_token_is_refused() {
+    init();
+    let dir = tempfile::tempdir().unwrap();
+    let (fake_tg, fake_llm) = fakes().await;
+    let mut settings = settings(&dir, &fake_tg, Some(&fake_llm));
+
+    let checks = telegram::doctor(&settings, None, &env()).await;
+    let out = printed(&checks);
+    assert!(checks.iter().all(|c| c.ok), "{out}");
+    let names: Vec<&str> = checks.iter().map(|c| c.name.as_str()).collect();
+    assert_eq!(names, ["database", "queue", "bot dev", "llm"], "{out}");
+    assert!(
+        out.lines()
+            .next()
+            .unwrap()
+            .starts_with("ok   database  sqlite://"),
+        "{out}"
+    );
+    assert!(out.contains("model fake-llm is listed"), "{out}");
+    assert_eq!(out.lines().count(), checks.len());
+
+    settings.bots[0].token = "123456:sh0rtT0k".to_owned();
+    let checks = telegram::doctor(&settings, None, &env()).await;
+    let out = printed(&checks);
+    let bad: Vec<&telegram::Check> = checks.iter().filter(|c| !c.ok).collect();
+    assert_eq!(bad.len(), 1, "{out}");
+    assert_eq!(
+        bad[0].line(),
+        "FAIL bot dev: getMe answered 401 Unauthorized — check the token in \
+         JOBWIRE_BOT_DEV_TOKEN (or the bot's token_env)"
+    );
+    for secret in [TOKEN_SECRET, "sh0rtT0k", LLM_KEY] {
+        assert!(!out.contains(secret), "{secret} printed: {out}");
+    }
+}
+
+#[tokio::test]
+async fn doctor_checks_sessions_channels_and_the_alert_target() {
+    init();
+    let dir = tempfile::tempdir().unwrap();
+    let (fake_tg, _llm) = fakes().await;
+    let mut settings = settings(&dir, &fake_tg, None);
+    settings.channels = Config::from_toml(
+        "[[channels]]\nhandle = \"@RustJobs\"\n[[channels]]\nhandle = \"@designjobs\"\n\
+         [[channels]]\nhandle = \"https://example.com/feed.xml\"\n",
+    )
+    .unwrap()
+    .channels;
+    let session = dir.path().join("parser1.session");
+    let mtproto = section(&format!(
+        "channels = [\"@rustjobs\", \"t.me/c/1/2\"]\nadmin_chat_id = {ADMIN_CHAT}\n\
+         admin_bot = \"dev\"\n\
+         [[accounts]]\nid = \"parser1\"\napi_id = 1\nsession_path = \"{}\"\n\
+         [[accounts]]\nid = \"parser2\"\napi_id = 1\napi_hash_env = \"UNSET_HASH\"\n",
+        session.display()
+    ));
+
+    let checks = telegram::doctor(&settings, Some(&mtproto), &env()).await;
+    let out = printed(&checks);
+    let line = |name: &str| {
+        checks
+            .iter()
+            .find(|c| c.name == name)
+            .unwrap_or_else(|| panic!("no {name} check in {out}"))
+            .line()
+    };
+    assert!(
+        line("session parser1").starts_with("FAIL session parser1: not logged in"),
+        "{out}"
+    );
+    assert!(
+        line("session parser1").ends_with("— run `jobwire login --account parser1`"),
+        "{out}"
+    );
+    assert!(
+        line("session parser2").contains("UNSET_HASH is not set"),
+        "{out}"
+    );
+    assert!(
+        line("channel mtproto.channels[1]").contains("invite link (t.me/+...) instead"),
+        "{out}"
+    );
+    assert!(
+        line("channel channels[0]").ends_with("— write the handle as \"@rustjobs\""),
+        "{out}"
+    );
+    assert_eq!(
+        line("channels"),
+        "ok   channels  1 in [mtproto] and 1 in [[channels]] are valid Telegram references"
+    );
+    assert_eq!(
+        line("alerts"),
+        format!("ok   alerts  bot dev → chat {ADMIN_CHAT}")
+    );
+    assert!(!out.contains(API_HASH), "{out}");
+    assert!(!session.exists(), "a check does not create a session file");
+
+    let wrong_bot = section("admin_chat_id = 1\nadmin_bot = \"ops\"\n");
+    let checks = telegram::doctor(&settings, Some(&wrong_bot), &env()).await;
+    let out = printed(&checks);
+    assert!(
+        out.contains("FAIL alerts: mtproto.admin_bot: no bot named \"ops\" in [[bots]]"),
+        "{out}"
+    );
+    assert!(
+        out.contains("FAIL mtproto: no account is configured"),
+        "{out}"
+    );
+}
+
+// ---------------------------------------------------------------------------------------
+// The reader's events
+// ---------------------------------------------------------------------------------------
+
+fn message(peer: i64, id: i64, text: &str) -> RawMessage {
+    RawMessage {
+        id,
+        peer,
+        text: text.into(),
+        entities: vec![],
+        grouped_id: None,
+        forward_from: None,
+        author: Some("@hr".into()),
+        date: Utc.with_ymd_and_hms(2025, 3, 1, 9, 0, 0).single().unwrap()
+            + chrono::Duration::minutes(id),
+        edit_date: None,
+        is_service: false,
+    }
+}
+
+const JOB_TEXTS: [&str; 5] = [
+    "Looking for a Rust developer to build a Telegram bot, budget $800",
+    "Need a designer for a landing page, paid, 3 days",
+    "Hiring: backend developer (Go), remote, full-time",
+    "Wanted: video editor for YouTube shorts, $20 per video",
+    "Copywriter needed for 10 product descriptions",
+];
+
+fn account(channels: &[(&str, i64)]) -> Arc<ScriptedAccount> {
+    let a = Arc::new(ScriptedAccount::new("a1"));
+    for (c, peer) in channels {
+        a.add_channel(&ChannelRef::parse(c).unwrap(), *peer);
+    }
+    a
+}
+
+/// Polls `f` every 20 ms until it returns `Some`, for at most 20 s.
+async fn eventually<T, F, Fut>(what: &str, mut f: F) -> T
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Option<T>>,
+{
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+    loop {
+        if let Some(v) = f().await {
+            return v;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "timed out waiting for {what}"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+/// The queued posts of the store: `(channel, external id, text)`.
+async fn queued(store: &Arc<dyn Store>) -> Vec<(String, String, String)> {
+    let mut out = Vec::new();
+    for id in store
+        .posts_in_status(PostStatus::Queued, 1000)
+        .await
+        .unwrap()
+    {
+        let p = store.post(id).await.unwrap().unwrap();
+        out.push((p.channel_handle, p.external_id, p.text));
+    }
+    out.sort_by_key(|(c, id, _)| (c.clone(), id.parse::<i64>().unwrap_or(0)));
+    out
+}
+
+struct Running {
+    shutdown: CancellationToken,
+    task: tokio::task::JoinHandle<anyhow::Result<()>>,
+}
+
+impl Running {
+    fn start(
+        settings: &Settings,
+        section: &MtprotoSection,
+        account: &Arc<ScriptedAccount>,
+        store: &Arc<dyn Store>,
+    ) -> Self {
+        let shutdown = CancellationToken::new();
+        let queue = Arc::new(jobwire_queue::MemoryQueue::new());
+        let intake = Arc::new(IntakeStage::new(store.clone(), queue));
+        let accounts: Vec<Arc<dyn Account>> = vec![account.clone()];
+        let (settings, section, store, token) = (
+            settings.clone(),
+            section.clone(),
+            store.clone(),
+            shutdown.clone(),
+        );
+        let task = tokio::spawn(async move {
+            telegram::read_channels(
+                &settings,
+                &section,
+                accounts,
+                Arc::new(SystemClock),
+                intake,
+                store,
+                token,
+            )
+            .await
+        });
+        Self { shutdown, task }
+    }
+
+    async fn stop(self) {
+        self.shutdown.cancel();
+        tokio::time::timeout(Duration::from_secs(10), self.task)
+            .await
+            .expect("the reader stops on shutdown")
+            .expect("no panic")
+            .expect("a clean stop");
+    }
+}
+
+#[tokio::test]
+async fn posts_reach_the_store_as_queued_and_alerts_reach_the_admin_chat() {
+    init();
+    let dir = tempfile::tempdir().unwrap();
+    let (fake_tg, _llm) = fakes().await;
+    let settings = settings(&dir, &fake_tg, None);
+    let store = sqlite(&dir).await;
+    let mtproto = section(&format!(
+        "channels = [\"@rustjobs\", \"@closedjobs\"]\nadmin_chat_id = {ADMIN_CHAT}\n\
+         admin_bot = \"dev\"\njoin_interval_secs = 0\njoin_jitter_secs = 0\n\
+         initial_backfill = 10\n"
+    ));
+    let a = account(&[("@rustjobs", 100), ("@closedjobs", 200)]);
+    a.set_join_error(
+        &ChannelRef::parse("@closedjobs").unwrap(),
+        AccountError::NotFound,
+    );
+    for id in 1..=3 {
+        a.post(message(100, id, JOB_TEXTS[id as usize - 1]), false);
+    }
+    let bot_id = settings.bots[0].bot_id();
+
+    let running = Running::start(&settings, &mtproto, &a, &store);
+    // The backfill of a newly joined channel arrives as queued posts, in order.
+    let posts = eventually("3 queued posts", || async {
+        let q = queued(&store).await;
+        (q.len() == 3).then_some(q)
+    })
+    .await;
+    for (i, (channel, id, text)) in posts.iter().enumerate() {
+        assert_eq!(channel, "@rustjobs");
+        assert_eq!(id, &(i + 1).to_string());
+        assert_eq!(text, JOB_TEXTS[i]);
+    }
+    // A live post follows.
+    a.post(message(100, 4, JOB_TEXTS[3]), true);
+    eventually("the live post", || async {
+        queued(&store)
+            .await
+            .iter()
+            .any(|(_, id, _)| id == "4")
+            .then_some(())
+    })
+    .await;
+
+    // A channel that cannot be joined, and a session that dies, are told to the admin.
+    let alert = |needle: &'static str| {
+        let state = fake_tg.state();
+        async move {
+            state
+                .chat_messages(bot_id, ADMIN_CHAT)
+                .into_iter()
+                .find(|m| m.text.contains(needle))
+        }
+    };
+    let join = eventually("the join alert", || alert("cannot join @closedjobs")).await;
+    assert!(join.text.contains("no such channel"), "{}", join.text);
+    a.kill(AccountError::SessionDead);
+    let dead = eventually("the session alert", || alert("lost its session")).await;
+    assert!(dead.text.contains("account a1"), "{}", dead.text);
+    assert!(dead.parse_mode.is_none(), "alerts are plain text");
+    assert!(
+        fake_tg
+            .state()
+            .messages()
+            .iter()
+            .all(|m| m.chat_id == ADMIN_CHAT),
+        "nothing else was sent"
+    );
+    running.stop().await;
+    assert_eq!(queued(&store).await.len(), 4);
+}
+
+#[tokio::test]
+async fn a_restarted_reader_catches_up_without_duplicating_posts() {
+    init();
+    let dir = tempfile::tempdir().unwrap();
+    let (fake_tg, _llm) = fakes().await;
+    let settings = settings(&dir, &fake_tg, None);
+    let store = sqlite(&dir).await;
+    let mtproto = section("channels = [\"@rustjobs\"]\ninitial_backfill = 10\n");
+
+    let first = account(&[("@rustjobs", 100)]);
+    for id in 1..=3 {
+        first.post(message(100, id, JOB_TEXTS[id as usize - 1]), false);
+    }
+    let running = Running::start(&settings, &mtproto, &first, &store);
+    eventually("3 queued posts", || async {
+        (queued(&store).await.len() == 3).then_some(())
+    })
+    .await;
+    running.stop().await;
+    assert_eq!(
+        store
+            .state_get(NS_CURSOR, "@rustjobs")
+            .await
+            .unwrap()
+            .as_deref(),
+        Some("3")
+    );
+
+    // Two posts appeared while jobwire was down; the restarted reader re-reads the last
+    // few messages before its cursor (intake already has them) and takes in the new ones.
+    let second = account(&[("@rustjobs", 100)]);
+    for id in 1..=5 {
+        second.post(message(100, id, JOB_TEXTS[id as usize - 1]), false);
+    }
+    let running = Running::start(&settings, &mtproto, &second, &store);
+    let posts = eventually("5 queued posts", || async {
+        let q = queued(&store).await;
+        (q.len() == 5).then_some(q)
+    })
+    .await;
+    let ids: Vec<&str> = posts.iter().map(|(_, id, _)| id.as_str()).collect();
+    assert_eq!(ids, ["1", "2", "3", "4", "5"]);
+    eventually("the cursor at 5", || async {
+        (store
+            .state_get(NS_CURSOR, "@rustjobs")
+            .await
+            .unwrap()
+            .as_deref()
+            == Some("5"))
+        .then_some(())
+    })
+    .await;
+    running.stop().await;
+    let all = store
+        .posts_in_status(PostStatus::Queued, 1000)
+        .await
+        .unwrap();
+    assert_eq!(all.len(), 5, "no post stored twice");
+    assert!(
+        second.resolve_count(&ChannelRef::parse("@rustjobs").unwrap()) == 0,
+        "the peer came from the store, not from Telegram"
+    );
+}
