@@ -13,6 +13,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
+use futures::{StreamExt, TryStreamExt};
 use jobwire_core::CategorySlug;
 use jobwire_core::format::{JobCard, render};
 use jobwire_core::matching::{JobFacts, SubscriberIndex};
@@ -26,6 +27,9 @@ use jobwire_store::{NewDelivery, PostStatus, Store, StoreError, SubscriberRow};
 use tokio::sync::RwLock;
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
+
+/// Publishes in flight at once when a job's deliveries are handed to the senders.
+const PUBLISH_CONCURRENCY: usize = 256;
 
 /// Which bot delivers a category, and how the category is shown.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -187,9 +191,19 @@ impl FanoutStage {
             .store
             .fan_out(post_id, &parts, &deliveries, now)
             .await?;
-        for id in &ready {
-            jobwire_queue::publish(self.queue.as_ref(), &DeliveryReady::new(*id)).await?;
-        }
+        // Many publishes in flight at once: with a broker each waits for its confirm, and
+        // one job can fan out to thousands of deliveries.
+        let publishes: Vec<_> = ready
+            .iter()
+            .map(|&id| {
+                let queue = self.queue.clone();
+                async move { jobwire_queue::publish(queue.as_ref(), &DeliveryReady::new(id)).await }
+            })
+            .collect();
+        futures::stream::iter(publishes)
+            .buffer_unordered(PUBLISH_CONCURRENCY)
+            .try_collect::<Vec<()>>()
+            .await?;
         metrics::histogram!("jobwire_stage_latency_seconds", "stage" => "fanout")
             .record(started.elapsed().as_secs_f64());
         metrics::counter!("jobwire_deliveries_created_total").increment(deliveries.len() as u64);

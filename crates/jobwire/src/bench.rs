@@ -304,7 +304,7 @@ pub async fn latency(posts: usize) -> anyhow::Result<serde_json::Value> {
     for (i, post) in jobs.iter().enumerate() {
         let before = telegram.messages().len();
         let t0 = Utc::now();
-        running
+        let outcome = running
             .intake
             .ingest(jobwire_core::IncomingPost {
                 channel: post.channel.clone(),
@@ -315,6 +315,10 @@ pub async fn latency(posts: usize) -> anyhow::Result<serde_json::Value> {
                 posted_at: t0,
             })
             .await?;
+        // A re-post of an earlier vacancy is (rightly) not delivered again.
+        if !matches!(outcome, jobwire_intake::stage::IntakeOutcome::Queued { .. }) {
+            continue;
+        }
         let deadline = Instant::now() + Duration::from_secs(10);
         let received = loop {
             let msgs = telegram.messages();

@@ -68,6 +68,24 @@ impl Scratch {
         Ok(path)
     }
 
+    /// The last lines of every role's log, to show why a run failed.
+    fn print_logs(&self) {
+        let Ok(entries) = std::fs::read_dir(self.dir.path()) else {
+            return;
+        };
+        for entry in entries.flatten() {
+            let path = entry.path();
+            if path.extension().is_some_and(|e| e == "log") {
+                let text = std::fs::read_to_string(&path).unwrap_or_default();
+                let lines: Vec<&str> = text.lines().collect();
+                eprintln!("--- {}", path.display());
+                for line in &lines[lines.len().saturating_sub(20)..] {
+                    eprintln!("{line}");
+                }
+            }
+        }
+    }
+
     async fn cleanup(&self) {
         let mut config = jobwire_queue::AmqpConfig::new(self.amqp.clone());
         config.queue_prefix = self.prefix.clone();
@@ -140,6 +158,9 @@ pub async fn delivery(deliveries: usize, services: &Services) -> anyhow::Result<
     let embedded = crate::bench::delivery(deliveries).await?;
     let scratch = Scratch::new(services).await?;
     let result = distributed_delivery(deliveries, &scratch).await;
+    if result.is_err() {
+        scratch.print_logs();
+    }
     scratch.cleanup().await;
     let (rate, seconds, n) = result?;
     let embedded_rate = embedded["per_second"].as_f64().unwrap_or(0.0);
@@ -225,6 +246,9 @@ async fn distributed_delivery(
 pub async fn latency(posts: usize, services: &Services) -> anyhow::Result<serde_json::Value> {
     let scratch = Scratch::new(services).await?;
     let result = distributed_latency(posts, &scratch).await;
+    if result.is_err() {
+        scratch.print_logs();
+    }
     scratch.cleanup().await;
     let h = result?;
     let q = |p: f64| h.value_at_quantile(p) as f64 / 1000.0;
@@ -300,7 +324,7 @@ async fn distributed_latency(posts: usize, scratch: &Scratch) -> anyhow::Result<
     for (i, post) in jobs.iter().enumerate() {
         let before = telegram.stats().accepted as usize;
         let t0 = Utc::now();
-        intake
+        let outcome = intake
             .ingest(jobwire_core::IncomingPost {
                 channel: post.channel.clone(),
                 external_id: format!("{}-{i}", post.id),
@@ -310,6 +334,10 @@ async fn distributed_latency(posts: usize, scratch: &Scratch) -> anyhow::Result<
                 posted_at: t0,
             })
             .await?;
+        // A re-post of an earlier vacancy is (rightly) not delivered again.
+        if !matches!(outcome, jobwire_intake::stage::IntakeOutcome::Queued { .. }) {
+            continue;
+        }
         let deadline = Instant::now() + Duration::from_secs(10);
         let received = loop {
             let msgs = telegram.messages();

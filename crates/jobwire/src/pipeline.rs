@@ -432,22 +432,32 @@ pub async fn redrive(
             .await?
             .len();
     }
-    for id in store.posts_in_status(PostStatus::Queued, u32::MAX).await? {
-        jobwire_queue::publish(queue, &PostReady::new(id)).await?;
-        r.posts += 1;
-    }
-    for id in store.posts_in_status(PostStatus::Job, u32::MAX).await? {
-        jobwire_queue::publish(queue, &JobReady::new(id)).await?;
-        r.jobs += 1;
-    }
-    for id in store
+    let posts = store.posts_in_status(PostStatus::Queued, u32::MAX).await?;
+    r.posts = posts.len();
+    publish_all(queue, posts.into_iter().map(PostReady::new)).await?;
+    let jobs = store.posts_in_status(PostStatus::Job, u32::MAX).await?;
+    r.jobs = jobs.len();
+    publish_all(queue, jobs.into_iter().map(JobReady::new)).await?;
+    let deliveries = store
         .deliveries_in_status(DeliveryStatus::Pending, u32::MAX)
-        .await?
-    {
-        jobwire_queue::publish(queue, &DeliveryReady::new(id)).await?;
-        r.deliveries += 1;
-    }
+        .await?;
+    r.deliveries = deliveries.len();
+    publish_all(queue, deliveries.into_iter().map(DeliveryReady::new)).await?;
     Ok(r)
+}
+
+/// Publishes many messages with up to 256 in flight (each waits for a broker's confirm).
+async fn publish_all<T: jobwire_queue::wire::WireMessage>(
+    queue: &dyn Queue,
+    messages: impl Iterator<Item = T>,
+) -> anyhow::Result<()> {
+    use futures::{StreamExt, TryStreamExt};
+    let messages: Vec<T> = messages.collect();
+    futures::stream::iter(messages.iter().map(|m| jobwire_queue::publish(queue, m)))
+        .buffer_unordered(256)
+        .try_collect::<Vec<()>>()
+        .await?;
+    Ok(())
 }
 
 /// Moves held deliveries (quiet hours over, retry due) and waiting posts (classifier retry

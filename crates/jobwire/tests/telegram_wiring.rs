@@ -433,12 +433,13 @@ fn message(peer: i64, id: i64, text: &str) -> RawMessage {
     }
 }
 
-const JOB_TEXTS: [&str; 5] = [
+const JOB_TEXTS: [&str; 6] = [
     "Looking for a Rust developer to build a Telegram bot, budget $800",
     "Need a designer for a landing page, paid, 3 days",
     "Hiring: backend developer (Go), remote, full-time",
     "Wanted: video editor for YouTube shorts, $20 per video",
     "Copywriter needed for 10 product descriptions",
+    "Translator EN→DE for a mobile app, 2000 words, paid",
 ];
 
 fn account(channels: &[(&str, i64)]) -> Arc<ScriptedAccount> {
@@ -604,7 +605,7 @@ async fn posts_reach_the_store_as_queued_and_alerts_reach_the_admin_chat() {
 }
 
 #[tokio::test]
-async fn a_restarted_reader_catches_up_without_duplicating_posts() {
+async fn a_restarted_reader_recovers_posts_a_crash_caught_in_flight_without_duplicates() {
     init();
     let dir = tempfile::tempdir().unwrap();
     let (fake_tg, _llm) = fakes().await;
@@ -631,10 +632,16 @@ async fn a_restarted_reader_catches_up_without_duplicating_posts() {
         Some("3")
     );
 
-    // Two posts appeared while jobwire was down; the restarted reader re-reads the last
-    // few messages before its cursor (intake already has them) and takes in the new ones.
+    // The process dies after the reader handed on posts 4 and 5 (moving its cursor) but
+    // before intake stored them; post 6 appears while jobwire is down. The restarted reader
+    // re-reads the last few messages before its cursor (intake drops the ones it has), so
+    // nothing is lost and nothing is stored twice.
+    store
+        .state_put(NS_CURSOR, "@rustjobs", "5", Utc::now())
+        .await
+        .unwrap();
     let second = account(&[("@rustjobs", 100)]);
-    for id in 1..=5 {
+    for id in 1..=6 {
         second.post(message(100, id, JOB_TEXTS[id as usize - 1]), false);
     }
     let running = Running::start(&settings, &mtproto, &second, &store);
@@ -660,7 +667,7 @@ async fn a_restarted_reader_catches_up_without_duplicating_posts() {
         .posts_in_status(PostStatus::Queued, 1000)
         .await
         .unwrap();
-    assert_eq!(all.len(), 5, "no post stored twice");
+    assert_eq!(all.len(), 6, "no post stored twice");
     assert!(
         second.resolve_count(&ChannelRef::parse("@rustjobs").unwrap()) == 0,
         "the peer came from the store, not from Telegram"
