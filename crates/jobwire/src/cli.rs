@@ -51,6 +51,14 @@ pub enum Command {
         #[arg(long)]
         replay: Option<PathBuf>,
     },
+    /// Signs a Telegram user account in (phone, code, 2FA password) and keeps its session file.
+    Login {
+        /// The [[mtproto.accounts]] id; every configured account in turn when omitted.
+        #[arg(long)]
+        account: Option<String>,
+    },
+    /// Checks that everything the configuration points at answers, one line per check.
+    Doctor,
     /// Imports a Telegram Desktop export (result.json) into the pipeline's queue.
     Import {
         file: PathBuf,

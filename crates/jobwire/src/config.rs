@@ -53,6 +53,8 @@ pub struct Config {
     pub categories: Vec<CategorySection>,
     #[serde(default)]
     pub channels: Vec<ChannelSection>,
+    /// Telegram user accounts that read channels (parser role): `[mtproto]`.
+    pub mtproto: Option<crate::telegram::MtprotoSection>,
     /// RSS and Atom job feeds, read by the parser role.
     #[serde(default)]
     pub feeds: Vec<crate::feeds::FeedSection>,
@@ -613,6 +615,9 @@ impl Config {
             });
         }
 
+        if let Some(m) = &self.mtproto {
+            m.channel_refs()?;
+        }
         let mut feed_names = HashSet::new();
         for (i, f) in self.feeds.iter().enumerate() {
             let key = format!("feeds[{i}] ({})", f.name);

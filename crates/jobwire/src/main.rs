@@ -77,6 +77,31 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             jobwire::demo::print(&report, *json);
             Ok(())
         }
+        Command::Login { account } => {
+            let config = jobwire::config::Config::load(cli.config.as_deref())?;
+            jobwire::telegram::login_command(
+                config.mtproto.as_ref(),
+                account.as_deref(),
+                &jobwire::config::ProcessEnv,
+            )
+            .await
+        }
+        Command::Doctor => {
+            let config = jobwire::config::Config::load(cli.config.as_deref())?;
+            let settings = config.resolve(&jobwire::config::ProcessEnv)?;
+            let checks = jobwire::telegram::doctor(
+                &settings,
+                config.mtproto.as_ref(),
+                &jobwire::config::ProcessEnv,
+            )
+            .await;
+            jobwire::telegram::print(&checks, &mut std::io::stdout().lock())?;
+            let failed = checks.iter().filter(|c| !c.ok).count();
+            if failed > 0 {
+                anyhow::bail!("{failed} of {} checks failed", checks.len());
+            }
+            Ok(())
+        }
         Command::Run { role, replay } => run_pipeline(&cli, role, replay.as_deref()).await,
         Command::Import { file, quiet } => import(&cli, file, !*quiet).await,
         Command::Eval {
@@ -208,7 +233,8 @@ async fn run_pipeline(
     roles: &[Role],
     replay: Option<&std::path::Path>,
 ) -> anyhow::Result<()> {
-    let settings = cli::settings(cli)?;
+    let config = jobwire::config::Config::load(cli.config.as_deref())?;
+    let settings = config.resolve(&jobwire::config::ProcessEnv)?;
     let roles: Vec<Role> = if roles.is_empty() {
         Role::ALL.to_vec()
     } else {
@@ -265,6 +291,24 @@ async fn run_pipeline(
         tokio::spawn(async move {
             if let Err(e) = jobwire::feeds::run(feeds, intake, store, token).await {
                 tracing::error!(error = %format!("{e:#}"), "feeds stopped");
+            }
+        });
+    }
+    if roles.contains(&Role::Parser)
+        && let Some(section) = &config.mtproto
+    {
+        let reader = jobwire::telegram::spawn_reader(
+            &settings,
+            section,
+            running.intake.clone(),
+            running.store.clone(),
+            running.shutdown_token(),
+        );
+        tokio::spawn(async move {
+            match reader.await {
+                Ok(Ok(())) => {}
+                Ok(Err(e)) => tracing::error!(error = %format!("{e:#}"), "Telegram reader stopped"),
+                Err(e) => tracing::error!(error = %e, "Telegram reader panicked"),
             }
         });
     }

@@ -645,20 +645,20 @@ async fn a_restarted_reader_recovers_posts_a_crash_caught_in_flight_without_dupl
         second.post(message(100, id, JOB_TEXTS[id as usize - 1]), false);
     }
     let running = Running::start(&settings, &mtproto, &second, &store);
-    let posts = eventually("5 queued posts", || async {
+    let posts = eventually("6 queued posts", || async {
         let q = queued(&store).await;
-        (q.len() == 5).then_some(q)
+        (q.len() == 6).then_some(q)
     })
     .await;
     let ids: Vec<&str> = posts.iter().map(|(_, id, _)| id.as_str()).collect();
-    assert_eq!(ids, ["1", "2", "3", "4", "5"]);
-    eventually("the cursor at 5", || async {
+    assert_eq!(ids, ["1", "2", "3", "4", "5", "6"]);
+    eventually("the cursor at 6", || async {
         (store
             .state_get(NS_CURSOR, "@rustjobs")
             .await
             .unwrap()
             .as_deref()
-            == Some("5"))
+            == Some("6"))
         .then_some(())
     })
     .await;

@@ -37,8 +37,8 @@ use crate::account::{
 };
 use crate::session::{FileSession, SessionFileError};
 
-/// One configured user account.
-#[derive(Debug, Clone)]
+/// One configured user account. `Debug` hides the API hash (a secret).
+#[derive(Clone)]
 pub struct AccountConfig {
     /// A short name for logs and the assignment table (`"parser1"`).
     pub id: String,
@@ -51,6 +51,18 @@ pub struct AccountConfig {
     /// Updates buffered between the network and the reader; grammers drops updates when
     /// this is full (the reader's polling then catches up). Default 2000.
     pub updates_capacity: usize,
+}
+
+impl std::fmt::Debug for AccountConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AccountConfig")
+            .field("id", &self.id)
+            .field("api_id", &self.api_id)
+            .field("api_hash", &"<redacted>")
+            .field("session_path", &self.session_path)
+            .field("updates_capacity", &self.updates_capacity)
+            .finish()
+    }
 }
 
 impl AccountConfig {
