@@ -102,6 +102,28 @@ pub struct SendCounters {
 struct BotSender {
     bot: Bot,
     limiter: Arc<dyn Limiter>,
+    /// When this process last handed a message of this bot to the HTTP client, and the
+    /// bot's pacing interval (`None`: limits lifted).
+    gate: Option<(tokio::sync::Mutex<tokio::time::Instant>, Duration)>,
+}
+
+impl BotSender {
+    /// Re-spaces sends right before the HTTP call. The limiter grants slots at the bot's
+    /// pace, but the status commit between grant and call is group-committed, so sends
+    /// granted apart could leave together and arrive at Telegram bunched; this keeps them
+    /// at least one interval apart as they leave this process.
+    async fn pass_gate(&self) {
+        let Some((last, interval)) = &self.gate else {
+            return;
+        };
+        let mut last = last.lock().await;
+        let next = *last + *interval;
+        let now = tokio::time::Instant::now();
+        if next > now {
+            tokio::time::sleep_until(next).await;
+        }
+        *last = tokio::time::Instant::now();
+    }
 }
 
 /// Makes the limiter of a bot (by its numeric id). The default is in-process.
@@ -165,6 +187,22 @@ impl SendStage {
                     BotSender {
                         bot,
                         limiter: limiter(b.bot_id()),
+                        gate: (!config.limits.unlimited).then(|| {
+                            let per_sec = f64::from(config.limits.global_per_sec.max(1));
+                            // Slightly tighter than the limiter's pace: this only undoes
+                            // bunching, it must not become the bottleneck.
+                            let interval = Duration::from_secs_f64(
+                                1.0 / per_sec * (1.0 + config.limits.safety_margin / 2.0),
+                            );
+                            (
+                                tokio::sync::Mutex::new(
+                                    tokio::time::Instant::now()
+                                        .checked_sub(interval)
+                                        .unwrap_or_else(tokio::time::Instant::now),
+                                ),
+                                interval,
+                            )
+                        }),
                     },
                 )
             })
@@ -305,6 +343,7 @@ impl SendStage {
                 sender.limiter.acquire(chat).await;
             }
             loop {
+                sender.pass_gate().await;
                 let sent_at = std::time::Instant::now();
                 let result = sender
                     .bot
