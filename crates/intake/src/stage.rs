@@ -54,6 +54,19 @@ impl IntakeOutcome {
     }
 }
 
+/// What an edit of a post changed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum EditOutcome {
+    /// The post was not fanned out yet: its text is now the edited one, and that is what
+    /// is classified and delivered.
+    Updated { post_id: i64 },
+    /// The post was already fanned out (or classified as no job, or a re-post): subscribers
+    /// are not sent the edit.
+    TooLate { post_id: i64, status: &'static str },
+    /// Never stored: the edit was taken in as a new post.
+    New(IntakeOutcome),
+}
+
 /// Running totals of an intake run.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct IntakeTally {
@@ -274,6 +287,31 @@ impl IntakeStage {
                 jobwire_queue::publish(self.queue.as_ref(), &PostReady::new(post_id)).await?;
                 IntakeOutcome::Queued { post_id }
             }
+        })
+    }
+
+    /// Applies an edit of a post, as a source reports it (same channel and external id).
+    pub async fn edit(&self, mut post: IncomingPost) -> Result<EditOutcome, IntakeError> {
+        post.bound_text();
+        let channel = self.channel(&post.channel).await?;
+        let fp = fingerprint(&post.text).to_hex();
+        let edited = self
+            .store
+            .edit_post(
+                channel.row.id,
+                &post.external_id,
+                &post.text,
+                Some(&fp),
+                Utc::now(),
+            )
+            .await?;
+        Ok(match edited {
+            None => EditOutcome::New(self.ingest(post).await?),
+            Some((post_id, _, true)) => EditOutcome::Updated { post_id },
+            Some((post_id, status, false)) => EditOutcome::TooLate {
+                post_id,
+                status: status.as_str(),
+            },
         })
     }
 

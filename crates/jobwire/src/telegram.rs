@@ -1207,10 +1207,17 @@ async fn handle_event(
             }
         }
         ReaderEvent::Edited(post) => {
-            // An edit of a post that was not delivered yet should update its text and send it
-            // through classification again; a delivered post stays as it was. Intake cannot
-            // update a stored post yet, so the edit is only logged.
-            tracing::info!(channel = %post.channel, external_id = %post.external_id, "post edited (not applied)");
+            // An edit of a post that was not fanned out yet replaces its text; after that the
+            // subscribers keep the version they were sent (no second message for an edit).
+            let (channel, id) = (post.channel.clone(), post.external_id.clone());
+            match intake.edit(post).await {
+                Ok(outcome) => {
+                    tracing::info!(%channel, external_id = %id, ?outcome, "post edited");
+                }
+                Err(e) => {
+                    tracing::error!(%channel, external_id = %id, error = %e, "cannot apply an edit");
+                }
+            }
             true
         }
         ReaderEvent::Alert {

@@ -70,6 +70,18 @@ pub trait Store: Send + Sync + std::fmt::Debug {
     /// Inserts a post unless `(channel, external id)` is known already.
     async fn insert_post(&self, post: &NewPost) -> Result<InsertOutcome>;
     async fn post(&self, id: PostId) -> Result<Option<PostRow>>;
+    /// Applies an edit of `(channel, external id)`: the text (and fingerprint) change only
+    /// while the post has not been fanned out (`filtered`, `queued`, `waiting`, `job`), so
+    /// an edit never reaches subscribers twice. Returns the post and its status, or `None`
+    /// for a post never stored.
+    async fn edit_post(
+        &self,
+        channel_id: ChannelId,
+        external_id: &str,
+        text: &str,
+        fingerprint: Option<&str>,
+        now: DateTime<Utc>,
+    ) -> Result<Option<(PostId, PostStatus, bool)>>;
     /// Records a classifier's verdict and moves the post to `job` or `not_job`, atomically.
     async fn record_classification(
         &self,

@@ -245,6 +245,50 @@ impl Store for SqliteStore {
         }))
     }
 
+    async fn edit_post(
+        &self,
+        channel_id: ChannelId,
+        external_id: &str,
+        text: &str,
+        fingerprint: Option<&str>,
+        now: DateTime<Utc>,
+    ) -> Result<Option<(PostId, PostStatus, bool)>> {
+        let updated: Option<(i64, String)> = sqlx::query_as(
+            "UPDATE posts SET text = ?3, fingerprint = COALESCE(?4, fingerprint), updated_at = ?5
+             WHERE channel_id = ?1 AND external_id = ?2
+               AND status IN ('filtered', 'queued', 'waiting', 'job')
+             RETURNING id, status",
+        )
+        .bind(channel_id)
+        .bind(external_id)
+        .bind(text)
+        .bind(fingerprint)
+        .bind(ms(now))
+        .fetch_optional(&self.write)
+        .await?;
+        let (id, status, applied) = match updated {
+            Some((id, status)) => (id, status, true),
+            None => {
+                let row: Option<(i64, String)> = sqlx::query_as(
+                    "SELECT id, status FROM posts WHERE channel_id = ?1 AND external_id = ?2",
+                )
+                .bind(channel_id)
+                .bind(external_id)
+                .fetch_optional(&self.write)
+                .await?;
+                match row {
+                    Some((id, status)) => (id, status, false),
+                    None => return Ok(None),
+                }
+            }
+        };
+        let status = PostStatus::parse(&status).ok_or(StoreError::Corrupt {
+            column: "posts.status",
+            detail: status.clone(),
+        })?;
+        Ok(Some((id, status, applied)))
+    }
+
     async fn record_classification(
         &self,
         id: PostId,

@@ -43,6 +43,7 @@ suite_tests!(
     check_recover_interrupted,
     check_recover_respects_the_lease,
     check_source_state,
+    check_edit_post,
     check_pipeline_counts,
 );
 

@@ -7,6 +7,7 @@ mod cli;
 mod crash;
 mod delivery;
 mod e2e;
+mod edits;
 mod expect;
 mod feeds;
 mod support;

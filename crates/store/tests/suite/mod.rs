@@ -1178,3 +1178,41 @@ pub async fn check_source_state(store: &dyn Store) {
         ]
     );
 }
+
+/// Edits change a post only until it is fanned out.
+pub async fn check_edit_post(store: &dyn Store) {
+    let ch = channel(store, "@edits").await;
+    let id = inserted(
+        store
+            .insert_post(&new_post(ch, "1", PostStatus::Queued))
+            .await
+            .unwrap(),
+    );
+    let (edited_id, status, applied) = store
+        .edit_post(ch, "1", "edited text", Some("ff"), t0())
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!((edited_id, status, applied), (id, PostStatus::Queued, true));
+    assert_eq!(store.post(id).await.unwrap().unwrap().text, "edited text");
+    let done = inserted(
+        store
+            .insert_post(&new_post(ch, "2", PostStatus::FannedOut))
+            .await
+            .unwrap(),
+    );
+    let (_, status, applied) = store
+        .edit_post(ch, "2", "too late", None, t0())
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!((status, applied), (PostStatus::FannedOut, false));
+    assert_ne!(store.post(done).await.unwrap().unwrap().text, "too late");
+    assert!(
+        store
+            .edit_post(ch, "3", "x", None, t0())
+            .await
+            .unwrap()
+            .is_none()
+    );
+}
