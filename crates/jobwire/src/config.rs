@@ -58,6 +58,8 @@ pub struct Config {
     /// RSS and Atom job feeds, read by the parser role.
     #[serde(default)]
     pub feeds: Vec<crate::feeds::FeedSection>,
+    #[serde(default)]
+    pub dedup: DedupSection,
     /// Subscribers to load at start-up (until the main bot manages them).
     pub subscribers_file: Option<PathBuf>,
     #[serde(default)]
@@ -66,6 +68,31 @@ pub struct Config {
     pub redis: Option<RedisSection>,
     #[serde(default)]
     pub admin: AdminSection,
+}
+
+/// Near-duplicate detection across channels.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DedupSection {
+    /// Recognise re-posts of an earlier vacancy (in any channel) and deliver them once.
+    #[serde(default = "yes")]
+    pub enabled: bool,
+    /// How far back an earlier post counts, in hours.
+    #[serde(default = "d168")]
+    pub window_hours: u64,
+}
+
+impl Default for DedupSection {
+    fn default() -> Self {
+        Self {
+            enabled: true,
+            window_hours: 168,
+        }
+    }
+}
+
+fn d168() -> u64 {
+    168
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -450,6 +477,7 @@ pub struct Settings {
     pub categories: Vec<Category>,
     pub channels: Vec<ChannelSection>,
     pub feeds: Vec<crate::feeds::FeedSection>,
+    pub dedup: DedupSection,
     pub subscribers_file: Option<PathBuf>,
     pub scheduler_tick: Duration,
     pub lease: Duration,
@@ -721,6 +749,7 @@ impl Config {
             categories,
             channels: self.channels.clone(),
             feeds: self.feeds.clone(),
+            dedup: self.dedup.clone(),
             subscribers_file: self.subscribers_file.clone(),
             scheduler_tick: Duration::from_millis(self.scheduler.tick_ms.max(10)),
             lease: Duration::from_secs(self.scheduler.lease_secs.max(1)),

@@ -242,7 +242,14 @@ impl Pipeline {
         }
 
         let shutdown = CancellationToken::new();
-        let intake = Arc::new(IntakeStage::new(store.clone(), queue.clone()));
+        let dedup = settings
+            .dedup
+            .enabled
+            .then(|| jobwire_core::dedup::DedupConfig {
+                window: chrono::Duration::hours(settings.dedup.window_hours.max(1) as i64),
+                ..jobwire_core::dedup::DedupConfig::default()
+            });
+        let intake = Arc::new(IntakeStage::with_dedup(store.clone(), queue.clone(), dedup));
         let mut tasks = JoinSet::new();
         let mut classifier = String::new();
 
