@@ -308,52 +308,5 @@ async fn distributed_latency(posts: usize, scratch: &Scratch) -> anyhow::Result<
     let queue: std::sync::Arc<dyn jobwire_queue::Queue> =
         std::sync::Arc::new(jobwire_queue::AmqpQueue::connect(amqp).await?);
     let intake = jobwire_intake::stage::IntakeStage::new(store, queue);
-    let data =
-        jobwire_core::dataset::LabeledPost::parse_all(crate::pipeline::SHIPPED_TRAINING_DATA)?;
-    let jobs: Vec<_> = data
-        .iter()
-        .filter(|p| {
-            p.label
-                .as_ref()
-                .is_some_and(|l| l.is_job && !l.categories.is_empty())
-        })
-        .cycle()
-        .take(posts)
-        .collect();
-    let mut h = Histogram::<u64>::new_with_bounds(1, 3_600_000_000, 3)?;
-    for (i, post) in jobs.iter().enumerate() {
-        let before = telegram.stats().accepted as usize;
-        let t0 = Utc::now();
-        let outcome = intake
-            .ingest(jobwire_core::IncomingPost {
-                channel: post.channel.clone(),
-                external_id: format!("{}-{i}", post.id),
-                text: post.text.clone(),
-                author: None,
-                url: None,
-                posted_at: t0,
-            })
-            .await?;
-        // A re-post of an earlier vacancy is (rightly) not delivered again.
-        if !matches!(outcome, jobwire_intake::stage::IntakeOutcome::Queued { .. }) {
-            continue;
-        }
-        let deadline = Instant::now() + Duration::from_secs(10);
-        let received = loop {
-            let msgs = telegram.messages();
-            if msgs.len() > before {
-                break msgs[before].received_at;
-            }
-            anyhow::ensure!(
-                Instant::now() < deadline,
-                "post {} was not delivered within 10 s",
-                post.id
-            );
-            tokio::time::sleep(Duration::from_millis(1)).await;
-        };
-        h.record(((received - t0).num_microseconds().unwrap_or(0)).max(1) as u64)?;
-        // Let the sender's status writes finish before the next post (light load).
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-    Ok(h)
+    crate::bench::one_at_a_time(&intake, &telegram, posts, None).await
 }
