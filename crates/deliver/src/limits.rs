@@ -51,6 +51,9 @@ pub trait Limiter: Send + Sync + std::fmt::Debug {
     async fn acquire(&self, chat_id: i64);
     /// Telegram said "retry after": no message of this bot goes out before then.
     async fn freeze_for(&self, wait: Duration);
+    /// Called right before each Bot API call: re-spaces sends that other processes of the
+    /// same bot make at the same moment. In-process, the sender's own gate does this.
+    async fn pace_send(&self) {}
     /// Forgets state of chats not seen lately (bounded memory); periodic.
     fn shrink(&self) {}
 }

@@ -155,6 +155,8 @@ pub struct RedisLimiter {
     global_interval_us: u64,
     /// How late a global grant may come and keep its place in the schedule.
     global_tolerance_us: u64,
+    /// Spacing of the send gate: the bot's pace with half the safety margin (see `pace_send`).
+    send_interval_us: u64,
     chat_interval_us: u64,
     group_interval_us: u64,
     acquire_script: Script,
@@ -182,6 +184,9 @@ struct Keys {
     bot: String,
     global: String,
     frozen: String,
+    /// The send gate's schedule and its (unused) companion key, see `pace_send`.
+    send: String,
+    send_companion: String,
 }
 
 /// What the acquire script answered.
@@ -224,8 +229,11 @@ impl RedisLimiter {
             keys: Keys {
                 global: format!("{bot}:global"),
                 frozen: format!("{bot}:frozen"),
+                send: format!("{bot}:send"),
+                send_companion: format!("{bot}:send-companion"),
                 bot,
             },
+            send_interval_us: interval_us(Duration::from_secs(1), config.global_per_sec, m / 2.0),
             global_interval_us,
             global_tolerance_us: lateness_tolerance_us(config),
             chat_interval_us: interval_us(Duration::from_secs(1), config.per_chat_per_sec, m),
@@ -322,15 +330,64 @@ impl RedisLimiter {
         chat_key: &str,
         chat_interval_us: u64,
     ) -> Result<Verdict, CallError> {
+        self.invoke_acquire(
+            &self.keys.global,
+            chat_key,
+            self.global_interval_us,
+            chat_interval_us,
+            self.global_tolerance_us,
+        )
+        .await
+    }
+
+    /// The send gate: every process of this bot passes here right before its HTTP call. A
+    /// grant of the limiter and the call are separated by the delivery's status commit, whose
+    /// latency differs between processes, so sends granted apart could leave together; this
+    /// strict schedule (slightly faster than the limiter's, so it never becomes the
+    /// bottleneck) spaces them again, across processes, as they leave.
+    async fn pace_send_shared(&self) {
+        let mut failures = 0u32;
+        loop {
+            match self
+                .invoke_acquire(
+                    &self.keys.send,
+                    &self.keys.send_companion,
+                    self.send_interval_us,
+                    1,
+                    0,
+                )
+                .await
+            {
+                Ok(Verdict::Granted) => return,
+                Ok(Verdict::ChatBusy(wait) | Verdict::GlobalBusy(wait) | Verdict::Frozen(wait)) => {
+                    tokio::time::sleep(pause(wait)).await;
+                }
+                Err(e) => {
+                    self.errors.failed(self.bot_id, &e);
+                    tokio::time::sleep(backoff(failures)).await;
+                    failures = failures.saturating_add(1);
+                }
+            }
+        }
+    }
+
+    async fn invoke_acquire(
+        &self,
+        global_key: &str,
+        chat_key: &str,
+        global_interval_us: u64,
+        chat_interval_us: u64,
+        tolerance_us: u64,
+    ) -> Result<Verdict, CallError> {
         let mut conn = self.conn.clone();
         let mut invocation = self.acquire_script.prepare_invoke();
         invocation
             .key(&self.keys.frozen)
-            .key(&self.keys.global)
+            .key(global_key)
             .key(chat_key)
-            .arg(self.global_interval_us)
+            .arg(global_interval_us)
             .arg(chat_interval_us)
-            .arg(self.global_tolerance_us);
+            .arg(tolerance_us);
         let answer: Vec<i64> =
             tokio::time::timeout(CALL_TIMEOUT, invocation.invoke_async(&mut conn))
                 .await
@@ -408,6 +465,13 @@ impl Limiter for RedisLimiter {
             return;
         }
         self.freeze_shared(wait).await
+    }
+
+    async fn pace_send(&self) {
+        if self.config.unlimited {
+            return;
+        }
+        self.pace_send_shared().await
     }
 
     /// Nothing to do: every key expires in Redis once its time has passed.

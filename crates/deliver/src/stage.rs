@@ -344,6 +344,7 @@ impl SendStage {
             }
             loop {
                 sender.pass_gate().await;
+                sender.limiter.pace_send().await;
                 let sent_at = std::time::Instant::now();
                 let result = sender
                     .bot
