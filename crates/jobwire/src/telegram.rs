@@ -932,6 +932,58 @@ fn session_fix(e: &LoginError, id: &str) -> String {
     }
 }
 
+/// Resolves every configured channel through one authorised account (an invite link is
+/// checked without joining): one line per channel, naming what is wrong.
+async fn check_channels_reachable(
+    config: &AccountConfig,
+    account: &str,
+    channels: &[String],
+) -> Vec<Check> {
+    use jobwire_mtproto::Account;
+    let mut checks = Vec::new();
+    let connected = tokio::time::timeout(
+        SESSION_TIMEOUT,
+        jobwire_mtproto::GrammersAccount::connect(config),
+    )
+    .await;
+    let client = match connected {
+        Ok(Ok(client)) => client,
+        Ok(Err(e)) => {
+            checks.push(Check::fail(
+                format!("channels via {account}"),
+                e.to_string(),
+                "run `jobwire doctor` again; if it persists, `jobwire login`",
+            ));
+            return checks;
+        }
+        Err(_) => {
+            checks.push(Check::fail(
+                format!("channels via {account}"),
+                "Telegram did not answer in time",
+                "check the network connection to Telegram",
+            ));
+            return checks;
+        }
+    };
+    for raw in channels {
+        let Ok(channel) = ChannelRef::parse(raw) else {
+            continue; // reported by the parse check
+        };
+        let name = format!("channel {}", channel.handle());
+        let resolved = tokio::time::timeout(SESSION_TIMEOUT, client.resolve(&channel)).await;
+        checks.push(match resolved {
+            Ok(Ok(peer)) => Check::pass(name, format!("reachable via {account}: {}", peer.title)),
+            Ok(Err(e)) => Check::fail(
+                name,
+                e.to_string(),
+                "check the link; for a private channel ask for a fresh invite",
+            ),
+            Err(_) => Check::fail(name, "Telegram did not answer in time", "try again later"),
+        });
+    }
+    checks
+}
+
 async fn check_mtproto(
     settings: &Settings,
     section: &MtprotoSection,
@@ -949,6 +1001,8 @@ async fn check_mtproto(
     let accounts: Vec<(String, Result<AccountConfig, ConfigError>)> = (0..section.accounts.len())
         .map(|i| (section.accounts[i].id.clone(), section.account(i, env)))
         .collect();
+    // The first account whose session works also checks that every channel answers.
+    let mut reachability_checked = false;
     for (id, config) in accounts {
         let name = format!("session {id}");
         let config = match config {
@@ -964,6 +1018,10 @@ async fn check_mtproto(
         };
         let checked =
             tokio::time::timeout(SESSION_TIMEOUT, jobwire_mtproto::check_session(&config)).await;
+        if matches!(checked, Ok(Ok(_))) && !reachability_checked {
+            reachability_checked = true;
+            checks.extend(check_channels_reachable(&config, &id, &section.channels).await);
+        }
         checks.push(match checked {
             Ok(Ok(status)) => Check::pass(name, format!("logged in as {}", describe(&status))),
             Ok(Err(e)) => Check::fail(name, e.to_string(), session_fix(&e, &id)),
