@@ -85,6 +85,9 @@ pub enum DeliverError {
     Queue(#[from] QueueError),
     #[error(transparent)]
     Store(#[from] StoreError),
+    /// Recording a delivery's status failed (the status recorder's error, or it stopped).
+    #[error(transparent)]
+    Record(#[from] crate::recorder::RecordError),
 }
 
 /// Counters of what the stage did, for summaries and tests.
@@ -296,15 +299,7 @@ impl SendStage {
     }
 
     async fn record(&self, update: DeliveryUpdate) -> Result<bool, DeliverError> {
-        self.recorder.record(update).await.map_err(|e| match e {
-            crate::recorder::RecordError::Store(s) => DeliverError::Store(StoreError::Corrupt {
-                column: "deliveries",
-                detail: s.to_string(),
-            }),
-            crate::recorder::RecordError::Stopped => {
-                DeliverError::Client("status recorder stopped".to_owned())
-            }
-        })
+        Ok(self.recorder.record(update).await?)
     }
 
     async fn deliver(&self, id: i64) -> Result<Outcome, DeliverError> {

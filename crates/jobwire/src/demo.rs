@@ -14,7 +14,7 @@ use jobwire_store::{QuietHoursSpec, SubscriberSpec};
 use jobwire_testkit::telegram::{FakeTelegram, FakeTelegramConfig, RateLimits};
 use serde::Serialize;
 
-use crate::config::{Config, Environment};
+use crate::config::Config;
 use crate::pipeline::{self, Parts, Pipeline};
 
 pub const DEMO_CONFIG: &str = include_str!("../../../data/demo.toml");
@@ -88,16 +88,6 @@ pub struct DemoReport {
     pub summary: DemoSummary,
 }
 
-struct DemoEnv {
-    tokens: BTreeMap<String, String>,
-}
-
-impl Environment for DemoEnv {
-    fn var(&self, name: &str) -> Option<String> {
-        self.tokens.get(name).cloned()
-    }
-}
-
 /// Peak resident memory of this process, from `/proc/self/status` (Linux).
 pub fn peak_rss_mb() -> Option<f64> {
     let status = std::fs::read_to_string("/proc/self/status").ok()?;
@@ -163,11 +153,9 @@ pub async fn run(opts: DemoOptions) -> anyhow::Result<DemoReport> {
             max_retries: 3,
         });
     }
-    let mut env = DemoEnv {
-        tokens: BTreeMap::new(),
-    };
+    let mut env = crate::testbed::TestEnv::default();
     for (i, bot) in config.bots.iter().enumerate() {
-        env.tokens.insert(
+        env.vars.insert(
             format!("JOBWIRE_BOT_{}_TOKEN", bot.name.to_ascii_uppercase()),
             format!(
                 "{}:DEMO-{}-not-a-real-token-xxxxxxxx",
@@ -177,7 +165,7 @@ pub async fn run(opts: DemoOptions) -> anyhow::Result<DemoReport> {
         );
     }
     if let Ok(key) = std::env::var("JOBWIRE_LLM_API_KEY") {
-        env.tokens.insert("JOBWIRE_LLM_API_KEY".to_owned(), key);
+        env.vars.insert("JOBWIRE_LLM_API_KEY".to_owned(), key);
     }
     let settings = config.resolve(&env)?;
     for bot in &settings.bots {
