@@ -2,6 +2,7 @@
 
 use async_trait::async_trait;
 use jobwire_core::Verdict;
+use jobwire_core::extract::Extraction;
 
 use crate::ClassifyError;
 
@@ -31,6 +32,12 @@ pub struct Classified {
     pub tokens_out: u32,
     /// Wall time of the classification (for a batch, the whole request).
     pub latency_ms: u32,
+    /// What the post says about the job (title, budget, …); `None` for non-jobs or when
+    /// the classifier did not extract anything.
+    pub extraction: Option<Extraction>,
+    /// What this classification cost in US dollars (0 for the local model; for a batch,
+    /// this post's share).
+    pub cost_usd: f64,
 }
 
 /// Something that classifies posts: the local model or an LLM.
@@ -38,6 +45,25 @@ pub struct Classified {
 pub trait Classifier: Send + Sync {
     /// Classifies one post. A [`ClassifyError::Unavailable`] means "try again later".
     async fn classify(&self, post: &ClassifyInput) -> Result<Classified, ClassifyError>;
+
+    /// Classifies several posts, one result per post in the same order. A classifier that
+    /// can answer many posts in one request (the LLM) overrides this; by default the posts
+    /// are classified one by one. One post's failure does not fail the others.
+    async fn classify_many(
+        &self,
+        posts: &[ClassifyInput],
+    ) -> Vec<Result<Classified, ClassifyError>> {
+        let mut out = Vec::with_capacity(posts.len());
+        for post in posts {
+            out.push(self.classify(post).await);
+        }
+        out
+    }
+
+    /// How many posts [`Classifier::classify_many`] usefully takes at once.
+    fn max_batch(&self) -> usize {
+        1
+    }
 
     /// A short name for logs and metrics (`local`, `llm:<model>`).
     fn name(&self) -> &str;

@@ -9,7 +9,7 @@ use jobwire_core::{CategorySlug, PostKind, Verdict};
 use serde_json::{Value, json};
 
 use crate::local::{LocalModel, TrainOptions};
-use crate::{Classifier, ClassifyError, ClassifyInput};
+use crate::{Classified, Classifier, ClassifyError, ClassifyInput};
 
 /// How many posts [`evaluate`] classifies at the same time.
 pub const EVAL_CONCURRENCY: usize = 8;
@@ -73,6 +73,40 @@ pub struct EvalReport {
     pub confidence_brier: f64,
     /// Expected calibration error of `confidence` over 10 equal-width bins.
     pub confidence_ece: f64,
+    /// What reaching the answers took (posts sent to the LLM, requests, tokens, cost).
+    pub usage: Usage,
+    /// Extraction accuracy, for datasets that carry the fields.
+    pub extraction: Option<ExtractionScores>,
+}
+
+/// What classifying the evaluated posts cost.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct Usage {
+    /// Posts that went to the LLM.
+    pub llm_posts: usize,
+    /// LLM requests made (re-asks and retries included).
+    pub llm_requests: u64,
+    pub tokens_in: u64,
+    pub tokens_out: u64,
+    pub cost_usd: f64,
+}
+
+/// Share of extracted fields that match the dataset's, per field, over the jobs that have
+/// the field labeled.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct ExtractionScores {
+    /// `(field, correct, labeled)`.
+    pub fields: Vec<(String, usize, usize)>,
+}
+
+impl ExtractionScores {
+    pub fn accuracy(&self, field: &str) -> Option<f64> {
+        self.fields
+            .iter()
+            .find(|(f, _, _)| f == field)
+            .filter(|(_, _, n)| *n > 0)
+            .map(|(_, ok, n)| *ok as f64 / *n as f64)
+    }
 }
 
 impl EvalReport {
@@ -105,7 +139,49 @@ impl EvalReport {
             "n_posts": self.n_posts,
             "trained_on_eval_posts": self.trained_on_eval_posts,
             "cross_validated": self.cross_validated,
+            "llm_share": self.llm_share(),
+            "llm_requests_per_1000": self.llm_requests_per_1000(),
+            "tokens_per_post": self.tokens_per_post(),
+            "cost_usd": self.usage.cost_usd,
+            "extraction": self.extraction.as_ref().map(|e| {
+                e.fields
+                    .iter()
+                    .map(|(f, ok, n)| {
+                        (
+                            f.clone(),
+                            json!({ "accuracy": if *n == 0 { 0.0 } else { *ok as f64 / *n as f64 }, "labeled": n }),
+                        )
+                    })
+                    .collect::<serde_json::Map<String, Value>>()
+            }),
         })
+    }
+
+    /// Share of the posts that went to the LLM.
+    pub fn llm_share(&self) -> f64 {
+        if self.n_posts == 0 {
+            0.0
+        } else {
+            self.usage.llm_posts as f64 / self.n_posts as f64
+        }
+    }
+
+    /// LLM requests per 1,000 evaluated posts.
+    pub fn llm_requests_per_1000(&self) -> f64 {
+        if self.n_posts == 0 {
+            0.0
+        } else {
+            self.usage.llm_requests as f64 * 1000.0 / self.n_posts as f64
+        }
+    }
+
+    /// LLM tokens (in + out) per evaluated post.
+    pub fn tokens_per_post(&self) -> f64 {
+        if self.n_posts == 0 {
+            0.0
+        } else {
+            (self.usage.tokens_in + self.usage.tokens_out) as f64 / self.n_posts as f64
+        }
     }
 }
 
@@ -144,6 +220,25 @@ impl fmt::Display for EvalReport {
                 write!(f, "{:>8}", row.get(&k).copied().unwrap_or(0))?;
             }
             writeln!(f)?;
+        }
+        writeln!(
+            f,
+            "LLM         {:.1}% of posts, {:.1} requests per 1000 posts, {:.1} tokens per post, ${:.4}",
+            self.llm_share() * 100.0,
+            self.llm_requests_per_1000(),
+            self.tokens_per_post(),
+            self.usage.cost_usd
+        )?;
+        if let Some(x) = &self.extraction {
+            for (field, ok, n) in &x.fields {
+                if *n > 0 {
+                    writeln!(
+                        f,
+                        "extraction  {field:<10} {:.3} ({ok}/{n})",
+                        *ok as f64 / *n as f64
+                    )?;
+                }
+            }
         }
         Ok(())
     }
@@ -251,6 +346,8 @@ impl Scorer {
             cross_validated,
             confidence_brier: brier,
             confidence_ece: ece,
+            usage: Usage::default(),
+            extraction: None,
         }
     }
 }
@@ -287,37 +384,307 @@ pub async fn evaluate(
     classifier: &dyn Classifier,
     data: &[LabeledPost],
 ) -> Result<EvalReport, ClassifyError> {
-    let labeled: Vec<(&LabeledPost, &Label)> = data
-        .iter()
-        .filter_map(|p| p.label.as_ref().map(|l| (p, l)))
+    let (report, _) = evaluate_outputs(classifier, data).await?;
+    Ok(report)
+}
+
+/// Classifies every labeled post (in the classifier's batches, several batches at once) and
+/// scores the verdicts; also returns each labeled post's index in `data` and its result, for
+/// scoring what the verdict does not hold (extraction, usage). A post the classifier cannot
+/// answer fails the evaluation.
+pub async fn evaluate_outputs(
+    classifier: &dyn Classifier,
+    data: &[LabeledPost],
+) -> Result<(EvalReport, Vec<(usize, Classified)>), ClassifyError> {
+    let labeled: Vec<usize> = (0..data.len())
+        .filter(|&i| data[i].label.is_some())
         .collect();
-    let results: Vec<Result<_, ClassifyError>> = futures::stream::iter(labeled.iter())
-        .map(|(post, _)| async move {
-            let input = ClassifyInput {
-                id: post.id.clone(),
-                text: post.text.clone(),
-                channel: post.channel.clone(),
-            };
-            classifier.classify(&input).await
+    let batch = classifier.max_batch().max(1);
+    let chunks: Vec<&[usize]> = labeled.chunks(batch).collect();
+    let answers: Vec<Vec<Result<Classified, ClassifyError>>> = futures::stream::iter(chunks)
+        .map(|chunk| async move {
+            let inputs: Vec<ClassifyInput> = chunk
+                .iter()
+                .map(|&i| ClassifyInput {
+                    id: data[i].id.clone(),
+                    text: data[i].text.clone(),
+                    channel: data[i].channel.clone(),
+                })
+                .collect();
+            classifier.classify_many(&inputs).await
         })
         .buffered(EVAL_CONCURRENCY)
         .collect()
         .await;
     let mut scorer = Scorer::default();
-    for ((post, label), result) in labeled.iter().zip(results) {
+    let mut outputs = Vec::with_capacity(labeled.len());
+    let mut usage = Usage::default();
+    for (&i, result) in labeled.iter().zip(answers.into_iter().flatten()) {
         let classified = result?;
-        scorer.add(
-            label,
-            &classified.verdict,
-            classifier.was_trained_on(&post.text),
-        );
+        if let Some(label) = &data[i].label {
+            scorer.add(
+                label,
+                &classified.verdict,
+                classifier.was_trained_on(&data[i].text),
+            );
+        }
+        if !crate::cascade::is_local(&classified) {
+            usage.llm_posts += 1;
+        }
+        usage.tokens_in += u64::from(classified.tokens_in);
+        usage.tokens_out += u64::from(classified.tokens_out);
+        usage.cost_usd += classified.cost_usd;
+        outputs.push((i, classified));
     }
-    Ok(scorer.report(None))
+    let mut report = scorer.report(None);
+    report.usage = usage;
+    Ok((report, outputs))
 }
 
-/// Assigns each labeled post of `data` to one of `k` folds: stratified by kind, with posts of
-/// one `dup_group` always in the same fold (a re-post must not be scored by a model that saw
-/// its twin). Returns one fold number per element of `data` (`None` for unlabeled posts).
+/// One point of the cascade's curve: with this threshold, this share of posts goes to the
+/// LLM and the combined answers score this.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct CurvePoint {
+    pub threshold: f32,
+    pub llm_share: f64,
+    pub is_job: Prf,
+    pub micro_f1: f64,
+}
+
+/// The cascade measured on a labeled dataset, the local model cross-validated.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CascadeEval {
+    /// The local model alone (k-fold cross-validated).
+    pub local: EvalReport,
+    /// The LLM alone on every post.
+    pub llm: EvalReport,
+    /// The cascade at the chosen threshold, run for real (its LLM requests are counted).
+    pub cascade: EvalReport,
+    pub threshold: f32,
+    /// Combined quality against the LLM share, threshold by threshold.
+    pub curve: Vec<CurvePoint>,
+    /// The smallest LLM share whose is-job F1 is within `tolerance` of the LLM alone.
+    pub recommended: Option<CurvePoint>,
+    pub tolerance: f64,
+    /// What the cascade extracted, by index into the evaluated data.
+    pub extractions: Vec<(usize, Option<jobwire_core::extract::Extraction>)>,
+}
+
+/// Thresholds the curve is drawn at.
+pub const CURVE_THRESHOLDS: [f32; 12] = [
+    0.5, 0.6, 0.7, 0.75, 0.8, 0.85, 0.88, 0.9, 0.92, 0.94, 0.96, 0.98,
+];
+
+/// Evaluates the cascade: per fold, trains the local model on the other folds; the LLM
+/// answers every post once (for the curve and the LLM-alone score); then the real cascade
+/// runs fold by fold at `threshold`, so its LLM share and requests are what the service
+/// would see. `count_requests` reads the LLM's request counter (before and after).
+#[allow(clippy::too_many_arguments)]
+pub async fn evaluate_cascade(
+    data: &[LabeledPost],
+    categories: &[CategorySlug],
+    k: usize,
+    seed: u64,
+    opts: &TrainOptions,
+    llm: std::sync::Arc<dyn Classifier>,
+    threshold: f32,
+    count_requests: &(dyn Fn() -> u64 + Send + Sync),
+) -> Result<CascadeEval, ClassifyError> {
+    use crate::cascade::{Cascade, CascadeConfig, LiveLocal};
+    if k < 2 {
+        return Err(ClassifyError::Invalid(format!(
+            "cross-validation needs k >= 2, got {k}"
+        )));
+    }
+    let folds = assign_folds(data, k, seed);
+    // Held-out local verdicts of every labeled post, and the fold models.
+    let mut local_verdicts: Vec<Option<Verdict>> = vec![None; data.len()];
+    let mut models = Vec::with_capacity(k);
+    for fold in 0..k {
+        let train: Vec<LabeledPost> = data
+            .iter()
+            .zip(&folds)
+            .filter(|(_, f)| f.is_some_and(|f| f != fold))
+            .map(|(p, _)| p.clone())
+            .collect();
+        let model = std::sync::Arc::new(LocalModel::train(&train, categories, opts)?);
+        for (i, f) in folds.iter().enumerate() {
+            if *f == Some(fold) {
+                local_verdicts[i] = Some(model.predict(&data[i].text));
+            }
+        }
+        models.push(model);
+    }
+    let mut local_scorer = Scorer::new(categories);
+    for (post, v) in data.iter().zip(&local_verdicts) {
+        if let (Some(label), Some(v)) = (&post.label, v) {
+            local_scorer.add(label, v, false);
+        }
+    }
+    let local = local_scorer.report(Some(k));
+
+    // The LLM on every post.
+    let before = count_requests();
+    let (mut llm_report, llm_outputs) = evaluate_outputs(llm.as_ref(), data).await?;
+    llm_report.usage.llm_requests = count_requests().saturating_sub(before);
+    let mut llm_verdicts: Vec<Option<Verdict>> = vec![None; data.len()];
+    for (i, c) in &llm_outputs {
+        llm_verdicts[*i] = Some(c.verdict.clone());
+    }
+
+    // The curve.
+    let mut curve = Vec::new();
+    for t in CURVE_THRESHOLDS {
+        let mut scorer = Scorer::new(categories);
+        let mut sent = 0usize;
+        for ((post, lv), mv) in data.iter().zip(&local_verdicts).zip(&llm_verdicts) {
+            let (Some(label), Some(lv), Some(mv)) = (&post.label, lv, mv) else {
+                continue;
+            };
+            let v = if lv.confidence < t {
+                sent += 1;
+                mv
+            } else {
+                lv
+            };
+            scorer.add(label, v, false);
+        }
+        let r = scorer.report(Some(k));
+        curve.push(CurvePoint {
+            threshold: t,
+            llm_share: if r.n_posts == 0 {
+                0.0
+            } else {
+                sent as f64 / r.n_posts as f64
+            },
+            is_job: r.is_job,
+            micro_f1: r.categories.micro_f1,
+        });
+    }
+    let tolerance = 0.01;
+    let recommended = curve
+        .iter()
+        .filter(|p| p.is_job.f1 >= llm_report.is_job.f1 - tolerance)
+        .min_by(|a, b| a.llm_share.total_cmp(&b.llm_share))
+        .copied();
+
+    // The real cascade, fold by fold, at the chosen threshold.
+    let mut scorer = Scorer::new(categories);
+    let mut usage = Usage::default();
+    let mut extractions = Vec::new();
+    let before = count_requests();
+    for (fold, model) in models.into_iter().enumerate() {
+        let held_at: Vec<usize> = (0..data.len())
+            .filter(|&i| folds[i] == Some(fold))
+            .collect();
+        let held: Vec<LabeledPost> = held_at.iter().map(|&i| data[i].clone()).collect();
+        let cascade = Cascade::new(
+            std::sync::Arc::new(LiveLocal::new(model)),
+            llm.clone(),
+            CascadeConfig { threshold },
+            None,
+        );
+        let (r, outputs) = evaluate_outputs(&cascade, &held).await?;
+        usage.llm_posts += r.usage.llm_posts;
+        usage.tokens_in += r.usage.tokens_in;
+        usage.tokens_out += r.usage.tokens_out;
+        usage.cost_usd += r.usage.cost_usd;
+        for (i, c) in outputs {
+            if let Some(label) = &held[i].label {
+                scorer.add(label, &c.verdict, false);
+            }
+            extractions.push((held_at[i], c.extraction));
+        }
+    }
+    usage.llm_requests = count_requests().saturating_sub(before);
+    let mut cascade = scorer.report(Some(k));
+    cascade.usage = usage;
+    Ok(CascadeEval {
+        local,
+        llm: llm_report,
+        cascade,
+        threshold,
+        curve,
+        recommended,
+        tolerance,
+        extractions,
+    })
+}
+
+impl CascadeEval {
+    pub fn to_json(&self) -> Value {
+        let mut v = self.cascade.to_json();
+        if let Some(map) = v.as_object_mut() {
+            map.insert("threshold".into(), json!(self.threshold));
+            map.insert("local".into(), self.local.to_json());
+            map.insert("llm".into(), self.llm.to_json());
+            map.insert(
+                "curve".into(),
+                Value::Array(
+                    self.curve
+                        .iter()
+                        .map(|p| {
+                            json!({
+                                "threshold": p.threshold,
+                                "llm_share": p.llm_share,
+                                "is_job_f1": p.is_job.f1,
+                                "micro_f1": p.micro_f1,
+                            })
+                        })
+                        .collect(),
+                ),
+            );
+            map.insert(
+                "recommended_threshold".into(),
+                json!(self.recommended.map(|p| p.threshold)),
+            );
+        }
+        v
+    }
+}
+
+impl fmt::Display for CascadeEval {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(
+            f,
+            "local alone (cross-validated): is_job F1 {:.3}, micro-F1 {:.3}",
+            self.local.is_job.f1, self.local.categories.micro_f1
+        )?;
+        writeln!(
+            f,
+            "LLM alone: is_job F1 {:.3}, micro-F1 {:.3}, {:.1} requests per 1000 posts",
+            self.llm.is_job.f1,
+            self.llm.categories.micro_f1,
+            self.llm.llm_requests_per_1000()
+        )?;
+        writeln!(f, "threshold  LLM share  is_job F1  micro-F1")?;
+        for p in &self.curve {
+            let mark = if self.recommended.is_some_and(|r| r.threshold == p.threshold) {
+                "  <- recommended"
+            } else if p.threshold == self.threshold {
+                "  <- configured"
+            } else {
+                ""
+            };
+            writeln!(
+                f,
+                "  {:<8.2} {:>8.1}%  {:>9.3}  {:>8.3}{mark}",
+                p.threshold,
+                p.llm_share * 100.0,
+                p.is_job.f1,
+                p.micro_f1
+            )?;
+        }
+        writeln!(
+            f,
+            "(recommended: the smallest LLM share within {:.0} point of the LLM's is_job F1)",
+            self.tolerance * 100.0
+        )?;
+        writeln!(f, "cascade at threshold {:.2}:", self.threshold)?;
+        write!(f, "{}", self.cascade)
+    }
+}
+
 pub fn assign_folds(data: &[LabeledPost], k: usize, seed: u64) -> Vec<Option<usize>> {
     let k = k.max(1);
     // Units: a dup group, or a single post.
@@ -499,8 +866,13 @@ mod tests {
                 "categories",
                 "cross_validated",
                 "is_job",
+                "cost_usd",
+                "extraction",
                 "kinds",
+                "llm_requests_per_1000",
+                "llm_share",
                 "n_posts",
+                "tokens_per_post",
                 "trained_on_eval_posts"
             ]
         );

@@ -12,11 +12,13 @@
 //! [`eval`] measures either of them against a labeled dataset (and cross-validates the local
 //! model). The classify stage lives in [`stage`].
 
+pub mod cascade;
 mod classifier;
 mod error;
 pub mod eval;
 pub mod llm;
 pub mod local;
+pub mod retrain;
 pub mod stage;
 
 pub use classifier::{Classified, Classifier, ClassifyInput};

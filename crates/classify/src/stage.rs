@@ -12,7 +12,9 @@ use std::time::Duration;
 use chrono::Utc;
 use jobwire_queue::wire::{JobReady, PostReady};
 use jobwire_queue::{Queue, QueueError, Received, Topic};
-use jobwire_store::{ClassificationRecord, PostStatus, Store, StoreError};
+use jobwire_store::{
+    ClassificationRecord, ExampleSource, NewExample, PostStatus, Store, StoreError,
+};
 use tokio::sync::Semaphore;
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
@@ -29,6 +31,10 @@ pub struct ClassifyStageConfig {
     pub retry_max: Duration,
     /// After this many failed attempts the fallback classifier (if any) answers.
     pub fallback_after: u32,
+    /// How long a batch waits to fill before it is classified anyway.
+    pub batch_linger: Duration,
+    /// Keep the LLM's answers as training examples for the local model.
+    pub learn_from_llm: bool,
 }
 
 impl Default for ClassifyStageConfig {
@@ -38,6 +44,8 @@ impl Default for ClassifyStageConfig {
             retry_base: Duration::from_secs(5),
             retry_max: Duration::from_secs(600),
             fallback_after: 3,
+            batch_linger: Duration::from_millis(10),
+            learn_from_llm: true,
         }
     }
 }
@@ -101,85 +109,193 @@ impl ClassifyStage {
     }
 
     /// Consumes the classify queue until `shutdown` is cancelled; posts in flight finish.
+    ///
+    /// Messages are gathered into batches of up to the classifier's
+    /// [`Classifier::max_batch`], waiting at most `batch_linger` for a batch to fill (the
+    /// LLM answers many posts per request), and `concurrency` batches are classified at once.
     pub async fn run(self: Arc<Self>, shutdown: CancellationToken) -> Result<(), StageError> {
         let mut sub = self.queue.subscribe(Topic::Classify).await?;
         let slots = Arc::new(Semaphore::new(self.config.concurrency.max(1)));
+        let batch_size = self.primary.max_batch().max(1);
         let mut tasks = JoinSet::new();
         loop {
             let permit = tokio::select! {
                 _ = shutdown.cancelled() => break,
                 p = slots.clone().acquire_owned() => match p { Ok(p) => p, Err(_) => break },
             };
-            let msg = tokio::select! {
+            let first = tokio::select! {
                 _ = shutdown.cancelled() => break,
                 m = sub.next() => m?,
             };
-            let Some(msg) = msg else { break };
+            let Some(first) = first else { break };
+            let mut batch = vec![first];
+            let deadline = tokio::time::Instant::now() + self.config.batch_linger;
+            let mut closed = false;
+            while batch.len() < batch_size {
+                match tokio::time::timeout_at(deadline, sub.next()).await {
+                    Ok(Ok(Some(m))) => batch.push(m),
+                    Ok(Ok(None)) => {
+                        closed = true;
+                        break;
+                    }
+                    Ok(Err(e)) => {
+                        // The batch in hand is still handled; the error ends the stage after.
+                        let this = self.clone();
+                        tasks.spawn(async move {
+                            this.handle_batch(batch).await;
+                            drop(permit);
+                        });
+                        while tasks.join_next().await.is_some() {}
+                        return Err(e.into());
+                    }
+                    Err(_) => break,
+                }
+            }
             let this = self.clone();
             tasks.spawn(async move {
-                this.handle(msg).await;
+                this.handle_batch(batch).await;
                 drop(permit);
             });
             while tasks.try_join_next().is_some() {}
+            if closed {
+                break;
+            }
         }
         while tasks.join_next().await.is_some() {}
         Ok(())
     }
 
-    async fn handle(&self, msg: Received) {
-        let ready = match msg.decode::<PostReady>() {
-            Ok(r) => r,
-            Err(e) => return msg.reject(e.to_string()).await,
-        };
-        let span = tracing::info_span!("classify", post = ready.post_id);
-        match self.classify_post(ready.post_id).instrument(span).await {
-            Ok(_) => msg.ack().await,
-            Err(e) => {
-                tracing::warn!(post = ready.post_id, error = %e, "classify stage error; message retried");
-                jobwire_queue::retry_or_dead_letter(msg, &e.to_string()).await
+    async fn handle_batch(&self, msgs: Vec<Received>) {
+        let mut ids = Vec::with_capacity(msgs.len());
+        let mut kept = Vec::with_capacity(msgs.len());
+        for msg in msgs {
+            match msg.decode::<PostReady>() {
+                Ok(r) => {
+                    ids.push(r.post_id);
+                    kept.push(msg);
+                }
+                Err(e) => msg.reject(e.to_string()).await,
+            }
+        }
+        let span = tracing::info_span!("classify", posts = ?ids);
+        let outcomes = self.classify_posts(&ids).instrument(span).await;
+        for ((msg, id), outcome) in kept.into_iter().zip(&ids).zip(outcomes) {
+            match outcome {
+                Ok(_) => msg.ack().await,
+                Err(e) => {
+                    tracing::warn!(post = id, error = %e, "classify stage error; message retried");
+                    jobwire_queue::retry_or_dead_letter(msg, &e.to_string()).await
+                }
             }
         }
     }
 
     /// Classifies one stored post (idempotent: only a `queued` post is classified).
     pub async fn classify_post(&self, post_id: i64) -> Result<ClassifyOutcome, StageError> {
-        let Some(post) = self.store.post(post_id).await? else {
-            return Ok(ClassifyOutcome::Skipped);
-        };
-        if post.status != PostStatus::Queued {
-            return Ok(ClassifyOutcome::Skipped);
-        }
-        let input = ClassifyInput {
-            id: post_id.to_string(),
-            text: post.text,
-            channel: post.channel_handle,
-        };
-        let result = match self.primary.classify(&input).await {
-            Ok(c) => Ok(c),
-            Err(e) => match &self.fallback {
-                Some(fallback)
-                    if !e.is_retryable() || post.attempts + 1 >= self.config.fallback_after =>
-                {
-                    tracing::warn!(post = post_id, error = %e, fallback = fallback.name(), "primary classifier failed; using the fallback");
-                    fallback.classify(&input).await
+        self.classify_posts(&[post_id])
+            .await
+            .pop()
+            .unwrap_or(Ok(ClassifyOutcome::Skipped))
+    }
+
+    /// Classifies stored posts together (one LLM request where the classifier batches);
+    /// one outcome per id, in order. Only `queued` posts are classified.
+    pub async fn classify_posts(
+        &self,
+        post_ids: &[i64],
+    ) -> Vec<Result<ClassifyOutcome, StageError>> {
+        let mut outcomes: Vec<Result<ClassifyOutcome, StageError>> = Vec::new();
+        let mut todo: Vec<(usize, jobwire_store::PostRow)> = Vec::new();
+        for (i, &id) in post_ids.iter().enumerate() {
+            match self.store.post(id).await {
+                Ok(Some(post)) if post.status == PostStatus::Queued => {
+                    outcomes.push(Ok(ClassifyOutcome::Skipped));
+                    todo.push((i, post));
                 }
-                _ => Err(e),
-            },
-        };
+                Ok(_) => outcomes.push(Ok(ClassifyOutcome::Skipped)),
+                Err(e) => outcomes.push(Err(e.into())),
+            }
+        }
+        if todo.is_empty() {
+            return outcomes;
+        }
+        let inputs: Vec<ClassifyInput> = todo
+            .iter()
+            .map(|(_, post)| ClassifyInput {
+                id: post.id.to_string(),
+                text: post.text.clone(),
+                channel: post.channel_handle.clone(),
+            })
+            .collect();
+        let results = self.primary.classify_many(&inputs).await;
+        for (((i, post), input), result) in todo.into_iter().zip(&inputs).zip(results) {
+            let result = match result {
+                Ok(c) => Ok(c),
+                Err(e) => match &self.fallback {
+                    Some(fallback)
+                        if !e.is_retryable() || post.attempts + 1 >= self.config.fallback_after =>
+                    {
+                        tracing::warn!(post = post.id, error = %e, fallback = fallback.name(), "primary classifier failed; using the fallback");
+                        fallback.classify(input).await
+                    }
+                    _ => Err(e),
+                },
+            };
+            outcomes[i] = self.settle(&post, input, result).await;
+        }
+        outcomes
+    }
+
+    /// Stores one post's verdict (or puts it back to wait) and hands a job on.
+    async fn settle(
+        &self,
+        post: &jobwire_store::PostRow,
+        input: &ClassifyInput,
+        result: Result<Classified, ClassifyError>,
+    ) -> Result<ClassifyOutcome, StageError> {
+        let post_id = post.id;
         match result {
             Ok(classified) => {
+                let route = if crate::cascade::is_local(&classified) {
+                    "local"
+                } else {
+                    "llm"
+                };
                 metrics::histogram!("jobwire_classify_latency_seconds", "model" => classified.model.clone())
                     .record(f64::from(classified.latency_ms) / 1000.0);
-                metrics::counter!("jobwire_llm_tokens_total", "direction" => "in")
-                    .increment(u64::from(classified.tokens_in));
-                metrics::counter!("jobwire_llm_tokens_total", "direction" => "out")
-                    .increment(u64::from(classified.tokens_out));
-                metrics::counter!("jobwire_classified_total", "verdict" => if classified.verdict.is_job { "job" } else { "not_job" })
+                if route == "llm" {
+                    metrics::counter!("jobwire_llm_tokens_total", "model" => classified.model.clone(), "direction" => "in")
+                        .increment(u64::from(classified.tokens_in));
+                    metrics::counter!("jobwire_llm_tokens_total", "model" => classified.model.clone(), "direction" => "out")
+                        .increment(u64::from(classified.tokens_out));
+                    metrics::counter!("jobwire_llm_cost_microusd_total", "model" => classified.model.clone())
+                        .increment((classified.cost_usd * 1e6).round().max(0.0) as u64);
+                }
+                metrics::counter!("jobwire_classified_total", "verdict" => if classified.verdict.is_job { "job" } else { "not_job" }, "route" => route)
                     .increment(1);
                 let status = self
                     .store
                     .record_classification(post_id, &record(&classified), Utc::now())
                     .await?;
+                if route == "llm" && self.config.learn_from_llm {
+                    // The LLM's answer is a training example for the local model.
+                    let example = NewExample {
+                        post_id: Some(post_id),
+                        text: input.text.clone(),
+                        is_job: classified.verdict.is_job,
+                        kind: classified.verdict.kind.as_str().to_owned(),
+                        categories: classified
+                            .verdict
+                            .categories
+                            .iter()
+                            .map(|c| c.as_str().to_owned())
+                            .collect(),
+                        source: ExampleSource::Llm,
+                    };
+                    if let Err(e) = self.store.add_example(&example, Utc::now()).await {
+                        tracing::warn!(post = post_id, error = %e, "could not keep the LLM's answer as an example");
+                    }
+                }
                 if status == PostStatus::Job {
                     jobwire_queue::publish(self.queue.as_ref(), &JobReady::new(post_id)).await?;
                     Ok(ClassifyOutcome::Job)
@@ -188,7 +304,7 @@ impl ClassifyStage {
                 }
             }
             Err(e) => {
-                metrics::counter!("jobwire_classified_total", "verdict" => "waiting").increment(1);
+                metrics::counter!("jobwire_classified_total", "verdict" => "waiting", "route" => "none").increment(1);
                 let wait = self.backoff(post.attempts, &e);
                 let retry_at = Utc::now() + chrono::Duration::from_std(wait).unwrap_or_default();
                 if e.is_retryable() {
@@ -239,5 +355,11 @@ fn record(c: &Classified) -> ClassificationRecord {
         tokens_in: c.tokens_in,
         tokens_out: c.tokens_out,
         latency_ms: c.latency_ms,
+        extraction: if c.verdict.is_job {
+            c.extraction.clone()
+        } else {
+            None
+        },
+        cost_usd: c.cost_usd,
     }
 }

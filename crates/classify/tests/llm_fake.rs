@@ -81,9 +81,10 @@ async fn a_batch_is_one_request_and_keeps_the_order() {
     let classifier = LlmClassifier::new(config(&server)).expect("client builds");
     let data = common::dev_set();
     let posts: Vec<ClassifyInput> = data[..10].iter().map(input).collect();
-    let out = classifier.classify_batch(&posts).await.expect("classified");
+    let out = classifier.classify_many(&posts).await;
     assert_eq!(out.len(), 10);
     for (post, got) in data[..10].iter().zip(&out) {
+        let got = got.as_ref().expect("classified");
         let label = post.label.as_ref().expect("labeled");
         assert_eq!(got.verdict.is_job, label.is_job, "{}", post.id);
         assert_eq!(got.verdict.kind, label.kind, "{}", post.id);

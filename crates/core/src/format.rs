@@ -10,6 +10,8 @@
 //! ```text
 //! <b>Title</b>                                   (only when the card has a title)
 //! 💼 <b>Web · Design</b> · <a href="…">@channel</a> · 2026-11-03 14:05 UTC
+//! 💰 15 000–20 000 ₽ · fixed | ⏰ до пятницы | 🌍 remote | 🛠 Figma, Photoshop
+//! ✉️ @client                                       (the last two lines: extracted facts, if any)
 //!
 //! post text …
 //!
@@ -17,6 +19,11 @@
 //! ```
 //!
 //! (With a title, the category names on the second line are not bold.)
+//!
+//! The title is the card's own [`JobCard::title`], else the extracted one. The facts line
+//! shows only what was extracted (budget, deadline, work mode, skills), the contact line only
+//! a contact; both are part of the header, so they open the first part and count toward its
+//! limit. Extracted values are as untrusted as the post: escaped and bounded like the rest.
 //!
 //! A card longer than [`MAX_MESSAGE_CHARS`] is split into parts. The header opens the first
 //! part, the link closes the last one; every part except the last ends with `…` and every
@@ -27,6 +34,8 @@
 //! a letter with combining marks). Whitespace at a cut is dropped.
 
 use chrono::{DateTime, Utc};
+
+use crate::extract::{Extraction, MAX_SKILLS};
 
 /// Telegram's limit for a message text, in characters after entity parsing (Unicode scalar
 /// values; an HTML escape such as `&amp;` counts as the one character it stands for).
@@ -40,9 +49,15 @@ pub const MAX_CHANNEL_CHARS: usize = 100;
 pub const MAX_CATEGORIES_CHARS: usize = 300;
 /// Longest URL that is linked, in bytes; longer ones are dropped.
 pub const MAX_URL_BYTES: usize = 2048;
+/// Longest facts line shown (budget, deadline, work mode, skills), in characters.
+pub const MAX_FACTS_CHARS: usize = 400;
+/// Longest contact shown, in characters.
+pub const MAX_CONTACT_CHARS: usize = 100;
+/// Longest single fact (a deadline, a skill, a budget) shown, in characters.
+const MAX_FACT_CHARS: usize = 80;
 
 /// Everything a job card shows.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct JobCard {
     /// A short title, when one is known (e.g. extracted by the classifier).
     pub title: Option<String>,
@@ -58,6 +73,17 @@ pub struct JobCard {
     pub categories: Vec<String>,
     /// When the post was published.
     pub posted_at: DateTime<Utc>,
+    /// What was extracted from the post (title, budget, deadline, work mode, skills,
+    /// contact), shown under the header; `None` shows nothing extra.
+    pub extraction: Option<Extraction>,
+}
+
+impl JobCard {
+    /// This card with `extraction` shown on it.
+    pub fn with_extraction(mut self, extraction: Option<Extraction>) -> JobCard {
+        self.extraction = extraction;
+        self
+    }
 }
 
 /// Renders a card as one or more Telegram HTML messages, in order. Each is a complete,
@@ -194,13 +220,21 @@ pub fn safe_url(raw: &str) -> Option<&str> {
     Some(url)
 }
 
-/// The first line(s): bold title and the category/channel/time line.
+/// The first line(s): bold title, the category/channel/time line, and the extracted facts
+/// and contact.
 fn header_html(card: &JobCard) -> String {
+    let extraction = card.extraction.as_ref();
     let title = card
         .title
         .as_deref()
         .map(|t| one_line(t, MAX_TITLE_CHARS))
-        .filter(|t| !t.is_empty());
+        .filter(|t| !t.is_empty())
+        .or_else(|| {
+            extraction
+                .and_then(|e| e.title.as_deref())
+                .map(|t| one_line(t, MAX_TITLE_CHARS))
+                .filter(|t| !t.is_empty())
+        });
     let categories = one_line(
         &card
             .categories
@@ -239,7 +273,55 @@ fn header_html(card: &JobCard) -> String {
     }
     out.push_str("💼 ");
     out.push_str(&meta.join(" · "));
+    if let Some(extraction) = extraction {
+        let facts = facts_line(extraction);
+        if !facts.is_empty() {
+            out.push('\n');
+            out.push_str(&escape(&facts));
+        }
+        let contact = extraction
+            .contact
+            .as_deref()
+            .map(|c| one_line(c, MAX_CONTACT_CHARS))
+            .filter(|c| !c.is_empty());
+        if let Some(contact) = contact {
+            out.push_str("\n✉️ ");
+            out.push_str(&escape(&contact));
+        }
+    }
     out
+}
+
+/// `💰 15 000–20 000 ₽ · fixed | ⏰ до пятницы | 🌍 remote | 🛠 Figma, Photoshop` (plain text,
+/// not yet escaped), with only the facts that are known; empty when none is.
+fn facts_line(extraction: &Extraction) -> String {
+    let mut facts: Vec<String> = Vec::new();
+    if let Some(budget) = &extraction.budget
+        && budget.min.is_finite()
+    {
+        let amount = one_line(&budget.to_string(), MAX_FACT_CHARS);
+        facts.push(format!("💰 {amount} · {}", budget.basis.label()));
+    }
+    if let Some(deadline) = extraction.deadline.as_deref() {
+        let deadline = one_line(deadline, MAX_FACT_CHARS);
+        if !deadline.is_empty() {
+            facts.push(format!("⏰ {deadline}"));
+        }
+    }
+    if let Some(mode) = extraction.work_mode {
+        facts.push(format!("🌍 {}", mode.label()));
+    }
+    let skills: Vec<String> = extraction
+        .skills
+        .iter()
+        .take(MAX_SKILLS)
+        .map(|s| one_line(s, MAX_FACT_CHARS))
+        .filter(|s| !s.is_empty())
+        .collect();
+    if !skills.is_empty() {
+        facts.push(format!("🛠 {}", skills.join(", ")));
+    }
+    one_line(&facts.join(" | "), MAX_FACTS_CHARS)
 }
 
 /// Collapses all whitespace (and drops control characters) to single spaces, trims, and cuts
@@ -445,6 +527,7 @@ mod tests {
     #![allow(clippy::unwrap_used)]
 
     use super::*;
+    use crate::extract::{Budget, BudgetBasis, WorkMode};
     use proptest::prelude::*;
 
     fn card(text: &str) -> JobCard {
@@ -458,6 +541,7 @@ mod tests {
             posted_at: DateTime::parse_from_rfc3339("2026-11-03T14:05:00Z")
                 .unwrap()
                 .with_timezone(&Utc),
+            extraction: None,
         }
     }
 
@@ -777,6 +861,142 @@ mod tests {
         assert_eq!(visible_len("😀👍🏽"), 3);
     }
 
+    fn extraction() -> Extraction {
+        Extraction {
+            title: Some("Лендинг на Тильде для бренда косметики".into()),
+            budget: Some(Budget {
+                min: 15_000.0,
+                max: Some(20_000.0),
+                currency: "RUB".into(),
+                basis: BudgetBasis::Fixed,
+            }),
+            deadline: Some("до пятницы".into()),
+            work_mode: Some(WorkMode::Remote),
+            skills: vec!["Figma".into(), "Photoshop".into()],
+            contact: Some("@anna_kosmetika".into()),
+        }
+    }
+
+    #[test]
+    fn extracted_facts_follow_the_header() {
+        let c =
+            card("Нужен лендинг на Тильде.\n\nБюджет 15-20к").with_extraction(Some(extraction()));
+        let parts = render_checked(&c);
+        assert_eq!(parts.len(), 1);
+        let (html, visible) = &parts[0];
+        assert!(
+            html.starts_with(
+                "<b>Лендинг на Тильде для бренда косметики</b>\n💼 Web · Design · \
+                 <a href=\"https://t.me/remote_jobs\">@remote_jobs</a> · 2026-11-03 14:05 UTC\n\
+                 💰 15 000–20 000 ₽ · fixed | ⏰ до пятницы | 🌍 remote | 🛠 Figma, Photoshop\n\
+                 ✉️ @anna_kosmetika\n\nНужен лендинг на Тильде."
+            ),
+            "{html}"
+        );
+        assert!(visible.ends_with("Бюджет 15-20к\n\n🔗 Open original"));
+
+        // The card's own title wins over the extracted one.
+        let mut own = c.clone();
+        own.title = Some("Own title".into());
+        assert!(
+            render_checked(&own)[0]
+                .0
+                .starts_with("<b>Own title</b>\n💼 Web · Design ·")
+        );
+    }
+
+    #[test]
+    fn only_known_facts_are_shown() {
+        let hourly = Extraction {
+            budget: Some(Budget {
+                min: 25.0,
+                max: None,
+                currency: "USD".into(),
+                basis: BudgetBasis::Hourly,
+            }),
+            ..Extraction::default()
+        };
+        let parts = render_checked(&card("text").with_extraction(Some(hourly)));
+        let header = parts[0].1.split("\n\n").next().unwrap().to_owned();
+        assert!(header.ends_with("UTC\n💰 $25 · hourly"), "{header}");
+        assert!(!header.contains('⏰') && !header.contains("✉️"));
+
+        // Nothing extracted: the same card as without an extraction.
+        let empty = card("text").with_extraction(Some(Extraction::default()));
+        assert_eq!(render(&empty), render(&card("text")));
+        let contact_only = Extraction {
+            contact: Some("https://t.me/zernoipar_hr_bot".into()),
+            ..Extraction::default()
+        };
+        let parts = render_checked(&card("text").with_extraction(Some(contact_only)));
+        assert!(
+            parts[0]
+                .1
+                .contains("UTC\n✉️ https://t.me/zernoipar_hr_bot\n\ntext")
+        );
+    }
+
+    #[test]
+    fn hostile_extracted_values_are_escaped() {
+        let hostile = Extraction {
+            title: Some("<b>Hi</b> & <a href=\"javascript:alert(1)\">co</a>".into()),
+            budget: Some(Budget {
+                min: 5.0,
+                max: None,
+                currency: "<i>X".into(),
+                basis: BudgetBasis::Monthly,
+            }),
+            deadline: Some("до <пятницы> & \"субботы\"\nи дальше".into()),
+            work_mode: Some(WorkMode::OnSite),
+            skills: vec!["C++ & <script>".into(), "a\"b".into()],
+            contact: Some("\"><a href=x>@evil</a>".into()),
+        };
+        let parts = render_checked(&card("body").with_extraction(Some(hostile)));
+        let (html, visible) = &parts[0];
+        assert!(html.starts_with(
+            "<b>&lt;b&gt;Hi&lt;/b&gt; &amp; &lt;a href=&quot;javascript:alert(1)&quot;&gt;co&lt;/a&gt;</b>\n"
+        ), "{html}");
+        assert!(visible.contains(
+            "💰 5 <I>X · monthly | ⏰ до <пятницы> & \"субботы\" и дальше | 🌍 on-site | 🛠 C++ & <script>, a\"b\n\
+             ✉️ \"><a href=x>@evil</a>\n\nbody"
+        ), "{visible}");
+        assert!(
+            !html.contains("<script>") && !html.contains("<I>") && !html.contains("<a href=x>")
+        );
+    }
+
+    #[test]
+    fn oversized_extraction_is_bounded_and_split_correctly() {
+        let huge = Extraction {
+            title: Some("T".repeat(10_000)),
+            budget: Some(Budget {
+                min: 1e15,
+                max: Some(1e18),
+                currency: "&".repeat(5_000),
+                basis: BudgetBasis::Fixed,
+            }),
+            deadline: Some("<".repeat(10_000)),
+            work_mode: Some(WorkMode::Hybrid),
+            skills: vec!["&".repeat(1_000); 1_000],
+            contact: Some("\"".repeat(10_000)),
+        };
+        // A body that needs several parts: the facts count toward the first one.
+        let text = "слово ".repeat(2_000);
+        let parts = render_checked(&card(&text).with_extraction(Some(huge)));
+        assert!(parts.len() >= 3);
+        let header = parts[0].1.split("\n\n").next().unwrap();
+        let limit = MAX_TITLE_CHARS
+            + MAX_CATEGORIES_CHARS
+            + MAX_CHANNEL_CHARS
+            + MAX_FACTS_CHARS
+            + MAX_CONTACT_CHARS
+            + 100;
+        assert!(header.chars().count() < limit, "{}", header.chars().count());
+        assert_eq!(header.lines().count(), 4);
+        assert!(parts[1..].iter().all(|(_, v)| !v.contains('💰')));
+        assert_eq!(body_without_whitespace(&parts), no_ws(&text));
+    }
+
     fn text_strategy() -> impl Strategy<Value = String> {
         let piece = prop_oneof![
             4 => "[a-zа-я]{1,12}",
@@ -802,10 +1022,12 @@ mod tests {
             title in proptest::option::of(any::<String>()),
             channel in any::<String>(),
             url in proptest::option::of(any::<String>()),
+            extraction in proptest::option::of(extraction_strategy()),
         ) {
             let mut c = card(&text);
             c.title = title;
             c.channel = channel;
+            c.extraction = extraction;
             if url.is_some() {
                 c.url = url;
             }
@@ -813,6 +1035,33 @@ mod tests {
             let expected = no_ws(&clean_body_string(&text));
             prop_assert_eq!(body_without_whitespace(&parts), expected);
         }
+    }
+
+    fn extraction_strategy() -> impl Strategy<Value = Extraction> {
+        (
+            proptest::option::of(any::<String>()),
+            proptest::option::of((
+                any::<f64>(),
+                proptest::option::of(any::<f64>()),
+                any::<String>(),
+            )),
+            proptest::option::of(any::<String>()),
+            proptest::collection::vec(any::<String>(), 0..12),
+            proptest::option::of(any::<String>()),
+        )
+            .prop_map(|(title, budget, deadline, skills, contact)| Extraction {
+                title,
+                budget: budget.map(|(min, max, currency)| Budget {
+                    min,
+                    max,
+                    currency,
+                    basis: BudgetBasis::Hourly,
+                }),
+                deadline,
+                work_mode: Some(WorkMode::Remote),
+                skills,
+                contact,
+            })
     }
 
     fn clean_body_string(text: &str) -> String {

@@ -9,6 +9,7 @@
 pub mod category;
 pub mod dataset;
 pub mod dedup;
+pub mod extract;
 pub mod format;
 pub mod matching;
 pub mod normalize;

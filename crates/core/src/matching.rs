@@ -17,17 +17,27 @@
 //! [`Term::accepts_match`]. The result, collected in a bitmap of one bit per slot (so it comes
 //! out in id order without sorting), is
 //! `(open members of the job's categories ∪ their members with an include hit) − their members
-//! with an exclude hit`.
+//! with an exclude hit − members whose minimum budget the job's budget fails`.
+//!
+//! **Minimum budgets** ([`crate::subscriber::MinBudget`]): the index converts each floor to
+//! the base currency once, when it is built, with the [`Rates`] it is built with
+//! ([`SubscriberIndex::build_with_rates`]); a job's budget is converted once per job. The
+//! floors are checked only for the slots already chosen, while the answer is collected, and
+//! not at all when nobody has a floor. [`SubscriberIndex::matches`] and [`scan_matches`] treat
+//! the job as stating no budget; [`SubscriberIndex::matches_with_budget`] and
+//! [`scan_matches_with_budget`] take the extracted one.
 
 use std::collections::HashMap;
 
 use aho_corasick::{AhoCorasick, AhoCorasickBuilder, MatchKind};
 
 use crate::CategorySlug;
+use crate::extract::{Budget, BudgetBasis, Rates};
 use crate::rules::Term;
-use crate::subscriber::{Subscriber, SubscriberId};
+use crate::subscriber::{Subscriber, SubscriberId, floor_admits};
 
-/// What the index needs to know about a job.
+/// What the index needs to know about a job's text and categories. (Its budget, for
+/// minimum-budget floors, is passed next to it: [`SubscriberIndex::matches_with_budget`].)
 #[derive(Debug, Clone, Copy)]
 pub struct JobFacts<'a> {
     /// The job's categories.
@@ -36,12 +46,24 @@ pub struct JobFacts<'a> {
     pub normalized_text: &'a str,
 }
 
-/// The plain baseline: checks every subscriber with [`Subscriber::wants`]. Returns the ids
-/// of those who get the job, sorted, each once.
+/// The plain baseline: checks every subscriber with [`Subscriber::wants`] (a job that states
+/// no budget). Returns the ids of those who get the job, sorted, each once.
 pub fn scan_matches(subscribers: &[Subscriber], job: &JobFacts<'_>) -> Vec<SubscriberId> {
+    scan_matches_with_budget(subscribers, job, None, &Rates::empty())
+}
+
+/// The plain baseline for a job with this extracted budget (`None`: not stated): checks
+/// every subscriber with [`Subscriber::wants_with_budget`]. Returns the ids of those who get
+/// the job, sorted, each once.
+pub fn scan_matches_with_budget(
+    subscribers: &[Subscriber],
+    job: &JobFacts<'_>,
+    budget: Option<&Budget>,
+    rates: &Rates,
+) -> Vec<SubscriberId> {
     let mut out: Vec<SubscriberId> = subscribers
         .iter()
-        .filter(|s| s.wants(job.categories, job.normalized_text))
+        .filter(|s| s.wants_with_budget(job.categories, job.normalized_text, budget, rates))
         .map(|s| s.id)
         .collect();
     out.sort_unstable();
@@ -68,6 +90,25 @@ struct TermEntry {
 /// While building: a term's including and excluding slots per category id.
 type TermSlots = (Term, Vec<(u32, Vec<u32>, Vec<u32>)>);
 
+/// A subscriber's minimum budget, converted for the index.
+#[derive(Debug, Clone, Copy)]
+struct Floor {
+    basis: BudgetBasis,
+    /// The floor in the rates' base currency; `None` when its currency has no rate.
+    in_base: Option<f64>,
+    require_stated: bool,
+}
+
+impl Floor {
+    /// Same rules as [`crate::subscriber::MinBudget::admits`], on pre-converted amounts.
+    fn admits(&self, job: Option<(BudgetBasis, Option<f64>)>) -> bool {
+        match job {
+            None => !self.require_stated,
+            Some((basis, top)) => basis != self.basis || floor_admits(top, self.in_base),
+        }
+    }
+}
+
 /// All subscribers, indexed for [`SubscriberIndex::matches`]. Immutable: rebuild it (about
 /// 0.1-0.2 s for 100,000 subscribers in a release build) when subscribers change.
 ///
@@ -93,11 +134,25 @@ pub struct SubscriberIndex {
     postings: Vec<Posting>,
     /// Slot lists referenced by `postings`.
     slots: Vec<u32>,
+    /// Per slot, its minimum budget; empty when no indexed subscriber has one.
+    floors: Vec<Option<Floor>>,
+    /// The rates floors were converted with; jobs' budgets are converted with them too.
+    rates: Rates,
 }
 
 impl SubscriberIndex {
-    /// Builds the index. If several subscribers share an id, the last one wins.
+    /// Builds the index with the default, approximate [`Rates`]. If several subscribers share
+    /// an id, the last one wins.
     pub fn build(subscribers: impl IntoIterator<Item = Subscriber>) -> SubscriberIndex {
+        SubscriberIndex::build_with_rates(subscribers, Rates::default())
+    }
+
+    /// Builds the index, converting minimum budgets with `rates`. If several subscribers share
+    /// an id, the last one wins.
+    pub fn build_with_rates(
+        subscribers: impl IntoIterator<Item = Subscriber>,
+        rates: Rates,
+    ) -> SubscriberIndex {
         let mut all: Vec<(usize, Subscriber)> = subscribers.into_iter().enumerate().collect();
         // By id; for equal ids the later entry first, so `dedup` keeps it.
         all.sort_unstable_by(|(ia, a), (ib, b)| a.id.cmp(&b.id).then(ib.cmp(ia)));
@@ -109,12 +164,23 @@ impl SubscriberIndex {
         let mut term_ids: HashMap<Term, usize> = HashMap::new();
         let mut term_slots: Vec<TermSlots> = Vec::new();
         let mut cats: Vec<u32> = Vec::new();
+        let mut floors: Vec<Option<Floor>> = Vec::new();
 
         for (slot, (_, sub)) in all.iter().enumerate() {
             let slot = slot as u32;
             ids.push(sub.id);
             if !sub.is_active() || sub.categories.is_empty() {
                 continue;
+            }
+            if let Some(min) = &sub.min_budget {
+                if floors.is_empty() {
+                    floors = vec![None; all.len()];
+                }
+                floors[slot as usize] = Some(Floor {
+                    basis: min.basis,
+                    in_base: min.floor_in_base(&rates),
+                    require_stated: min.require_stated,
+                });
             }
             cats.clear();
             for category in &sub.categories {
@@ -229,7 +295,14 @@ impl SubscriberIndex {
             terms,
             postings,
             slots,
+            floors,
+            rates,
         }
+    }
+
+    /// The rates minimum budgets are compared with.
+    pub fn rates(&self) -> &Rates {
+        &self.rates
     }
 
     /// Number of subscribers in the index (paused and blocked ones included).
@@ -247,13 +320,25 @@ impl SubscriberIndex {
         self.patterns.len()
     }
 
-    /// The ids of the subscribers who get this job, sorted, each once. Same answer as
-    /// [`scan_matches`] over the subscribers the index was built from.
+    /// The ids of the subscribers who get this job, which states no budget, sorted, each once.
+    /// Same answer as [`scan_matches`] over the subscribers the index was built from.
+    pub fn matches(&self, job: &JobFacts<'_>) -> Vec<SubscriberId> {
+        self.matches_with_budget(job, None)
+    }
+
+    /// The ids of the subscribers who get this job with this extracted budget (`None`: not
+    /// stated), sorted, each once. Same answer as [`scan_matches_with_budget`] with the
+    /// index's [`rates`](SubscriberIndex::rates) over the subscribers it was built from.
     ///
     /// Work: one automaton pass over the text, plus the open members of the job's
     /// categories, plus the postings of the matched terms *in the job's categories*, plus a
-    /// bitmap of one bit per slot that collects the answer in id order.
-    pub fn matches(&self, job: &JobFacts<'_>) -> Vec<SubscriberId> {
+    /// bitmap of one bit per slot that collects the answer in id order (checking the floors
+    /// of the chosen slots, if anyone has one).
+    pub fn matches_with_budget(
+        &self,
+        job: &JobFacts<'_>,
+        budget: Option<&Budget>,
+    ) -> Vec<SubscriberId> {
         let mut job_categories: Vec<u32> = job
             .categories
             .iter()
@@ -294,12 +379,17 @@ impl SubscriberIndex {
 
         let count = chosen.iter().map(|w| w.count_ones() as usize).sum();
         let mut out = Vec::with_capacity(count);
+        let job_budget = budget.map(|b| (b.basis, b.top_in_base(&self.rates)));
+        let check_floors = !self.floors.is_empty();
         for (w, &word) in chosen.iter().enumerate() {
             let mut bits = word;
             while bits != 0 {
-                let bit = bits.trailing_zeros() as usize;
-                out.push(self.ids[w * 64 + bit]);
+                let slot = w * 64 + bits.trailing_zeros() as usize;
                 bits &= bits - 1;
+                if check_floors && self.floors[slot].is_some_and(|f| !f.admits(job_budget)) {
+                    continue;
+                }
+                out.push(self.ids[slot]);
             }
         }
         out
@@ -718,6 +808,7 @@ mod tests {
     use super::synthetic::{synthetic_job, synthetic_subscribers};
     use super::*;
     use crate::normalize::normalize;
+    use crate::subscriber::MinBudget;
     use proptest::prelude::*;
 
     fn slug(s: &str) -> CategorySlug {
@@ -778,6 +869,75 @@ mod tests {
             normalized_text: &text,
         };
         assert!(index.matches(&job).is_empty());
+    }
+
+    #[test]
+    fn minimum_budgets_in_the_index_and_the_scan() {
+        let with_floor = |id: i64, floor: Option<MinBudget>| {
+            let mut s = sub(id, &["web"], &[], &[]);
+            s.min_budget = floor;
+            s
+        };
+        let strict = MinBudget {
+            require_stated: true,
+            ..MinBudget::new(10_000.0, "RUB", BudgetBasis::Fixed)
+        };
+        let subs = vec![
+            with_floor(1, None),
+            with_floor(2, Some(MinBudget::new(10_000.0, "RUB", BudgetBasis::Fixed))),
+            with_floor(3, Some(MinBudget::new(300.0, "USD", BudgetBasis::Fixed))),
+            with_floor(4, Some(MinBudget::new(20.0, "USD", BudgetBasis::Hourly))),
+            with_floor(5, Some(strict)),
+        ];
+        let index = SubscriberIndex::build(subs.clone());
+        let cats = [slug("web")];
+        let job = JobFacts {
+            categories: &cats,
+            normalized_text: "нужен лендинг",
+        };
+        let rates = Rates::default();
+        let check = |budget: Option<Budget>, expected: &[i64]| {
+            let got = index.matches_with_budget(&job, budget.as_ref());
+            assert_eq!(got, ids(expected), "{budget:?}");
+            assert_eq!(
+                scan_matches_with_budget(&subs, &job, budget.as_ref(), &rates),
+                got
+            );
+        };
+        let fixed = |amount: f64, currency: &str| Budget {
+            min: amount,
+            max: None,
+            currency: currency.into(),
+            basis: BudgetBasis::Fixed,
+        };
+        // No budget: only the one who requires a stated budget misses it.
+        check(None, &[1, 2, 3, 4]);
+        assert_eq!(index.matches(&job), ids(&[1, 2, 3, 4]));
+        // 15 000 ₽ ≈ $167: enough for 10 000 ₽, not for $300.
+        check(Some(fixed(15_000.0, "RUB")), &[1, 2, 4, 5]);
+        // $500 ≈ 45 000 ₽: enough for everyone.
+        check(Some(fixed(500.0, "USD")), &[1, 2, 3, 4, 5]);
+        // 5 000 ₽: below both fixed floors.
+        check(Some(fixed(5_000.0, "RUB")), &[1, 4]);
+        // $15/h: only the hourly floor compares it, and rejects it.
+        let hourly = Budget {
+            basis: BudgetBasis::Hourly,
+            ..fixed(15.0, "USD")
+        };
+        check(Some(hourly), &[1, 2, 3, 5]);
+        // An unknown currency cannot be compared.
+        check(Some(fixed(1.0, "XYZ")), &[1, 2, 3, 4, 5]);
+
+        // Rates of the index's own: with a rouble worth a dollar, 15 000 ₽ clears $300.
+        let even = Rates::from_pairs([("RUB", 1.0), ("USD", 1.0)]).unwrap();
+        let index = SubscriberIndex::build_with_rates(subs.clone(), even.clone());
+        let budget = fixed(15_000.0, "RUB");
+        let got = index.matches_with_budget(&job, Some(&budget));
+        assert_eq!(got, ids(&[1, 2, 3, 4, 5]));
+        assert_eq!(
+            scan_matches_with_budget(&subs, &job, Some(&budget), &even),
+            got
+        );
     }
 
     #[test]
@@ -878,6 +1038,48 @@ mod tests {
                 s.blocked = state == 1;
                 s
             })
+            .prop_flat_map(|s| (Just(s), proptest::option::of(floor_strategy())))
+            .prop_map(|(mut s, floor)| {
+                s.min_budget = floor;
+                s
+            })
+    }
+
+    const CURRENCIES: &[&str] = &["RUB", "USD", "EUR", "KZT", "XTR", "BTC"];
+    const BASES: &[BudgetBasis] = &[
+        BudgetBasis::Fixed,
+        BudgetBasis::Hourly,
+        BudgetBasis::Monthly,
+    ];
+
+    fn floor_strategy() -> impl Strategy<Value = MinBudget> {
+        (
+            0.0f64..200_000.0,
+            proptest::sample::select(CURRENCIES),
+            proptest::sample::select(BASES),
+            any::<bool>(),
+        )
+            .prop_map(|(amount, currency, basis, require_stated)| MinBudget {
+                amount,
+                currency: currency.into(),
+                basis,
+                require_stated,
+            })
+    }
+
+    fn budget_strategy() -> impl Strategy<Value = Budget> {
+        (
+            0.0f64..200_000.0,
+            proptest::option::of(0.0f64..400_000.0),
+            proptest::sample::select(CURRENCIES),
+            proptest::sample::select(BASES),
+        )
+            .prop_map(|(min, max, currency, basis)| Budget {
+                min,
+                max,
+                currency: currency.into(),
+                basis,
+            })
     }
 
     fn text_strategy() -> impl Strategy<Value = String> {
@@ -906,6 +1108,7 @@ mod tests {
             job_cats in proptest::collection::vec(
                 proptest::sample::select(&["web", "bots", "design", "data", "video"][..]), 0..3),
             id_shift in -5i64..5,
+            budget in proptest::option::of(budget_strategy()),
         ) {
             // Unique ids, not in input order.
             let subs: Vec<Subscriber> = subs
@@ -921,6 +1124,10 @@ mod tests {
             let job = JobFacts { categories: &cats, normalized_text: &text };
             let index = SubscriberIndex::build(subs.clone());
             prop_assert_eq!(index.matches(&job), scan_matches(&subs, &job));
+            prop_assert_eq!(
+                index.matches_with_budget(&job, budget.as_ref()),
+                scan_matches_with_budget(&subs, &job, budget.as_ref(), &Rates::default())
+            );
         }
     }
 }

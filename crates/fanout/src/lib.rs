@@ -20,7 +20,7 @@ use jobwire_core::matching::{JobFacts, SubscriberIndex};
 use jobwire_core::normalize::normalize;
 use jobwire_core::quiet::QuietHours;
 use jobwire_core::rules::Term;
-use jobwire_core::subscriber::{Subscriber, SubscriberId};
+use jobwire_core::subscriber::{MinBudget, Subscriber, SubscriberId};
 use jobwire_queue::wire::{DeliveryReady, JobReady};
 use jobwire_queue::{Queue, QueueError, Received, Topic};
 use jobwire_store::{NewDelivery, PostStatus, Store, StoreError, SubscriberRow};
@@ -143,10 +143,14 @@ impl FanoutStage {
             .collect();
         let snapshot = self.snapshot().await?;
         let normalized = normalize(&post.text);
-        let matched = snapshot.index.matches(&JobFacts {
-            categories: &categories,
-            normalized_text: &normalized,
-        });
+        let budget = verdict.extraction.as_ref().and_then(|e| e.budget.as_ref());
+        let matched = snapshot.index.matches_with_budget(
+            &JobFacts {
+                categories: &categories,
+                normalized_text: &normalized,
+            },
+            budget,
+        );
         let mut deliveries = Vec::with_capacity(matched.len());
         for SubscriberId(id) in &matched {
             let Some(info) = snapshot.info.get(id) else {
@@ -185,6 +189,7 @@ impl FanoutStage {
                 .map(|r| r.name.clone())
                 .collect(),
             posted_at: post.posted_at,
+            extraction: verdict.extraction.clone(),
         };
         let parts = render(&card);
         let ready = self
@@ -288,6 +293,11 @@ fn subscriber_from_row(row: &SubscriberRow) -> (Subscriber, (i64, SubscriberInfo
         paused: row.paused,
         blocked: row.blocked,
         quiet_hours,
+        min_budget: row.min_budget.as_deref().and_then(|raw| {
+            serde_json::from_str::<MinBudget>(raw)
+                .map_err(|e| tracing::warn!(subscriber = row.id, error = %e, "ignoring a bad minimum budget"))
+                .ok()
+        }),
     };
     (
         subscriber,

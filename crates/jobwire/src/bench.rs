@@ -322,6 +322,7 @@ fn subscribers_in(category: &str, first_chat: i64, n: usize) -> Vec<SubscriberSp
             exclude: vec![],
             paused: false,
             quiet_hours: None,
+            min_budget: None,
         })
         .collect()
 }
@@ -443,6 +444,7 @@ pub async fn latency(posts: usize) -> anyhow::Result<serde_json::Value> {
             exclude: vec![],
             paused: false,
             quiet_hours: None,
+            min_budget: None,
         }],
     )
     .await?;

@@ -72,16 +72,24 @@ pub enum Command {
         dataset: PathBuf,
         #[arg(long, value_enum, default_value = "local")]
         classifier: EvalClassifier,
-        /// OpenAI-compatible endpoint for --classifier llm.
+        /// OpenAI-compatible endpoint for --classifier llm or cascade.
         #[arg(long)]
         llm_url: Option<url::Url>,
         #[arg(long, default_value = "gpt-4o-mini")]
         llm_model: String,
-        /// Cross-validate the local model with K folds on the dataset.
+        /// Cross-validate the local model with K folds on the dataset (the cascade always
+        /// cross-validates its local model, 5 folds unless given).
         #[arg(long)]
         cv: Option<usize>,
         #[arg(long, default_value_t = 7)]
         seed: u64,
+        /// Expected extraction fields by post id (JSONL, e.g. data/extract.jsonl): reports
+        /// extraction accuracy.
+        #[arg(long)]
+        extraction: Option<PathBuf>,
+        /// The cascade's confidence threshold (default: classifier.cascade_threshold).
+        #[arg(long)]
+        threshold: Option<f32>,
         /// Print the report as one JSON object on the last line.
         #[arg(long)]
         json: bool,
@@ -140,13 +148,7 @@ pub fn settings(cli: &Cli) -> anyhow::Result<crate::config::Settings> {
 }
 
 pub fn llm_section(url: &url::Url, model: &str) -> crate::config::LlmSection {
-    crate::config::LlmSection {
-        base_url: url.clone(),
-        model: model.to_owned(),
-        api_key_env: "JOBWIRE_LLM_API_KEY".to_owned(),
-        timeout_secs: 30,
-        max_retries: 3,
-    }
+    crate::config::LlmSection::new(url.clone(), model)
 }
 
 /// Settings for commands that work without a config file (eval): the file when given.

@@ -195,6 +195,62 @@ pub struct TelegramSection {
     pub request_timeout_secs: u32,
     #[serde(default = "default_in_flight")]
     pub max_in_flight: usize,
+    /// The `[[bots]]` entry that is the main bot (settings, reports); none by default.
+    pub main_bot: Option<String>,
+    /// How the bot role gets updates: "polling" (one process per token), "webhook"
+    /// (any number of bot-role processes behind `webhook_public_url`) or "off".
+    #[serde(default)]
+    pub updates: UpdatesMode,
+    /// Webhook mode: the public HTTPS base URL Telegram posts to (`/telegram/<bot>` is
+    /// appended). The secret comes from `JOBWIRE_TELEGRAM_WEBHOOK_SECRET`.
+    pub webhook_public_url: Option<url::Url>,
+    /// Webhook mode: where the bot role listens for Telegram's posts (put a TLS proxy in
+    /// front). Kept apart from `admin.listen`, which must not be public.
+    #[serde(default = "default_webhook_listen")]
+    pub webhook_listen: std::net::SocketAddr,
+}
+
+/// How the bot role receives updates.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum UpdatesMode {
+    #[default]
+    Polling,
+    Webhook,
+    Off,
+}
+
+fn default_webhook_listen() -> std::net::SocketAddr {
+    std::net::SocketAddr::from(([127, 0, 0, 1], 8088))
+}
+
+/// The environment variable holding the webhook secret.
+pub const WEBHOOK_SECRET_ENV: &str = "JOBWIRE_TELEGRAM_WEBHOOK_SECRET";
+
+/// What the bot role needs, checked.
+#[derive(Clone)]
+pub struct BotRoleSettings {
+    pub main_bot: Option<String>,
+    pub updates: UpdatesMode,
+    /// `(public URL, secret)` in webhook mode.
+    pub webhook: Option<(url::Url, String)>,
+    pub webhook_listen: std::net::SocketAddr,
+}
+
+impl std::fmt::Debug for BotRoleSettings {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("BotRoleSettings")
+            .field("main_bot", &self.main_bot)
+            .field("updates", &self.updates)
+            .field(
+                "webhook",
+                &self
+                    .webhook
+                    .as_ref()
+                    .map(|(u, _)| (u.as_str(), "<redacted>")),
+            )
+            .finish()
+    }
 }
 
 impl Default for TelegramSection {
@@ -208,6 +264,10 @@ impl Default for TelegramSection {
             unlimited: false,
             request_timeout_secs: 30,
             max_in_flight: default_in_flight(),
+            main_bot: None,
+            updates: UpdatesMode::default(),
+            webhook_public_url: None,
+            webhook_listen: default_webhook_listen(),
         }
     }
 }
@@ -234,11 +294,15 @@ fn default_in_flight() -> usize {
 #[derive(Debug, Clone, Copy, Deserialize, PartialEq, Eq, Default)]
 #[serde(rename_all = "lowercase")]
 pub enum ClassifierKind {
-    /// The LLM when `[llm]` is configured, else the local model.
+    /// The cascade when `[llm]` is configured, else the local model.
     #[default]
     Auto,
+    /// The local model only.
     Local,
+    /// The LLM for every post (the local model only when it keeps failing).
     Llm,
+    /// The local model first; posts it is unsure of go to the LLM.
+    Cascade,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -259,6 +323,44 @@ pub struct ClassifierSection {
     pub retry_base_ms: u64,
     #[serde(default = "d600")]
     pub retry_max_secs: u64,
+    /// Cascade: posts whose local confidence is below this go to the LLM (choose it with
+    /// `jobwire eval --classifier cascade`).
+    #[serde(default = "default_threshold")]
+    pub cascade_threshold: f32,
+    /// How long a batch of posts waits to fill before it is classified (milliseconds).
+    #[serde(default = "d10")]
+    pub batch_linger_ms: u64,
+    /// Keep the LLM's answers as training examples for the local model.
+    #[serde(default = "dtrue")]
+    pub learn_from_llm: bool,
+    /// Retrain the local model this often when new examples arrived (seconds).
+    #[serde(default = "d3600")]
+    pub retrain_interval_secs: u64,
+    /// Weight of an LLM-labeled example in training (a dataset example weighs 1).
+    #[serde(default = "d05")]
+    pub llm_example_weight: f32,
+    /// Weight of a person's label (accepted report, admin re-label).
+    #[serde(default = "d2")]
+    pub human_example_weight: f32,
+}
+
+fn default_threshold() -> f32 {
+    jobwire_classify::cascade::CascadeConfig::default().threshold
+}
+fn d10() -> u64 {
+    10
+}
+fn dtrue() -> bool {
+    true
+}
+fn d3600() -> u64 {
+    3600
+}
+fn d05() -> f32 {
+    0.5
+}
+fn d2() -> f32 {
+    2.0
 }
 
 fn d5000() -> u64 {
@@ -277,6 +379,12 @@ impl Default for ClassifierSection {
             fallback_after: 3,
             retry_base_ms: 5000,
             retry_max_secs: 600,
+            cascade_threshold: default_threshold(),
+            batch_linger_ms: 10,
+            learn_from_llm: true,
+            retrain_interval_secs: 3600,
+            llm_example_weight: 0.5,
+            human_example_weight: 2.0,
         }
     }
 }
@@ -301,6 +409,65 @@ pub struct LlmSection {
     pub timeout_secs: u32,
     #[serde(default = "d3")]
     pub max_retries: u32,
+    /// US dollars per million prompt tokens (for the cost accounting and the spend limit).
+    #[serde(default)]
+    pub price_in_per_mtok: f64,
+    /// US dollars per million completion tokens.
+    #[serde(default)]
+    pub price_out_per_mtok: f64,
+    /// Past this many dollars of LLM spend in a UTC day, only the local classifier runs
+    /// (and the admin is told). No limit when unset.
+    pub daily_spend_limit_usd: Option<f64>,
+    /// Posts per LLM request.
+    #[serde(default = "d10usize")]
+    pub batch_size: usize,
+    /// People's labeled examples most like the posts, put into each request.
+    #[serde(default = "d3usize")]
+    pub few_shot: usize,
+    /// A second model (on the same or another endpoint) used when the first fails or is
+    /// out of quota.
+    pub fallback: Option<LlmFallbackSection>,
+}
+
+impl LlmSection {
+    /// An endpoint and model with every other key at its default.
+    pub fn new(base_url: url::Url, model: &str) -> Self {
+        Self {
+            base_url,
+            model: model.to_owned(),
+            api_key_env: default_llm_key_env(),
+            timeout_secs: 30,
+            max_retries: 3,
+            price_in_per_mtok: 0.0,
+            price_out_per_mtok: 0.0,
+            daily_spend_limit_usd: None,
+            batch_size: 10,
+            few_shot: 3,
+            fallback: None,
+        }
+    }
+}
+
+/// The fallback model of `[llm.fallback]`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LlmFallbackSection {
+    /// Default: the primary's `base_url`.
+    pub base_url: Option<url::Url>,
+    pub model: String,
+    /// Default: the primary's `api_key_env`.
+    pub api_key_env: Option<String>,
+    #[serde(default)]
+    pub price_in_per_mtok: f64,
+    #[serde(default)]
+    pub price_out_per_mtok: f64,
+}
+
+fn d10usize() -> usize {
+    10
+}
+fn d3usize() -> usize {
+    3
 }
 
 fn default_llm_key_env() -> String {
@@ -449,6 +616,32 @@ pub struct LlmSettings {
     pub api_key: Option<String>,
     pub timeout: Duration,
     pub max_retries: u32,
+    pub price_in_per_mtok: f64,
+    pub price_out_per_mtok: f64,
+    pub daily_spend_limit_usd: Option<f64>,
+    pub batch_size: usize,
+    pub few_shot: usize,
+    pub fallback: Option<LlmFallbackSettings>,
+}
+
+/// The fallback model after validation.
+#[derive(Clone)]
+pub struct LlmFallbackSettings {
+    pub base_url: url::Url,
+    pub model: String,
+    pub api_key: Option<String>,
+    pub price_in_per_mtok: f64,
+    pub price_out_per_mtok: f64,
+}
+
+impl std::fmt::Debug for LlmFallbackSettings {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LlmFallbackSettings")
+            .field("base_url", &self.base_url.as_str())
+            .field("model", &self.model)
+            .field("api_key", &self.api_key.as_ref().map(|_| "<redacted>"))
+            .finish()
+    }
 }
 
 impl std::fmt::Debug for LlmSettings {
@@ -474,6 +667,8 @@ pub struct Settings {
     pub classifier: ClassifierSection,
     pub llm: Option<LlmSettings>,
     pub bots: Vec<BotConfig>,
+    /// The bot role: main bot and how updates arrive.
+    pub bot_role: BotRoleSettings,
     pub categories: Vec<Category>,
     pub channels: Vec<ChannelSection>,
     pub feeds: Vec<crate::feeds::FeedSection>,
@@ -707,6 +902,21 @@ impl Config {
             }
         }
 
+        let c = &self.classifier;
+        if !(0.0..=1.0).contains(&c.cascade_threshold) {
+            return Err(invalid(
+                "classifier.cascade_threshold",
+                "must be between 0 and 1",
+            ));
+        }
+        for (key, w) in [
+            ("classifier.llm_example_weight", c.llm_example_weight),
+            ("classifier.human_example_weight", c.human_example_weight),
+        ] {
+            if !(w.is_finite() && w >= 0.0) {
+                return Err(invalid(key, "must be a number of at least 0"));
+            }
+        }
         let llm = match (&self.llm, self.classifier.kind) {
             (None, ClassifierKind::Llm) => {
                 return Err(invalid(
@@ -714,22 +924,120 @@ impl Config {
                     "is \"llm\" but there is no [llm] section",
                 ));
             }
+            (None, ClassifierKind::Cascade) => {
+                return Err(invalid(
+                    "classifier.kind",
+                    "is \"cascade\" but there is no [llm] section",
+                ));
+            }
             (Some(l), kind) if kind != ClassifierKind::Local => {
                 if l.model.trim().is_empty() {
                     return Err(invalid("llm.model", "must not be empty"));
                 }
+                let price = |key: &str, v: f64| {
+                    if v.is_finite() && v >= 0.0 {
+                        Ok(v)
+                    } else {
+                        Err(invalid(key, "must be a price of at least 0"))
+                    }
+                };
+                if !(1..=25).contains(&l.batch_size) {
+                    return Err(invalid("llm.batch_size", "must be between 1 and 25"));
+                }
+                if let Some(limit) = l.daily_spend_limit_usd
+                    && !(limit.is_finite() && limit >= 0.0)
+                {
+                    return Err(invalid(
+                        "llm.daily_spend_limit_usd",
+                        "must be an amount of at least 0",
+                    ));
+                }
+                let fallback = match &l.fallback {
+                    None => None,
+                    Some(f) => {
+                        if f.model.trim().is_empty() {
+                            return Err(invalid("llm.fallback.model", "must not be empty"));
+                        }
+                        Some(LlmFallbackSettings {
+                            base_url: f.base_url.clone().unwrap_or_else(|| l.base_url.clone()),
+                            model: f.model.clone(),
+                            api_key: env.var(f.api_key_env.as_deref().unwrap_or(&l.api_key_env)),
+                            price_in_per_mtok: price(
+                                "llm.fallback.price_in_per_mtok",
+                                f.price_in_per_mtok,
+                            )?,
+                            price_out_per_mtok: price(
+                                "llm.fallback.price_out_per_mtok",
+                                f.price_out_per_mtok,
+                            )?,
+                        })
+                    }
+                };
                 Some(LlmSettings {
                     base_url: l.base_url.clone(),
                     model: l.model.clone(),
                     api_key: env.var(&l.api_key_env),
                     timeout: Duration::from_secs(u64::from(l.timeout_secs.max(1))),
                     max_retries: l.max_retries,
+                    price_in_per_mtok: price("llm.price_in_per_mtok", l.price_in_per_mtok)?,
+                    price_out_per_mtok: price("llm.price_out_per_mtok", l.price_out_per_mtok)?,
+                    daily_spend_limit_usd: l.daily_spend_limit_usd,
+                    batch_size: l.batch_size,
+                    few_shot: l.few_shot,
+                    fallback,
                 })
             }
             _ => None,
         };
 
+        let bot_role = {
+            let t = &self.telegram;
+            if let Some(main) = &t.main_bot
+                && !bots.iter().any(|b| &b.name == main)
+            {
+                return Err(invalid(
+                    "telegram.main_bot",
+                    format!("no bot named {main:?} in [[bots]]"),
+                ));
+            }
+            let webhook = match t.updates {
+                UpdatesMode::Webhook => {
+                    let url = t.webhook_public_url.clone().ok_or_else(|| {
+                        invalid(
+                            "telegram.webhook_public_url",
+                            "is needed with updates = \"webhook\"",
+                        )
+                    })?;
+                    let secret = env.var(WEBHOOK_SECRET_ENV).ok_or_else(|| {
+                        invalid(
+                            "telegram.updates",
+                            format!("is \"webhook\" but {WEBHOOK_SECRET_ENV} is not set"),
+                        )
+                    })?;
+                    if secret.is_empty()
+                        || secret.len() > 256
+                        || !secret
+                            .chars()
+                            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+                    {
+                        return Err(invalid(
+                            WEBHOOK_SECRET_ENV,
+                            "must be 1-256 characters of A-Z a-z 0-9 _ -",
+                        ));
+                    }
+                    Some((url, secret))
+                }
+                _ => None,
+            };
+            BotRoleSettings {
+                main_bot: t.main_bot.clone(),
+                updates: t.updates,
+                webhook,
+                webhook_listen: t.webhook_listen,
+            }
+        };
         Ok(Settings {
+            bot_role,
             database_url: self.database.url.clone(),
             queue_url: self.queue.url.clone(),
             queue_prefix: self.queue.prefix.clone(),

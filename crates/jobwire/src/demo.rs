@@ -113,6 +113,7 @@ fn quiet_subscriber() -> SubscriberSpec {
             end: format!("{:02}:{:02}", end.hour(), end.minute()),
             time_zone: "UTC".to_owned(),
         }),
+        min_budget: None,
     }
 }
 
@@ -145,13 +146,7 @@ pub async fn run(opts: DemoOptions) -> anyhow::Result<DemoReport> {
     config.telegram.per_group_per_min = limits.per_group_per_min;
     config.scheduler.tick_ms = 100;
     if let Some(url) = &opts.llm_url {
-        config.llm = Some(crate::config::LlmSection {
-            base_url: url.clone(),
-            model: opts.llm_model.clone(),
-            api_key_env: "JOBWIRE_LLM_API_KEY".to_owned(),
-            timeout_secs: 30,
-            max_retries: 3,
-        });
+        config.llm = Some(crate::config::LlmSection::new(url.clone(), &opts.llm_model));
     }
     let mut env = crate::testbed::TestEnv::default();
     for (i, bot) in config.bots.iter().enumerate() {
@@ -181,7 +176,7 @@ pub async fn run(opts: DemoOptions) -> anyhow::Result<DemoReport> {
     crate::subscribers::store_all(store.as_ref(), &subscribers).await?;
 
     let classifiers = pipeline::classifiers(&settings)?;
-    let classifier = classifiers.primary.name().to_owned();
+    let classifier = classifiers.name();
     let (mut running, _) = Pipeline::start(
         Parts {
             settings: settings.clone(),

@@ -1,13 +1,19 @@
 //! `jobwire eval`: classification quality on a labeled JSONL file.
 
+use std::collections::HashMap;
 use std::path::Path;
 use std::sync::Arc;
 
 use anyhow::Context;
-use jobwire_classify::Classifier;
-use jobwire_classify::eval::{EvalReport, cross_validate, evaluate};
-use jobwire_classify::local::{LocalClassifier, TrainOptions};
+use jobwire_classify::cascade::LiveLocal;
+use jobwire_classify::eval::{
+    CascadeEval, EvalReport, ExtractionScores, cross_validate, evaluate_cascade, evaluate_outputs,
+};
+use jobwire_classify::llm::LlmClassifier;
+use jobwire_classify::local::TrainOptions;
 use jobwire_core::dataset::LabeledPost;
+use jobwire_core::extract::{Budget, Extraction, WorkMode, budget_matches};
+use serde::Deserialize;
 
 use crate::config::Settings;
 use crate::pipeline;
@@ -16,14 +22,136 @@ use crate::pipeline;
 pub enum EvalClassifier {
     Local,
     Llm,
+    Cascade,
 }
 
 #[derive(Debug, Clone)]
 pub struct EvalOptions {
     pub classifier: EvalClassifier,
-    /// k-fold cross-validation of the local model on the dataset itself.
+    /// k-fold cross-validation of the local model on the dataset itself (the cascade is
+    /// always cross-validated, with 5 folds unless given).
     pub cv: Option<usize>,
     pub seed: u64,
+    /// Expected extraction fields by post id (`data/extract.jsonl`).
+    pub extraction: Option<ExtractionTruths>,
+}
+
+/// What an evaluation produced.
+#[derive(Debug, Clone)]
+pub struct EvalOutcome {
+    pub report: EvalReport,
+    /// The cascade's curve and its parts, for `--classifier cascade`.
+    pub cascade: Option<CascadeEval>,
+}
+
+/// Expected extraction fields of labeled posts, by post id.
+#[derive(Debug, Clone, Default)]
+pub struct ExtractionTruths {
+    by_id: HashMap<String, ExtractionTruth>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+struct ExtractionTruth {
+    id: String,
+    #[serde(default)]
+    budget: Option<Budget>,
+    #[serde(default)]
+    work_mode: Option<WorkMode>,
+    #[serde(default)]
+    contact: Option<String>,
+    #[serde(default)]
+    deadline_stated: Option<bool>,
+    #[serde(default)]
+    skills: Vec<String>,
+}
+
+impl ExtractionTruths {
+    /// Reads a JSONL file of `{id, budget, work_mode, contact, deadline_stated, skills}`.
+    pub fn load(path: &Path) -> anyhow::Result<Self> {
+        let doc = std::fs::read_to_string(path)
+            .with_context(|| format!("--extraction: cannot read {}", path.display()))?;
+        let mut by_id = HashMap::new();
+        for (n, line) in doc.lines().enumerate() {
+            if line.trim().is_empty() {
+                continue;
+            }
+            let t: ExtractionTruth = serde_json::from_str(line)
+                .with_context(|| format!("--extraction: {} line {}", path.display(), n + 1))?;
+            by_id.insert(t.id.clone(), t);
+        }
+        Ok(Self { by_id })
+    }
+
+    pub fn len(&self) -> usize {
+        self.by_id.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.by_id.is_empty()
+    }
+
+    /// Scores what was extracted for the posts with expected fields: budget (amount within
+    /// 1%, currency, basis; "not stated" must stay empty), work mode, contact (same handle or
+    /// link, case-insensitive), whether a deadline is stated, and skills (recall of the
+    /// expected ones).
+    pub fn score<'a>(
+        &self,
+        data: &[LabeledPost],
+        extracted: impl IntoIterator<Item = (usize, Option<&'a Extraction>)>,
+    ) -> ExtractionScores {
+        let mut fields: Vec<(String, usize, usize)> =
+            ["budget", "work_mode", "contact", "deadline", "skills"]
+                .iter()
+                .map(|f| ((*f).to_owned(), 0, 0))
+                .collect();
+        let mut add = |i: usize, ok: bool| {
+            fields[i].2 += 1;
+            fields[i].1 += usize::from(ok);
+        };
+        for (i, got) in extracted {
+            let Some(truth) = data.get(i).and_then(|p| self.by_id.get(&p.id)) else {
+                continue;
+            };
+            let empty = Extraction::default();
+            let got = got.unwrap_or(&empty);
+            add(
+                0,
+                match (&truth.budget, &got.budget) {
+                    (None, None) => true,
+                    (Some(a), Some(b)) => budget_matches(a, b),
+                    _ => false,
+                },
+            );
+            add(1, truth.work_mode == got.work_mode);
+            let norm = |c: &str| {
+                c.trim()
+                    .trim_start_matches("https://")
+                    .trim_start_matches("http://")
+                    .to_lowercase()
+            };
+            add(
+                2,
+                match (&truth.contact, &got.contact) {
+                    (None, None) => true,
+                    (Some(a), Some(b)) => norm(a) == norm(b),
+                    _ => false,
+                },
+            );
+            if let Some(stated) = truth.deadline_stated {
+                add(3, stated == got.deadline.is_some());
+            }
+            if !truth.skills.is_empty() {
+                let found = truth
+                    .skills
+                    .iter()
+                    .filter(|s| got.skills.iter().any(|g| g.eq_ignore_ascii_case(s)))
+                    .count();
+                // Skills count as right when at least half of the expected ones are found.
+                add(4, found * 2 >= truth.skills.len());
+            }
+        }
+        ExtractionScores { fields }
+    }
 }
 
 pub fn load_dataset(path: &Path) -> anyhow::Result<Vec<LabeledPost>> {
@@ -37,35 +165,101 @@ pub fn load_dataset(path: &Path) -> anyhow::Result<Vec<LabeledPost>> {
     Ok(data)
 }
 
+fn need_llm(settings: &Settings, what: &str) -> anyhow::Result<Arc<LlmClassifier>> {
+    let llm = settings.llm.as_ref().with_context(|| {
+        format!("--classifier {what} needs --llm-url or an [llm] section in the config")
+    })?;
+    crate::llm::build(settings, llm)
+}
+
 pub async fn run(
     settings: &Settings,
     data: &[LabeledPost],
     opts: &EvalOptions,
-) -> anyhow::Result<EvalReport> {
+) -> anyhow::Result<EvalOutcome> {
     let slugs: Vec<_> = settings.categories.iter().map(|c| c.slug.clone()).collect();
+    let score = |report: &mut EvalReport, extracted: Vec<(usize, Option<&Extraction>)>| {
+        if let Some(truths) = &opts.extraction {
+            report.extraction = Some(truths.score(data, extracted));
+        }
+    };
     match (opts.classifier, opts.cv) {
-        (EvalClassifier::Local, Some(k)) => Ok(cross_validate(
-            data,
-            &slugs,
-            k,
-            opts.seed,
-            &TrainOptions::default(),
-        )?),
+        (EvalClassifier::Local, Some(k)) => {
+            let mut report = cross_validate(data, &slugs, k, opts.seed, &TrainOptions::default())?;
+            // The local path extracts with rules that do not learn: no folds needed.
+            let rules: Vec<(usize, Option<Extraction>)> = (0..data.len())
+                .map(|i| (i, Some(jobwire_core::extract::extract(&data[i].text))))
+                .collect();
+            score(
+                &mut report,
+                rules.iter().map(|(i, e)| (*i, e.as_ref())).collect(),
+            );
+            Ok(EvalOutcome {
+                report,
+                cascade: None,
+            })
+        }
         (EvalClassifier::Llm, Some(_)) => {
-            anyhow::bail!("--cv applies to the local classifier only")
+            anyhow::bail!("--cv applies to the local classifier and the cascade only")
         }
         (EvalClassifier::Local, None) => {
             let model = pipeline::train_local(settings)?;
-            let classifier: Arc<dyn Classifier> = Arc::new(LocalClassifier::new(model));
-            Ok(evaluate(classifier.as_ref(), data).await?)
+            let classifier = LiveLocal::new(model);
+            let (mut report, outputs) = evaluate_outputs(&classifier, data).await?;
+            score(
+                &mut report,
+                outputs
+                    .iter()
+                    .map(|(i, c)| (*i, c.extraction.as_ref()))
+                    .collect(),
+            );
+            Ok(EvalOutcome {
+                report,
+                cascade: None,
+            })
         }
         (EvalClassifier::Llm, None) => {
-            let llm = settings
-                .llm
-                .as_ref()
-                .context("--classifier llm needs --llm-url or an [llm] section in the config")?;
-            let classifier = crate::llm::build(settings, llm)?;
-            Ok(evaluate(classifier.as_ref(), data).await?)
+            let llm = need_llm(settings, "llm")?;
+            let before = llm.stats().requests;
+            let (mut report, outputs) = evaluate_outputs(llm.as_ref(), data).await?;
+            report.usage.llm_requests = llm.stats().requests.saturating_sub(before);
+            score(
+                &mut report,
+                outputs
+                    .iter()
+                    .map(|(i, c)| (*i, c.extraction.as_ref()))
+                    .collect(),
+            );
+            Ok(EvalOutcome {
+                report,
+                cascade: None,
+            })
+        }
+        (EvalClassifier::Cascade, cv) => {
+            let llm = need_llm(settings, "cascade")?;
+            let counter = llm.clone();
+            let mut eval = evaluate_cascade(
+                data,
+                &slugs,
+                cv.unwrap_or(5),
+                opts.seed,
+                &TrainOptions::default(),
+                llm,
+                settings.classifier.cascade_threshold,
+                &move || counter.stats().requests,
+            )
+            .await?;
+            score(
+                &mut eval.cascade,
+                eval.extractions
+                    .iter()
+                    .map(|(i, e)| (*i, e.as_ref()))
+                    .collect(),
+            );
+            Ok(EvalOutcome {
+                report: eval.cascade.clone(),
+                cascade: Some(eval),
+            })
         }
     }
 }
@@ -94,9 +288,13 @@ pub fn dedup_scores(data: &[LabeledPost]) -> jobwire_core::dedup::PairwiseScores
 
 /// Prints the report; with `json` the last line is the report as one JSON object, with the
 /// near-duplicate scores under `dedup`.
-pub fn print(report: &EvalReport, data: &[LabeledPost], json: bool) {
+pub fn print(outcome: &EvalOutcome, data: &[LabeledPost], json: bool) {
+    let report = &outcome.report;
     let dedup = dedup_scores(data);
-    println!("{report}");
+    match &outcome.cascade {
+        Some(cascade) => println!("{cascade}"),
+        None => println!("{report}"),
+    }
     println!(
         "near-duplicates: pairwise precision {:.3}, recall {:.3}",
         dedup.precision, dedup.recall
@@ -109,7 +307,10 @@ pub fn print(report: &EvalReport, data: &[LabeledPost], json: bool) {
         );
     }
     if json {
-        let mut value = report.to_json();
+        let mut value = match &outcome.cascade {
+            Some(cascade) => cascade.to_json(),
+            None => report.to_json(),
+        };
         if let Some(map) = value.as_object_mut() {
             map.insert(
                 "dedup".to_owned(),

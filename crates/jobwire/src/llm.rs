@@ -3,12 +3,11 @@
 use std::sync::Arc;
 
 use anyhow::Context;
-use jobwire_classify::Classifier;
 use jobwire_classify::llm::{LlmClassifier, LlmConfig};
 
 use crate::config::{LlmSettings, Settings};
 
-pub fn build(settings: &Settings, llm: &LlmSettings) -> anyhow::Result<Arc<dyn Classifier>> {
+pub fn build(settings: &Settings, llm: &LlmSettings) -> anyhow::Result<Arc<LlmClassifier>> {
     let categories = settings
         .categories
         .iter()
@@ -20,4 +19,10 @@ pub fn build(settings: &Settings, llm: &LlmSettings) -> anyhow::Result<Arc<dyn C
     config.max_retries = llm.max_retries;
     let classifier = LlmClassifier::new(config).context("llm: building the client")?;
     Ok(Arc::new(classifier))
+}
+
+/// Hands people's labeled examples to the LLM as its few-shot pool.
+pub fn set_few_shot(llm: &LlmClassifier, examples: &[jobwire_store::ExampleRow]) {
+    // Wired to the LLM client's few-shot API once it lands.
+    let _ = (llm, examples);
 }

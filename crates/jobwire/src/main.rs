@@ -112,21 +112,35 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             cv,
             seed,
             json,
+            extraction,
+            threshold,
         } => {
             let llm = llm_url.as_ref().map(|u| cli::llm_section(u, llm_model));
-            let settings = cli::settings_or_default(&cli, llm)?;
+            let mut settings = cli::settings_or_default(&cli, llm)?;
+            if let Some(t) = threshold {
+                anyhow::ensure!(
+                    (0.0..=1.0).contains(t),
+                    "--threshold must be between 0 and 1"
+                );
+                settings.classifier.cascade_threshold = *t;
+            }
             let data = jobwire::eval::load_dataset(dataset)?;
-            let report = jobwire::eval::run(
+            let extraction = extraction
+                .as_deref()
+                .map(jobwire::eval::ExtractionTruths::load)
+                .transpose()?;
+            let outcome = jobwire::eval::run(
                 &settings,
                 &data,
                 &jobwire::eval::EvalOptions {
                     classifier: *classifier,
                     cv: *cv,
                     seed: *seed,
+                    extraction,
                 },
             )
             .await?;
-            jobwire::eval::print(&report, &data, *json);
+            jobwire::eval::print(&outcome, &data, *json);
             Ok(())
         }
         Command::FakeTelegram {
@@ -182,6 +196,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
                 *listen,
                 FakeLlmConfig {
                     oracle,
+                    extractions: Vec::new(),
                     latency: Duration::from_millis(*latency_ms),
                     faults: FaultPlan {
                         rate_429: *rate_429,

@@ -8,7 +8,12 @@ use std::time::{Duration, Instant};
 use anyhow::Context;
 use chrono::Utc;
 use jobwire_classify::Classifier;
-use jobwire_classify::local::{LocalClassifier, LocalModel, TrainOptions};
+use jobwire_classify::cascade::{
+    AlertFn, Cascade, CascadeConfig, DailySpendLimit, LiveLocal, SpendGuard,
+};
+use jobwire_classify::llm::LlmClassifier;
+use jobwire_classify::local::{LocalModel, TrainOptions};
+use jobwire_classify::retrain::{RetrainConfig, Retrainer};
 use jobwire_classify::stage::{ClassifyStage, ClassifyStageConfig};
 use jobwire_core::dataset::LabeledPost;
 use jobwire_deliver::stage::SendCounters;
@@ -21,7 +26,7 @@ use jobwire_store::{ChannelSpec, DeliveryStatus, PipelineCounts, PostStatus, Sto
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
-use crate::config::{ClassifierKind, Settings};
+use crate::config::{ClassifierKind, Settings, UpdatesMode};
 
 /// The labeled posts the shipped local model is trained on.
 pub const SHIPPED_TRAINING_DATA: &str = include_str!("../../../data/dev.jsonl");
@@ -96,39 +101,232 @@ pub fn train_local(settings: &Settings) -> anyhow::Result<Arc<LocalModel>> {
     Ok(Arc::new(model))
 }
 
-/// The classifiers of the classify stage.
+/// How posts are classified.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum ClassifierMode {
+    /// The local model only.
+    Local,
+    /// The LLM for every post; the local model when it keeps failing.
+    Llm,
+    /// The local model first, the LLM below `threshold`.
+    Cascade { threshold: f32 },
+}
+
+/// The classifiers of the classify stage: the live local model (retrained as the service
+/// runs), the LLM when configured, and how they are combined.
 #[derive(Clone)]
 pub struct Classifiers {
-    pub primary: Arc<dyn Classifier>,
-    /// With an LLM, the local model answers for posts it keeps failing on.
-    pub fallback: Option<Arc<dyn Classifier>>,
+    pub local: Arc<LiveLocal>,
+    pub llm: Option<Arc<LlmClassifier>>,
+    pub mode: ClassifierMode,
+    /// What the local model was trained on at start (retraining adds the stored examples).
+    pub dataset: Arc<Vec<LabeledPost>>,
 }
 
 impl std::fmt::Debug for Classifiers {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Classifiers")
-            .field("primary", &self.primary.name())
-            .field(
-                "fallback",
-                &self.fallback.as_ref().map(|c| c.name().to_owned()),
-            )
+            .field("mode", &self.mode)
+            .field("llm", &self.llm.as_ref().map(|c| c.name().to_owned()))
             .finish()
     }
 }
 
-/// The primary classifier and, with an LLM, the local model as its fallback.
-pub fn classifiers(settings: &Settings) -> anyhow::Result<Classifiers> {
-    let local: Arc<dyn Classifier> = Arc::new(LocalClassifier::new(train_local(settings)?));
-    match (&settings.llm, settings.classifier.kind) {
-        (Some(llm), ClassifierKind::Auto | ClassifierKind::Llm) => Ok(Classifiers {
-            primary: crate::llm::build(settings, llm)?,
-            fallback: Some(local),
-        }),
-        _ => Ok(Classifiers {
-            primary: local,
-            fallback: None,
-        }),
+impl Classifiers {
+    /// A short name for logs and reports (`local`, `llm:<model>`, `cascade(llm:<model>)`).
+    pub fn name(&self) -> String {
+        match (&self.mode, &self.llm) {
+            (ClassifierMode::Llm, Some(llm)) => llm.name().to_owned(),
+            (ClassifierMode::Cascade { .. }, Some(llm)) => format!("cascade({})", llm.name()),
+            _ => "local".to_owned(),
+        }
     }
+
+    /// The primary classifier of the stage and its fallback. The cascade's spend limit
+    /// counts in `store`; `alert` hears when it is reached.
+    pub fn stage_classifiers(
+        &self,
+        settings: &Settings,
+        store: Arc<dyn Store>,
+        alert: Option<AlertFn>,
+    ) -> (Arc<dyn Classifier>, Option<Arc<dyn Classifier>>) {
+        let local: Arc<dyn Classifier> = self.local.clone();
+        let Some(llm) = &self.llm else {
+            return (local, None);
+        };
+        let llm_dyn: Arc<dyn Classifier> = llm.clone();
+        match self.mode {
+            ClassifierMode::Local => (local, None),
+            ClassifierMode::Llm => (llm_dyn, Some(local)),
+            ClassifierMode::Cascade { threshold } => {
+                let spend = settings
+                    .llm
+                    .as_ref()
+                    .and_then(|l| l.daily_spend_limit_usd)
+                    .map(|limit| -> Arc<dyn SpendGuard> {
+                        Arc::new(DailySpendLimit::new(store.clone(), limit, alert.clone()))
+                    });
+                let cascade = Cascade::new(
+                    self.local.clone(),
+                    llm_dyn,
+                    CascadeConfig { threshold },
+                    spend,
+                );
+                (Arc::new(cascade), Some(local))
+            }
+        }
+    }
+}
+
+/// Trains the local model and builds the LLM client the settings ask for.
+pub fn classifiers(settings: &Settings) -> anyhow::Result<Classifiers> {
+    let dataset = training_data(settings)?;
+    let slugs: Vec<_> = settings.categories.iter().map(|c| c.slug.clone()).collect();
+    let model = LocalModel::train(&dataset, &slugs, &TrainOptions::default())
+        .context("training the local classifier")?;
+    let local = Arc::new(LiveLocal::new(Arc::new(model)));
+    let (llm, mode) = match (&settings.llm, settings.classifier.kind) {
+        (Some(llm), ClassifierKind::Llm) => {
+            (Some(crate::llm::build(settings, llm)?), ClassifierMode::Llm)
+        }
+        (Some(llm), ClassifierKind::Auto | ClassifierKind::Cascade) => (
+            Some(crate::llm::build(settings, llm)?),
+            ClassifierMode::Cascade {
+                threshold: settings.classifier.cascade_threshold,
+            },
+        ),
+        _ => (None, ClassifierMode::Local),
+    };
+    Ok(Classifiers {
+        local,
+        llm,
+        mode,
+        dataset: Arc::new(dataset),
+    })
+}
+
+/// The retrainer of the live local model (and the LLM's few-shot pool).
+pub fn retrainer(
+    settings: &Settings,
+    classifiers: &Classifiers,
+    store: Arc<dyn Store>,
+) -> Retrainer {
+    let slugs: Vec<_> = settings.categories.iter().map(|c| c.slug.clone()).collect();
+    let c = &settings.classifier;
+    let mut retrainer = Retrainer::new(
+        classifiers.dataset.as_ref().clone(),
+        slugs,
+        TrainOptions::default(),
+        store,
+        classifiers.local.clone(),
+        RetrainConfig {
+            interval: Duration::from_secs(c.retrain_interval_secs.max(1)),
+            llm_weight: c.llm_example_weight,
+            human_weight: c.human_example_weight,
+            ..RetrainConfig::default()
+        },
+    );
+    if let Some(llm) = &classifiers.llm {
+        let llm = llm.clone();
+        retrainer = retrainer.with_few_shot(Arc::new(move |examples| {
+            crate::llm::set_few_shot(&llm, examples);
+        }));
+    }
+    retrainer
+}
+
+/// Starts the main and category bots of the settings (none configured: `None`). Dialogue
+/// state and update de-duplication live in Redis when it is configured (several bot-role
+/// processes), else in the store and in memory. In webhook mode the webhook router is
+/// served on `telegram.webhook_listen`.
+pub async fn start_bots(
+    settings: &Settings,
+    store: Arc<dyn Store>,
+    redis: Option<redis::aio::ConnectionManager>,
+    shutdown: CancellationToken,
+) -> anyhow::Result<Option<jobwire_bot::Bots>> {
+    use jobwire_bot::{
+        BotIdentity, BotOptions, Bots, BotsConfig, CategoryBot, DialogueStore, MemoryDedup,
+        RedisDedup, RedisDialogues, StoreDialogues, UpdateDedup, UpdateMode,
+    };
+    let identity = |name: &str| {
+        settings
+            .bots
+            .iter()
+            .find(|b| b.name == name)
+            .map(|b| BotIdentity::new(&b.name, &b.token, settings.api_url.clone()))
+    };
+    let main = settings.bot_role.main_bot.as_deref().and_then(identity);
+    let categories: Vec<CategoryBot> = settings
+        .categories
+        .iter()
+        .filter_map(|c| {
+            identity(&c.bot).map(|bot| CategoryBot {
+                slug: c.slug.clone(),
+                name: c.name.clone(),
+                bot,
+            })
+        })
+        .collect();
+    if main.is_none() && categories.is_empty() {
+        tracing::info!("no bots configured: the bot role has nothing to do");
+        return Ok(None);
+    }
+    let mode = match &settings.bot_role.webhook {
+        Some((public_url, secret)) => UpdateMode::Webhook {
+            public_url: public_url.clone(),
+            secret: secret.clone(),
+        },
+        None => UpdateMode::Polling,
+    };
+    let webhook = matches!(mode, UpdateMode::Webhook { .. });
+    let (dialogues, dedup): (Arc<dyn DialogueStore>, Arc<dyn UpdateDedup>) = match redis {
+        Some(conn) => {
+            let prefix = if settings.queue_prefix.is_empty() {
+                "jobwire".to_owned()
+            } else {
+                settings.queue_prefix.clone()
+            };
+            (
+                Arc::new(RedisDialogues::new(conn.clone(), &prefix)),
+                Arc::new(RedisDedup::new(conn, &prefix)),
+            )
+        }
+        None => (
+            Arc::new(StoreDialogues::new(store.clone())),
+            Arc::new(MemoryDedup::default()),
+        ),
+    };
+    let bots = Bots::start(
+        BotsConfig {
+            main,
+            categories,
+            mode,
+            options: BotOptions::default(),
+        },
+        store,
+        dialogues,
+        dedup,
+        shutdown.clone(),
+    )
+    .await?;
+    if webhook {
+        let listen = settings.bot_role.webhook_listen;
+        let listener = tokio::net::TcpListener::bind(listen)
+            .await
+            .with_context(|| format!("telegram.webhook_listen: cannot bind {listen}"))?;
+        let app = bots.webhook_router();
+        tokio::spawn(async move {
+            if let Err(e) = axum::serve(listener, app)
+                .with_graceful_shutdown(shutdown.cancelled_owned())
+                .await
+            {
+                tracing::warn!(error = %e, "webhook server stopped");
+            }
+        });
+        tracing::info!(%listen, "bots take webhooks on /telegram/<bot>");
+    }
+    Ok(Some(bots))
 }
 
 /// The roles a process can run. Every role except the parser can run in as many copies as
@@ -144,16 +342,20 @@ pub enum Role {
     Dispatcher,
     /// Sends deliveries through the bots.
     Sender,
+    /// Answers the bots' users: the main bot's settings and reports, the category bots'
+    /// /start, /stop and /wrong (long polling: one copy; webhooks: any number).
+    Bot,
     /// Health and metrics only (the admin panel will live here).
     Admin,
 }
 
 impl Role {
-    pub const ALL: [Role; 5] = [
+    pub const ALL: [Role; 6] = [
         Self::Parser,
         Self::Classifier,
         Self::Dispatcher,
         Self::Sender,
+        Self::Bot,
         Self::Admin,
     ];
 }
@@ -274,9 +476,19 @@ impl Pipeline {
         }
 
         if has(Role::Classifier) {
-            let Classifiers { primary, fallback } =
-                classifiers.context("the classifier role needs classifiers")?;
-            classifier = primary.name().to_owned();
+            let classifiers = classifiers.context("the classifier role needs classifiers")?;
+            classifier = classifiers.name();
+            let alert: AlertFn = Arc::new(|message: String| {
+                tracing::warn!(%message, "admin alert");
+            });
+            let (primary, fallback) =
+                classifiers.stage_classifiers(&settings, store.clone(), Some(alert));
+            let retrain = Arc::new(retrainer(&settings, &classifiers, store.clone()));
+            let s = shutdown.clone();
+            tasks.spawn(async move {
+                retrain.run(s).await;
+                Ok(())
+            });
             let classify = Arc::new(ClassifyStage::new(
                 store.clone(),
                 queue.clone(),
@@ -287,6 +499,8 @@ impl Pipeline {
                     fallback_after: settings.classifier.fallback_after,
                     retry_base: Duration::from_millis(settings.classifier.retry_base_ms.max(1)),
                     retry_max: Duration::from_secs(settings.classifier.retry_max_secs.max(1)),
+                    batch_linger: Duration::from_millis(settings.classifier.batch_linger_ms),
+                    learn_from_llm: settings.classifier.learn_from_llm,
                 },
             ));
             let s = shutdown.clone();
@@ -344,6 +558,18 @@ impl Pipeline {
             let sender = stage.clone();
             tasks.spawn(async move { sender.run(s).await.map_err(anyhow::Error::from) });
             send = Some(stage);
+        }
+
+        if has(Role::Bot) && settings.bot_role.updates != UpdatesMode::Off {
+            let bots = start_bots(&settings, store.clone(), redis.clone(), shutdown.clone())
+                .await
+                .context("starting the bots")?;
+            if let Some(bots) = bots {
+                tasks.spawn(async move {
+                    bots.wait().await;
+                    Ok(())
+                });
+            }
         }
 
         Ok((

@@ -69,6 +69,7 @@ impl Entry {
             exclude: self.exclude.clone(),
             paused: self.paused,
             quiet_hours,
+            min_budget: None,
         })
     }
 }

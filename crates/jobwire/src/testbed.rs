@@ -10,7 +10,10 @@ use chrono::Utc;
 use jobwire_deliver::RateLimitConfig;
 use jobwire_store::{ClassificationRecord, NewPost, PostStatus, Store};
 
-use crate::config::{BotSection, CategorySection, Config, Environment, LlmSection, Settings};
+use crate::config::{
+    BotSection, CategorySection, ClassifierKind, Config, Environment, LlmSection, Settings,
+    UpdatesMode,
+};
 
 /// Environment with made-up bot tokens: `JOBWIRE_BOT_<NAME>_TOKEN` = `<id>:<secret>`.
 #[derive(Debug, Clone, Default)]
@@ -46,6 +49,13 @@ pub struct Bed {
     pub classifier_concurrency: usize,
     pub classifier_retry_base_ms: u64,
     pub fallback_after: u32,
+    /// How posts are classified; default: the LLM for every post when `llm` is set (what
+    /// the spine's tests measure), else the local model.
+    pub classifier_kind: Option<ClassifierKind>,
+    /// The `[[bots]]` entry that is the main bot.
+    pub main_bot: Option<String>,
+    /// How the bot role gets updates; default off (no users type in most tests).
+    pub updates: UpdatesMode,
 }
 
 impl Default for Bed {
@@ -59,6 +69,9 @@ impl Default for Bed {
             classifier_concurrency: 8,
             classifier_retry_base_ms: 100,
             fallback_after: 3,
+            classifier_kind: None,
+            main_bot: None,
+            updates: UpdatesMode::Off,
         }
     }
 }
@@ -80,6 +93,13 @@ impl Bed {
         config.classifier.retry_max_secs = 2;
         config.classifier.fallback_after = self.fallback_after;
         config.llm = self.llm.clone();
+        config.classifier.kind = match (self.classifier_kind, &self.llm) {
+            (Some(kind), _) => kind,
+            (None, Some(_)) => ClassifierKind::Llm,
+            (None, None) => ClassifierKind::Local,
+        };
+        config.telegram.main_bot = self.main_bot.clone();
+        config.telegram.updates = self.updates;
         let mut env = TestEnv::default();
         for (i, name) in self.bots.iter().enumerate() {
             config.bots.push(BotSection {
@@ -173,6 +193,8 @@ pub async fn seed_job(
                 tokens_in: 0,
                 tokens_out: 0,
                 latency_ms: 0,
+                extraction: None,
+                cost_usd: 0.0,
             },
             Utc::now(),
         )

@@ -124,6 +124,42 @@ pub trait Store: Send + Sync + std::fmt::Debug {
     async fn subscribers(&self) -> Result<Vec<SubscriberRow>>;
     /// A number that changes whenever any subscriber changes.
     async fn subscribers_version(&self) -> Result<i64>;
+    /// The subscriber of a chat.
+    async fn subscriber_by_chat(&self, chat_id: i64) -> Result<Option<SubscriberRow>>;
+    /// Marks a chat's subscriber blocked (Telegram answered 403) or unblocked (they wrote to a
+    /// bot again). Returns whether a subscriber exists.
+    async fn set_subscriber_blocked(
+        &self,
+        chat_id: i64,
+        blocked: bool,
+        now: DateTime<Utc>,
+    ) -> Result<bool>;
+
+    // ---- learning ----
+    /// Stores a labeled example; one per `(post, source)`: a new label of the same post by
+    /// the same source replaces the old one. Returns its id.
+    async fn add_example(&self, example: &NewExample, now: DateTime<Utc>) -> Result<i64>;
+    /// Examples with an id above `after_id`, oldest first.
+    async fn examples(&self, after_id: i64, limit: u32) -> Result<Vec<ExampleRow>>;
+    /// Files a subscriber's report (pending until an admin decides).
+    async fn insert_report(&self, report: &NewReport, now: DateTime<Utc>) -> Result<i64>;
+    /// Reports, newest first, optionally only those in one status.
+    async fn reports(&self, status: Option<ReportStatus>, limit: u32) -> Result<Vec<ReportRow>>;
+    async fn report(&self, id: i64) -> Result<Option<ReportRow>>;
+    /// An admin's decision on a pending report: `Some(label)` accepts it and stores the
+    /// label as an example (source `report`) in the same transaction; `None` rejects it.
+    /// Returns `false` when the report does not exist or was decided already.
+    async fn decide_report(
+        &self,
+        id: i64,
+        label: Option<&NewExample>,
+        now: DateTime<Utc>,
+    ) -> Result<bool>;
+    /// Classification totals per model and prompt version since `since`.
+    async fn classification_totals(
+        &self,
+        since: DateTime<Utc>,
+    ) -> Result<Vec<ClassificationTotals>>;
 
     // ---- fan-out and delivery ----
     /// Atomically stores the job's rendered parts, inserts one delivery per subscriber

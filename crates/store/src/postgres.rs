@@ -109,6 +109,117 @@ fn ids_of(rows: &[PgRow]) -> Result<Vec<i64>> {
 }
 
 /// Deadlocks and serialization failures abort a transaction that would succeed if run again.
+/// Subscribers with the minimum budget as text (JSON), so rows carry it opaquely.
+const SUBSCRIBER_SELECT: &str =
+    "SELECT id, chat_id, name, categories, include_terms, exclude_terms, paused, blocked,
+         quiet_start, quiet_end, time_zone, min_budget::text AS min_budget
+     FROM subscribers ORDER BY id";
+
+fn subscriber_row(row: &PgRow) -> Result<SubscriberRow> {
+    let start: Option<String> = row.try_get("quiet_start")?;
+    let end: Option<String> = row.try_get("quiet_end")?;
+    let tz: Option<String> = row.try_get("time_zone")?;
+    let quiet_hours = match (start, end) {
+        (Some(start), Some(end)) => Some(QuietHoursSpec {
+            start,
+            end,
+            time_zone: tz.unwrap_or_else(|| "UTC".to_owned()),
+        }),
+        _ => None,
+    };
+    Ok(SubscriberRow {
+        id: row.try_get("id")?,
+        chat_id: row.try_get("chat_id")?,
+        name: row.try_get("name")?,
+        categories: row.try_get::<Json<Vec<String>>, _>("categories")?.0,
+        include: row.try_get::<Json<Vec<String>>, _>("include_terms")?.0,
+        exclude: row.try_get::<Json<Vec<String>>, _>("exclude_terms")?.0,
+        paused: row.try_get("paused")?,
+        blocked: row.try_get("blocked")?,
+        quiet_hours,
+        min_budget: row.try_get("min_budget")?,
+    })
+}
+
+fn example_row(row: &PgRow) -> Result<ExampleRow> {
+    let source: String = row.try_get("source")?;
+    Ok(ExampleRow {
+        id: row.try_get("id")?,
+        post_id: row.try_get("post_id")?,
+        text: row.try_get("text")?,
+        is_job: row.try_get("is_job")?,
+        kind: row.try_get("kind")?,
+        categories: row.try_get::<Json<Vec<String>>, _>("categories")?.0,
+        source: ExampleSource::parse(&source).ok_or(StoreError::Corrupt {
+            column: "examples.source",
+            detail: source.clone(),
+        })?,
+        created_at: from_ms(row.try_get("created_at")?),
+    })
+}
+
+fn report_row(row: &PgRow) -> Result<ReportRow> {
+    let kind: String = row.try_get("kind")?;
+    let status: String = row.try_get("status")?;
+    Ok(ReportRow {
+        id: row.try_get("id")?,
+        chat_id: row.try_get("chat_id")?,
+        post_id: row.try_get("post_id")?,
+        kind: ReportKind::parse(&kind).ok_or(StoreError::Corrupt {
+            column: "reports.kind",
+            detail: kind.clone(),
+        })?,
+        text: row.try_get("text")?,
+        link: row.try_get("link")?,
+        status: ReportStatus::parse(&status).ok_or(StoreError::Corrupt {
+            column: "reports.status",
+            detail: status.clone(),
+        })?,
+        created_at: from_ms(row.try_get("created_at")?),
+        decided_at: row.try_get::<Option<i64>, _>("decided_at")?.map(from_ms),
+        example_id: row.try_get("example_id")?,
+    })
+}
+
+async fn insert_example(
+    conn: &mut sqlx::PgConnection,
+    example: &NewExample,
+    now: DateTime<Utc>,
+) -> Result<i64> {
+    if example.post_id.is_some() {
+        // One example per (post, source): the partial unique index takes the conflict.
+        return Ok(sqlx::query_scalar(
+            "INSERT INTO examples (post_id, text, is_job, kind, categories, source, created_at)
+             VALUES ($1, $2, $3, $4, $5, $6, $7)
+             ON CONFLICT (post_id, source) WHERE post_id IS NOT NULL DO UPDATE SET
+                 text = EXCLUDED.text, is_job = EXCLUDED.is_job, kind = EXCLUDED.kind,
+                 categories = EXCLUDED.categories, created_at = EXCLUDED.created_at
+             RETURNING id",
+        )
+        .bind(example.post_id)
+        .bind(&example.text)
+        .bind(example.is_job)
+        .bind(&example.kind)
+        .bind(Json(&example.categories))
+        .bind(example.source.as_str())
+        .bind(ms(now))
+        .fetch_one(&mut *conn)
+        .await?);
+    }
+    Ok(sqlx::query_scalar(
+        "INSERT INTO examples (post_id, text, is_job, kind, categories, source, created_at)
+         VALUES (NULL, $1, $2, $3, $4, $5, $6) RETURNING id",
+    )
+    .bind(&example.text)
+    .bind(example.is_job)
+    .bind(&example.kind)
+    .bind(Json(&example.categories))
+    .bind(example.source.as_str())
+    .bind(ms(now))
+    .fetch_one(&mut *conn)
+    .await?)
+}
+
 fn is_transient(error: &StoreError) -> bool {
     match error {
         StoreError::Database(sqlx::Error::Database(db)) => {
@@ -586,13 +697,14 @@ impl Store for PostgresStore {
         }
         sqlx::query(
             "INSERT INTO classifications (post_id, is_job, kind, categories, confidence, model,
-                 prompt_version, tokens_in, tokens_out, latency_ms, created_at)
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
+                 prompt_version, tokens_in, tokens_out, latency_ms, created_at, extraction, cost_usd)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
              ON CONFLICT (post_id) DO UPDATE SET is_job = EXCLUDED.is_job, kind = EXCLUDED.kind,
                  categories = EXCLUDED.categories, confidence = EXCLUDED.confidence,
                  model = EXCLUDED.model, prompt_version = EXCLUDED.prompt_version,
                  tokens_in = EXCLUDED.tokens_in, tokens_out = EXCLUDED.tokens_out,
-                 latency_ms = EXCLUDED.latency_ms, created_at = EXCLUDED.created_at",
+                 latency_ms = EXCLUDED.latency_ms, created_at = EXCLUDED.created_at,
+                 extraction = EXCLUDED.extraction, cost_usd = EXCLUDED.cost_usd",
         )
         .bind(id)
         .bind(record.is_job)
@@ -605,6 +717,8 @@ impl Store for PostgresStore {
         .bind(i64::from(record.tokens_out))
         .bind(i64::from(record.latency_ms))
         .bind(ms(now))
+        .bind(record.extraction.as_ref().map(Json))
+        .bind(record.cost_usd)
         .execute(&mut *tx)
         .await?;
         tx.commit().await?;
@@ -627,6 +741,10 @@ impl Store for PostgresStore {
             tokens_in: count(row.try_get("tokens_in")?),
             tokens_out: count(row.try_get("tokens_out")?),
             latency_ms: count(row.try_get("latency_ms")?),
+            extraction: row
+                .try_get::<Option<Json<jobwire_core::extract::Extraction>>, _>("extraction")?
+                .map(|j| j.0),
+            cost_usd: row.try_get("cost_usd")?,
         }))
     }
 
@@ -759,13 +877,14 @@ impl Store for PostgresStore {
         let mut tx = self.pool.begin().await?;
         let id: i64 = sqlx::query_scalar(
             "INSERT INTO subscribers (chat_id, name, categories, include_terms, exclude_terms,
-                 paused, quiet_start, quiet_end, time_zone, created_at, updated_at)
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $10)
+                 paused, quiet_start, quiet_end, time_zone, created_at, updated_at, min_budget)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $10, $11::jsonb)
              ON CONFLICT (chat_id) DO UPDATE SET name = EXCLUDED.name,
                  categories = EXCLUDED.categories, include_terms = EXCLUDED.include_terms,
                  exclude_terms = EXCLUDED.exclude_terms, paused = EXCLUDED.paused,
                  quiet_start = EXCLUDED.quiet_start, quiet_end = EXCLUDED.quiet_end,
-                 time_zone = EXCLUDED.time_zone, updated_at = EXCLUDED.updated_at
+                 time_zone = EXCLUDED.time_zone, updated_at = EXCLUDED.updated_at,
+                 min_budget = EXCLUDED.min_budget
              RETURNING id",
         )
         .bind(spec.chat_id)
@@ -778,6 +897,7 @@ impl Store for PostgresStore {
         .bind(qe)
         .bind(tz)
         .bind(ms(now))
+        .bind(&spec.min_budget)
         .fetch_one(&mut *tx)
         .await?;
         sqlx::query("UPDATE meta SET value = value + 1 WHERE key = 'subscribers_version'")
@@ -788,35 +908,8 @@ impl Store for PostgresStore {
     }
 
     async fn subscribers(&self) -> Result<Vec<SubscriberRow>> {
-        let rows = sqlx::query("SELECT * FROM subscribers ORDER BY id")
-            .fetch_all(&self.pool)
-            .await?;
-        rows.iter()
-            .map(|row| {
-                let start: Option<String> = row.try_get("quiet_start")?;
-                let end: Option<String> = row.try_get("quiet_end")?;
-                let tz: Option<String> = row.try_get("time_zone")?;
-                let quiet_hours = match (start, end) {
-                    (Some(start), Some(end)) => Some(QuietHoursSpec {
-                        start,
-                        end,
-                        time_zone: tz.unwrap_or_else(|| "UTC".to_owned()),
-                    }),
-                    _ => None,
-                };
-                Ok(SubscriberRow {
-                    id: row.try_get("id")?,
-                    chat_id: row.try_get("chat_id")?,
-                    name: row.try_get("name")?,
-                    categories: row.try_get::<Json<Vec<String>>, _>("categories")?.0,
-                    include: row.try_get::<Json<Vec<String>>, _>("include_terms")?.0,
-                    exclude: row.try_get::<Json<Vec<String>>, _>("exclude_terms")?.0,
-                    paused: row.try_get("paused")?,
-                    blocked: row.try_get("blocked")?,
-                    quiet_hours,
-                })
-            })
-            .collect()
+        let rows = sqlx::query(SUBSCRIBER_SELECT).fetch_all(&self.pool).await?;
+        rows.iter().map(subscriber_row).collect()
     }
 
     async fn subscribers_version(&self) -> Result<i64> {
@@ -825,6 +918,162 @@ impl Store for PostgresStore {
                 .fetch_one(&self.pool)
                 .await?,
         )
+    }
+
+    async fn subscriber_by_chat(&self, chat_id: i64) -> Result<Option<SubscriberRow>> {
+        let row = sqlx::query(
+            "SELECT id, chat_id, name, categories, include_terms, exclude_terms, paused, blocked,
+                 quiet_start, quiet_end, time_zone, min_budget::text AS min_budget
+             FROM subscribers WHERE chat_id = $1",
+        )
+        .bind(chat_id)
+        .fetch_optional(&self.pool)
+        .await?;
+        row.as_ref().map(subscriber_row).transpose()
+    }
+
+    async fn set_subscriber_blocked(
+        &self,
+        chat_id: i64,
+        blocked: bool,
+        now: DateTime<Utc>,
+    ) -> Result<bool> {
+        let mut tx = self.pool.begin().await?;
+        let current: Option<bool> =
+            sqlx::query_scalar("SELECT blocked FROM subscribers WHERE chat_id = $1 FOR UPDATE")
+                .bind(chat_id)
+                .fetch_optional(&mut *tx)
+                .await?;
+        let Some(current) = current else {
+            return Ok(false);
+        };
+        if current != blocked {
+            sqlx::query("UPDATE subscribers SET blocked = $1, updated_at = $2 WHERE chat_id = $3")
+                .bind(blocked)
+                .bind(ms(now))
+                .bind(chat_id)
+                .execute(&mut *tx)
+                .await?;
+            sqlx::query("UPDATE meta SET value = value + 1 WHERE key = 'subscribers_version'")
+                .execute(&mut *tx)
+                .await?;
+        }
+        tx.commit().await?;
+        Ok(true)
+    }
+
+    async fn add_example(&self, example: &NewExample, now: DateTime<Utc>) -> Result<i64> {
+        let mut conn = self.pool.acquire().await?;
+        insert_example(&mut conn, example, now).await
+    }
+
+    async fn examples(&self, after_id: i64, limit: u32) -> Result<Vec<ExampleRow>> {
+        let rows = sqlx::query("SELECT * FROM examples WHERE id > $1 ORDER BY id LIMIT $2")
+            .bind(after_id)
+            .bind(i64::from(limit))
+            .fetch_all(&self.pool)
+            .await?;
+        rows.iter().map(example_row).collect()
+    }
+
+    async fn insert_report(&self, report: &NewReport, now: DateTime<Utc>) -> Result<i64> {
+        Ok(sqlx::query_scalar(
+            "INSERT INTO reports (chat_id, post_id, kind, text, link, status, created_at)
+             VALUES ($1, $2, $3, $4, $5, 'pending', $6) RETURNING id",
+        )
+        .bind(report.chat_id)
+        .bind(report.post_id)
+        .bind(report.kind.as_str())
+        .bind(&report.text)
+        .bind(&report.link)
+        .bind(ms(now))
+        .fetch_one(&self.pool)
+        .await?)
+    }
+
+    async fn reports(&self, status: Option<ReportStatus>, limit: u32) -> Result<Vec<ReportRow>> {
+        let rows = sqlx::query(
+            "SELECT * FROM reports WHERE ($1::text IS NULL OR status = $1) ORDER BY id DESC LIMIT $2",
+        )
+        .bind(status.map(ReportStatus::as_str))
+        .bind(i64::from(limit))
+        .fetch_all(&self.pool)
+        .await?;
+        rows.iter().map(report_row).collect()
+    }
+
+    async fn report(&self, id: i64) -> Result<Option<ReportRow>> {
+        let row = sqlx::query("SELECT * FROM reports WHERE id = $1")
+            .bind(id)
+            .fetch_optional(&self.pool)
+            .await?;
+        row.as_ref().map(report_row).transpose()
+    }
+
+    async fn decide_report(
+        &self,
+        id: i64,
+        label: Option<&NewExample>,
+        now: DateTime<Utc>,
+    ) -> Result<bool> {
+        let mut tx = self.pool.begin().await?;
+        let pending: Option<i64> = sqlx::query_scalar(
+            "SELECT id FROM reports WHERE id = $1 AND status = 'pending' FOR UPDATE",
+        )
+        .bind(id)
+        .fetch_optional(&mut *tx)
+        .await?;
+        if pending.is_none() {
+            return Ok(false);
+        }
+        let (status, example_id) = match label {
+            Some(label) => ("accepted", Some(insert_example(&mut tx, label, now).await?)),
+            None => ("rejected", None),
+        };
+        sqlx::query(
+            "UPDATE reports SET status = $1, example_id = $2, decided_at = $3 WHERE id = $4",
+        )
+        .bind(status)
+        .bind(example_id)
+        .bind(ms(now))
+        .bind(id)
+        .execute(&mut *tx)
+        .await?;
+        tx.commit().await?;
+        Ok(true)
+    }
+
+    async fn classification_totals(
+        &self,
+        since: DateTime<Utc>,
+    ) -> Result<Vec<ClassificationTotals>> {
+        let rows = sqlx::query(
+            "SELECT model, prompt_version, COUNT(*) AS posts,
+                 COUNT(*) FILTER (WHERE is_job) AS jobs,
+                 COALESCE(SUM(tokens_in), 0)::BIGINT AS tokens_in,
+                 COALESCE(SUM(tokens_out), 0)::BIGINT AS tokens_out,
+                 COALESCE(SUM(cost_usd), 0)::DOUBLE PRECISION AS cost_usd,
+                 COALESCE(SUM(latency_ms), 0)::BIGINT AS latency_ms
+             FROM classifications WHERE created_at >= $1
+             GROUP BY model, prompt_version ORDER BY model, prompt_version",
+        )
+        .bind(ms(since))
+        .fetch_all(&self.pool)
+        .await?;
+        rows.iter()
+            .map(|row| {
+                Ok(ClassificationTotals {
+                    model: row.try_get("model")?,
+                    prompt_version: row.try_get("prompt_version")?,
+                    posts: row.try_get::<i64, _>("posts")?.max(0) as u64,
+                    jobs: row.try_get::<i64, _>("jobs")?.max(0) as u64,
+                    tokens_in: row.try_get::<i64, _>("tokens_in")?.max(0) as u64,
+                    tokens_out: row.try_get::<i64, _>("tokens_out")?.max(0) as u64,
+                    cost_usd: row.try_get("cost_usd")?,
+                    latency_ms: row.try_get::<i64, _>("latency_ms")?.max(0) as u64,
+                })
+            })
+            .collect()
     }
 
     async fn fan_out(

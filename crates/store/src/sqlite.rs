@@ -44,6 +44,129 @@ fn parse_list(column: &'static str, raw: &str) -> Result<Vec<String>> {
     })
 }
 
+fn extraction_json(e: Option<&jobwire_core::extract::Extraction>) -> Option<String> {
+    e.and_then(|e| serde_json::to_string(e).ok())
+}
+
+fn parse_extraction(raw: Option<String>) -> Result<Option<jobwire_core::extract::Extraction>> {
+    raw.map(|raw| {
+        serde_json::from_str(&raw).map_err(|e| StoreError::Corrupt {
+            column: "classifications.extraction",
+            detail: e.to_string(),
+        })
+    })
+    .transpose()
+}
+
+fn subscriber_row(row: &sqlx::sqlite::SqliteRow) -> Result<SubscriberRow> {
+    let start: Option<String> = row.try_get("quiet_start")?;
+    let end: Option<String> = row.try_get("quiet_end")?;
+    let tz: Option<String> = row.try_get("time_zone")?;
+    let quiet_hours = match (start, end) {
+        (Some(start), Some(end)) => Some(QuietHoursSpec {
+            start,
+            end,
+            time_zone: tz.unwrap_or_else(|| "UTC".to_owned()),
+        }),
+        _ => None,
+    };
+    Ok(SubscriberRow {
+        id: row.try_get("id")?,
+        chat_id: row.try_get("chat_id")?,
+        name: row.try_get("name")?,
+        categories: parse_list("subscribers.categories", row.try_get("categories")?)?,
+        include: parse_list("subscribers.include_terms", row.try_get("include_terms")?)?,
+        exclude: parse_list("subscribers.exclude_terms", row.try_get("exclude_terms")?)?,
+        paused: row.try_get::<i64, _>("paused")? != 0,
+        blocked: row.try_get::<i64, _>("blocked")? != 0,
+        quiet_hours,
+        min_budget: row.try_get("min_budget")?,
+    })
+}
+
+fn example_row(row: &sqlx::sqlite::SqliteRow) -> Result<ExampleRow> {
+    let source: String = row.try_get("source")?;
+    Ok(ExampleRow {
+        id: row.try_get("id")?,
+        post_id: row.try_get("post_id")?,
+        text: row.try_get("text")?,
+        is_job: row.try_get::<i64, _>("is_job")? != 0,
+        kind: row.try_get("kind")?,
+        categories: parse_list("examples.categories", row.try_get("categories")?)?,
+        source: ExampleSource::parse(&source).ok_or(StoreError::Corrupt {
+            column: "examples.source",
+            detail: source.clone(),
+        })?,
+        created_at: from_ms(row.try_get("created_at")?),
+    })
+}
+
+fn report_row(row: &sqlx::sqlite::SqliteRow) -> Result<ReportRow> {
+    let kind: String = row.try_get("kind")?;
+    let status: String = row.try_get("status")?;
+    Ok(ReportRow {
+        id: row.try_get("id")?,
+        chat_id: row.try_get("chat_id")?,
+        post_id: row.try_get("post_id")?,
+        kind: ReportKind::parse(&kind).ok_or(StoreError::Corrupt {
+            column: "reports.kind",
+            detail: kind.clone(),
+        })?,
+        text: row.try_get("text")?,
+        link: row.try_get("link")?,
+        status: ReportStatus::parse(&status).ok_or(StoreError::Corrupt {
+            column: "reports.status",
+            detail: status.clone(),
+        })?,
+        created_at: from_ms(row.try_get("created_at")?),
+        decided_at: row.try_get::<Option<i64>, _>("decided_at")?.map(from_ms),
+        example_id: row.try_get("example_id")?,
+    })
+}
+
+async fn insert_example(
+    conn: &mut sqlx::SqliteConnection,
+    example: &NewExample,
+    now: DateTime<Utc>,
+) -> Result<i64> {
+    if let Some(post_id) = example.post_id {
+        let existing: Option<i64> =
+            sqlx::query_scalar("SELECT id FROM examples WHERE post_id = ? AND source = ?")
+                .bind(post_id)
+                .bind(example.source.as_str())
+                .fetch_optional(&mut *conn)
+                .await?;
+        if let Some(id) = existing {
+            sqlx::query(
+                "UPDATE examples SET text = ?, is_job = ?, kind = ?, categories = ?, created_at = ?
+                 WHERE id = ?",
+            )
+            .bind(&example.text)
+            .bind(i64::from(example.is_job))
+            .bind(&example.kind)
+            .bind(json_list(&example.categories))
+            .bind(ms(now))
+            .bind(id)
+            .execute(&mut *conn)
+            .await?;
+            return Ok(id);
+        }
+    }
+    Ok(sqlx::query_scalar(
+        "INSERT INTO examples (post_id, text, is_job, kind, categories, source, created_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING id",
+    )
+    .bind(example.post_id)
+    .bind(&example.text)
+    .bind(i64::from(example.is_job))
+    .bind(&example.kind)
+    .bind(json_list(&example.categories))
+    .bind(example.source.as_str())
+    .bind(ms(now))
+    .fetch_one(&mut *conn)
+    .await?)
+}
+
 fn parse_ids(column: &'static str, raw: &str) -> Result<Vec<i64>> {
     serde_json::from_str(raw).map_err(|e| StoreError::Corrupt {
         column,
@@ -326,13 +449,14 @@ impl Store for SqliteStore {
         }
         sqlx::query(
             "INSERT INTO classifications (post_id, is_job, kind, categories, confidence, model,
-                 prompt_version, tokens_in, tokens_out, latency_ms, created_at)
-             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                 prompt_version, tokens_in, tokens_out, latency_ms, created_at, extraction, cost_usd)
+             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
              ON CONFLICT (post_id) DO UPDATE SET is_job = excluded.is_job, kind = excluded.kind,
                  categories = excluded.categories, confidence = excluded.confidence,
                  model = excluded.model, prompt_version = excluded.prompt_version,
                  tokens_in = excluded.tokens_in, tokens_out = excluded.tokens_out,
-                 latency_ms = excluded.latency_ms, created_at = excluded.created_at",
+                 latency_ms = excluded.latency_ms, created_at = excluded.created_at,
+                 extraction = excluded.extraction, cost_usd = excluded.cost_usd",
         )
         .bind(id)
         .bind(i64::from(record.is_job))
@@ -345,6 +469,8 @@ impl Store for SqliteStore {
         .bind(i64::from(record.tokens_out))
         .bind(i64::from(record.latency_ms))
         .bind(ms(now))
+        .bind(extraction_json(record.extraction.as_ref()))
+        .bind(record.cost_usd)
         .execute(&mut *tx)
         .await?;
         tx.commit().await?;
@@ -367,6 +493,8 @@ impl Store for SqliteStore {
             tokens_in: row.try_get::<i64, _>("tokens_in")? as u32,
             tokens_out: row.try_get::<i64, _>("tokens_out")? as u32,
             latency_ms: row.try_get::<i64, _>("latency_ms")? as u32,
+            extraction: parse_extraction(row.try_get("extraction")?)?,
+            cost_usd: row.try_get("cost_usd")?,
         }))
     }
 
@@ -497,13 +625,14 @@ impl Store for SqliteStore {
         let mut tx = self.write.begin().await?;
         let id: i64 = sqlx::query_scalar(
             "INSERT INTO subscribers (chat_id, name, categories, include_terms, exclude_terms, paused,
-                 quiet_start, quiet_end, time_zone, created_at, updated_at)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?10)
+                 quiet_start, quiet_end, time_zone, created_at, updated_at, min_budget)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?10, ?11)
              ON CONFLICT (chat_id) DO UPDATE SET name = excluded.name,
                  categories = excluded.categories, include_terms = excluded.include_terms,
                  exclude_terms = excluded.exclude_terms, paused = excluded.paused,
                  quiet_start = excluded.quiet_start, quiet_end = excluded.quiet_end,
-                 time_zone = excluded.time_zone, updated_at = excluded.updated_at
+                 time_zone = excluded.time_zone, updated_at = excluded.updated_at,
+                 min_budget = excluded.min_budget
              RETURNING id",
         )
         .bind(spec.chat_id)
@@ -516,6 +645,7 @@ impl Store for SqliteStore {
         .bind(qe)
         .bind(tz)
         .bind(ms(now))
+        .bind(&spec.min_budget)
         .fetch_one(&mut *tx)
         .await?;
         sqlx::query("UPDATE meta SET value = value + 1 WHERE key = 'subscribers_version'")
@@ -529,38 +659,7 @@ impl Store for SqliteStore {
         let rows = sqlx::query("SELECT * FROM subscribers ORDER BY id")
             .fetch_all(&self.read)
             .await?;
-        rows.iter()
-            .map(|row| {
-                let start: Option<String> = row.try_get("quiet_start")?;
-                let end: Option<String> = row.try_get("quiet_end")?;
-                let tz: Option<String> = row.try_get("time_zone")?;
-                let quiet_hours = match (start, end) {
-                    (Some(start), Some(end)) => Some(QuietHoursSpec {
-                        start,
-                        end,
-                        time_zone: tz.unwrap_or_else(|| "UTC".to_owned()),
-                    }),
-                    _ => None,
-                };
-                Ok(SubscriberRow {
-                    id: row.try_get("id")?,
-                    chat_id: row.try_get("chat_id")?,
-                    name: row.try_get("name")?,
-                    categories: parse_list("subscribers.categories", row.try_get("categories")?)?,
-                    include: parse_list(
-                        "subscribers.include_terms",
-                        row.try_get("include_terms")?,
-                    )?,
-                    exclude: parse_list(
-                        "subscribers.exclude_terms",
-                        row.try_get("exclude_terms")?,
-                    )?,
-                    paused: row.try_get::<i64, _>("paused")? != 0,
-                    blocked: row.try_get::<i64, _>("blocked")? != 0,
-                    quiet_hours,
-                })
-            })
-            .collect()
+        rows.iter().map(subscriber_row).collect()
     }
 
     async fn subscribers_version(&self) -> Result<i64> {
@@ -569,6 +668,157 @@ impl Store for SqliteStore {
                 .fetch_one(&self.read)
                 .await?,
         )
+    }
+
+    async fn subscriber_by_chat(&self, chat_id: i64) -> Result<Option<SubscriberRow>> {
+        let row = sqlx::query("SELECT * FROM subscribers WHERE chat_id = ?")
+            .bind(chat_id)
+            .fetch_optional(&self.read)
+            .await?;
+        row.as_ref().map(subscriber_row).transpose()
+    }
+
+    async fn set_subscriber_blocked(
+        &self,
+        chat_id: i64,
+        blocked: bool,
+        now: DateTime<Utc>,
+    ) -> Result<bool> {
+        let mut tx = self.write.begin().await?;
+        let exists: Option<i64> =
+            sqlx::query_scalar("SELECT id FROM subscribers WHERE chat_id = ?")
+                .bind(chat_id)
+                .fetch_optional(&mut *tx)
+                .await?;
+        if exists.is_none() {
+            return Ok(false);
+        }
+        let changed = sqlx::query(
+            "UPDATE subscribers SET blocked = ?, updated_at = ? WHERE chat_id = ? AND blocked <> ?",
+        )
+        .bind(i64::from(blocked))
+        .bind(ms(now))
+        .bind(chat_id)
+        .bind(i64::from(blocked))
+        .execute(&mut *tx)
+        .await?;
+        if changed.rows_affected() > 0 {
+            sqlx::query("UPDATE meta SET value = value + 1 WHERE key = 'subscribers_version'")
+                .execute(&mut *tx)
+                .await?;
+        }
+        tx.commit().await?;
+        Ok(true)
+    }
+
+    async fn add_example(&self, example: &NewExample, now: DateTime<Utc>) -> Result<i64> {
+        let mut tx = self.write.begin().await?;
+        let id = insert_example(&mut tx, example, now).await?;
+        tx.commit().await?;
+        Ok(id)
+    }
+
+    async fn examples(&self, after_id: i64, limit: u32) -> Result<Vec<ExampleRow>> {
+        let rows = sqlx::query("SELECT * FROM examples WHERE id > ? ORDER BY id LIMIT ?")
+            .bind(after_id)
+            .bind(i64::from(limit))
+            .fetch_all(&self.read)
+            .await?;
+        rows.iter().map(example_row).collect()
+    }
+
+    async fn insert_report(&self, report: &NewReport, now: DateTime<Utc>) -> Result<i64> {
+        Ok(sqlx::query_scalar(
+            "INSERT INTO reports (chat_id, post_id, kind, text, link, status, created_at)
+             VALUES (?, ?, ?, ?, ?, 'pending', ?) RETURNING id",
+        )
+        .bind(report.chat_id)
+        .bind(report.post_id)
+        .bind(report.kind.as_str())
+        .bind(&report.text)
+        .bind(&report.link)
+        .bind(ms(now))
+        .fetch_one(&self.write)
+        .await?)
+    }
+
+    async fn reports(&self, status: Option<ReportStatus>, limit: u32) -> Result<Vec<ReportRow>> {
+        let rows = sqlx::query(
+            "SELECT * FROM reports WHERE (?1 IS NULL OR status = ?1) ORDER BY id DESC LIMIT ?2",
+        )
+        .bind(status.map(ReportStatus::as_str))
+        .bind(i64::from(limit))
+        .fetch_all(&self.read)
+        .await?;
+        rows.iter().map(report_row).collect()
+    }
+
+    async fn report(&self, id: i64) -> Result<Option<ReportRow>> {
+        let row = sqlx::query("SELECT * FROM reports WHERE id = ?")
+            .bind(id)
+            .fetch_optional(&self.read)
+            .await?;
+        row.as_ref().map(report_row).transpose()
+    }
+
+    async fn decide_report(
+        &self,
+        id: i64,
+        label: Option<&NewExample>,
+        now: DateTime<Utc>,
+    ) -> Result<bool> {
+        let mut tx = self.write.begin().await?;
+        let pending: Option<i64> =
+            sqlx::query_scalar("SELECT id FROM reports WHERE id = ? AND status = 'pending'")
+                .bind(id)
+                .fetch_optional(&mut *tx)
+                .await?;
+        if pending.is_none() {
+            return Ok(false);
+        }
+        let (status, example_id) = match label {
+            Some(label) => ("accepted", Some(insert_example(&mut tx, label, now).await?)),
+            None => ("rejected", None),
+        };
+        sqlx::query("UPDATE reports SET status = ?, example_id = ?, decided_at = ? WHERE id = ?")
+            .bind(status)
+            .bind(example_id)
+            .bind(ms(now))
+            .bind(id)
+            .execute(&mut *tx)
+            .await?;
+        tx.commit().await?;
+        Ok(true)
+    }
+
+    async fn classification_totals(
+        &self,
+        since: DateTime<Utc>,
+    ) -> Result<Vec<ClassificationTotals>> {
+        let rows = sqlx::query(
+            "SELECT model, prompt_version, COUNT(*) AS posts, SUM(is_job) AS jobs,
+                 SUM(tokens_in) AS tokens_in, SUM(tokens_out) AS tokens_out,
+                 TOTAL(cost_usd) AS cost_usd, SUM(latency_ms) AS latency_ms
+             FROM classifications WHERE created_at >= ?
+             GROUP BY model, prompt_version ORDER BY model, prompt_version",
+        )
+        .bind(ms(since))
+        .fetch_all(&self.read)
+        .await?;
+        rows.iter()
+            .map(|row| {
+                Ok(ClassificationTotals {
+                    model: row.try_get("model")?,
+                    prompt_version: row.try_get("prompt_version")?,
+                    posts: row.try_get::<i64, _>("posts")?.max(0) as u64,
+                    jobs: row.try_get::<i64, _>("jobs")?.max(0) as u64,
+                    tokens_in: row.try_get::<i64, _>("tokens_in")?.max(0) as u64,
+                    tokens_out: row.try_get::<i64, _>("tokens_out")?.max(0) as u64,
+                    cost_usd: row.try_get("cost_usd")?,
+                    latency_ms: row.try_get::<i64, _>("latency_ms")?.max(0) as u64,
+                })
+            })
+            .collect()
     }
 
     async fn fan_out(

@@ -132,6 +132,10 @@ pub struct ClassificationRecord {
     pub tokens_in: u32,
     pub tokens_out: u32,
     pub latency_ms: u32,
+    /// What the post says about the job (title, budget, …), for jobs.
+    pub extraction: Option<jobwire_core::extract::Extraction>,
+    /// What the classification cost, in US dollars (0 for the local model).
+    pub cost_usd: f64,
 }
 
 /// A subscriber as configured (by the main bot later, by a file or a test now).
@@ -144,6 +148,8 @@ pub struct SubscriberSpec {
     pub exclude: Vec<String>,
     pub paused: bool,
     pub quiet_hours: Option<QuietHoursSpec>,
+    /// The personal minimum budget, as JSON (`jobwire_core::subscriber::MinBudget`).
+    pub min_budget: Option<String>,
 }
 
 /// Quiet hours as entered: `"23:00"`, `"08:00"` and an IANA zone name.
@@ -165,6 +171,24 @@ pub struct SubscriberRow {
     pub paused: bool,
     pub blocked: bool,
     pub quiet_hours: Option<QuietHoursSpec>,
+    /// The personal minimum budget, as JSON (`jobwire_core::subscriber::MinBudget`).
+    pub min_budget: Option<String>,
+}
+
+impl SubscriberRow {
+    /// The spec that recreates this subscriber (for read-modify-write by the bots).
+    pub fn to_spec(&self) -> SubscriberSpec {
+        SubscriberSpec {
+            chat_id: self.chat_id,
+            name: self.name.clone(),
+            categories: self.categories.clone(),
+            include: self.include.clone(),
+            exclude: self.exclude.clone(),
+            paused: self.paused,
+            quiet_hours: self.quiet_hours.clone(),
+            min_budget: self.min_budget.clone(),
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -326,4 +350,153 @@ pub struct SentDelivery {
     pub chat_id: i64,
     pub bot: String,
     pub message_ids: Vec<i64>,
+}
+
+/// Where a labeled example came from. Human labels outweigh the LLM's in training.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ExampleSource {
+    /// The LLM's answer on a post the local model was unsure of.
+    Llm,
+    /// A subscriber's report, accepted by an admin.
+    Report,
+    /// An admin's re-label of a post.
+    Relabel,
+}
+
+impl ExampleSource {
+    pub const ALL: [ExampleSource; 3] = [Self::Llm, Self::Report, Self::Relabel];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Llm => "llm",
+            Self::Report => "report",
+            Self::Relabel => "relabel",
+        }
+    }
+
+    pub fn parse(raw: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|s| s.as_str() == raw)
+    }
+
+    /// Whether a person decided this label.
+    pub fn is_human(self) -> bool {
+        !matches!(self, Self::Llm)
+    }
+}
+
+/// A labeled example to learn from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NewExample {
+    /// The post it labels, when it came from one (an example per post and source: a
+    /// second label of the same post by the same source replaces the first).
+    pub post_id: Option<PostId>,
+    pub text: String,
+    pub is_job: bool,
+    /// `job`, `resume`, `ad` or `chatter`.
+    pub kind: String,
+    pub categories: Vec<String>,
+    pub source: ExampleSource,
+}
+
+/// A stored labeled example.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ExampleRow {
+    pub id: i64,
+    pub post_id: Option<PostId>,
+    pub text: String,
+    pub is_job: bool,
+    pub kind: String,
+    pub categories: Vec<String>,
+    pub source: ExampleSource,
+    pub created_at: DateTime<Utc>,
+}
+
+/// What a subscriber reports.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ReportKind {
+    /// A vacancy jobwire should have delivered and did not (forwarded or pasted).
+    Missed,
+    /// A delivered message that is not a job, or not of this category.
+    Wrong,
+}
+
+impl ReportKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Missed => "missed",
+            Self::Wrong => "wrong",
+        }
+    }
+
+    pub fn parse(raw: &str) -> Option<Self> {
+        [Self::Missed, Self::Wrong]
+            .into_iter()
+            .find(|s| s.as_str() == raw)
+    }
+}
+
+/// Where a report stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ReportStatus {
+    Pending,
+    Accepted,
+    Rejected,
+}
+
+impl ReportStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Pending => "pending",
+            Self::Accepted => "accepted",
+            Self::Rejected => "rejected",
+        }
+    }
+
+    pub fn parse(raw: &str) -> Option<Self> {
+        [Self::Pending, Self::Accepted, Self::Rejected]
+            .into_iter()
+            .find(|s| s.as_str() == raw)
+    }
+}
+
+/// A report as a subscriber files it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NewReport {
+    pub chat_id: i64,
+    /// The post it is about, when jobwire knows it (a delivered message, a known link).
+    pub post_id: Option<PostId>,
+    pub kind: ReportKind,
+    /// The vacancy's text (forwarded or pasted) or the subscriber's comment.
+    pub text: String,
+    /// A link to the original, when given.
+    pub link: Option<String>,
+}
+
+/// A stored report.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReportRow {
+    pub id: i64,
+    pub chat_id: i64,
+    pub post_id: Option<PostId>,
+    pub kind: ReportKind,
+    pub text: String,
+    pub link: Option<String>,
+    pub status: ReportStatus,
+    pub created_at: DateTime<Utc>,
+    pub decided_at: Option<DateTime<Utc>>,
+    /// The labeled example an accepted report became.
+    pub example_id: Option<i64>,
+}
+
+/// Classification totals of one model and prompt version over a period.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ClassificationTotals {
+    pub model: String,
+    pub prompt_version: Option<String>,
+    pub posts: u64,
+    pub jobs: u64,
+    pub tokens_in: u64,
+    pub tokens_out: u64,
+    pub cost_usd: f64,
+    pub latency_ms: u64,
 }

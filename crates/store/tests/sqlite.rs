@@ -45,6 +45,10 @@ suite_tests!(
     check_source_state,
     check_edit_post,
     check_pipeline_counts,
+    check_classification_accounting,
+    check_subscriber_by_chat,
+    check_examples,
+    check_reports,
 );
 
 /// Two tasks sharing the one store of the embedded mode.

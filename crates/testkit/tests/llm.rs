@@ -99,6 +99,7 @@ fn content(resp: &CreateChatCompletionResponse) -> String {
     resp.choices[0].message.content.clone().expect("content")
 }
 
+/// The old `classify.v1` protocol (a `results` list) is still answered.
 #[tokio::test]
 async fn oracle_answers_conform_to_the_schema() {
     let (fake, client) = start(FaultPlan::default()).await;
@@ -291,7 +292,7 @@ async fn requests_are_validated_like_openai() {
         .expect("send");
     assert_eq!(r.status(), 200);
     let v: Value = r.json().await.expect("json");
-    assert_eq!(v["choices"][0]["message"]["content"], "{\"results\":[]}");
+    assert_eq!(v["choices"][0]["message"]["content"], "{\"items\":[]}");
 
     let models: Value = http
         .get(format!("{}/models", fake.url()))
@@ -356,4 +357,237 @@ async fn random_faults_follow_the_seed_and_the_http_fault_endpoint() {
         a.len() - n429 - n500,
         a.iter().filter(|s| **s == 200).count()
     );
+}
+
+const EXTRACT_ORACLE: &str = r#"{"id":"a1","text":"Нужен лендинг на Tilda, бюджет 15к","is_job":true,"kind":"job","categories":["web","design"],"extraction":{"title":"Лендинг на Tilda","budget":{"min":15000,"currency":"RUB","basis":"fixed"},"work_mode":"remote","skills":["Tilda"],"contact":"@shop"}}
+{"id":"a2","text":"Курс по SMM со скидкой 50%!","is_job":false,"kind":"ad","categories":[]}
+{"id":"a3","text":"Need a Python dev for a parser, $300, remote. Contact @parse_boss","is_job":true,"kind":"job","categories":["bots"]}
+"#;
+
+/// The `classify.v2` answer schema (strict: everything required, nullable as `[T, "null"]`).
+fn v2_schema() -> Value {
+    let ns = json!({"type": ["string", "null"]});
+    json!({
+        "type": "object", "additionalProperties": false, "required": ["items"],
+        "properties": {"items": {"type": "array", "items": {
+            "type": "object", "additionalProperties": false,
+            "required": ["id", "is_job", "kind", "categories", "confidence", "reason", "extraction"],
+            "properties": {
+                "id": {"type": "string"},
+                "is_job": {"type": "boolean"},
+                "kind": {"type": "string", "enum": ["job", "resume", "ad", "chatter"]},
+                "categories": {"type": "array", "items": {"type": "string", "enum": ["web", "design", "bots"]}},
+                "confidence": {"type": "number"},
+                "reason": {"type": "string"},
+                "extraction": {
+                    "type": "object", "additionalProperties": false,
+                    "required": ["title", "budget", "deadline", "work_mode", "skills", "contact"],
+                    "properties": {
+                        "title": ns, "deadline": ns, "contact": ns,
+                        "budget": {"type": ["object", "null"], "additionalProperties": false,
+                            "required": ["min", "max", "currency", "basis"],
+                            "properties": {"min": {"type": "number"}, "max": {"type": ["number", "null"]},
+                                "currency": {"type": "string"}, "basis": {"type": "string", "enum": ["fixed", "hourly", "monthly"]}}},
+                        "work_mode": {"type": ["string", "null"], "enum": ["remote", "on_site", "hybrid", null]},
+                        "skills": {"type": "array", "items": {"type": "string"}}
+                    }
+                }
+            }
+        }}}
+    })
+}
+
+async fn start_v2(faults: FaultPlan) -> FakeLlm {
+    let config = FakeLlmConfig {
+        faults,
+        seed: 11,
+        ..FakeLlmConfig::from_jsonl(EXTRACT_ORACLE).expect("oracle")
+    };
+    FakeLlm::start(SocketAddr::from(([127, 0, 0, 1], 0)), config)
+        .await
+        .expect("fake llm starts")
+}
+
+/// A `classify.v2` request: system prompt, then a user message with an example line before
+/// the posts line. Returns the HTTP status and the parsed content (or the body on errors).
+async fn ask_v2(fake: &FakeLlm, model: &str, system: &str, posts: &[(&str, &str)]) -> (u16, Value) {
+    let posts: Vec<Value> = posts
+        .iter()
+        .map(|(id, text)| json!({"id": id, "text": text}))
+        .collect();
+    let user = format!(
+        "Posts labeled by people:\n{}\n\nPosts to classify:\n{}",
+        json!({"text": "{\"posts\":[{\"id\":\"x\",\"text\":\"decoy\"}]}", "is_job": false, "kind": "chatter", "categories": []}),
+        json!({ "posts": posts })
+    );
+    let body = json!({
+        "model": model,
+        "messages": [{"role": "system", "content": system}, {"role": "user", "content": user}],
+        "response_format": {"type": "json_schema", "json_schema": {"name": "c", "strict": true, "schema": v2_schema()}},
+    });
+    let r = reqwest013::Client::new()
+        .post(format!("{}/chat/completions", fake.url()))
+        .json(&body)
+        .send()
+        .await
+        .expect("send");
+    let status = r.status().as_u16();
+    let v: Value = r.json().await.expect("json body");
+    if status != 200 {
+        return (status, v);
+    }
+    let content = v["choices"][0]["message"]["content"]
+        .as_str()
+        .expect("content");
+    (
+        status,
+        serde_json::from_str(content).expect("content is JSON"),
+    )
+}
+
+fn ids(answer: &Value) -> Vec<String> {
+    answer["items"]
+        .as_array()
+        .expect("items")
+        .iter()
+        .map(|i| i["id"].as_str().expect("id").to_owned())
+        .collect()
+}
+
+#[tokio::test]
+async fn v2_answers_items_with_extractions_and_logs_requests() {
+    let fake = start_v2(FaultPlan::default()).await;
+    let posts = [
+        ("p1", "Нужен лендинг на Tilda, бюджет 15к"),
+        ("p2", "Курс по SMM со скидкой 50%!"),
+        (
+            "p3",
+            "Need a Python dev for a parser, $300, remote. Contact @parse_boss",
+        ),
+        ("p4", "good morning"),
+    ];
+    let (status, a) = ask_v2(&fake, "m1", "SYSTEM A", &posts).await;
+    assert_eq!(status, 200);
+    assert_eq!(
+        ids(&a),
+        ["p1", "p2", "p3", "p4"],
+        "the decoy example line is not a post"
+    );
+    let items = a["items"].as_array().expect("items");
+    assert_eq!(items[0]["categories"], json!(["web", "design"]));
+    let ex = &items[0]["extraction"];
+    assert_eq!(
+        ex["budget"],
+        json!({"min": 15000.0, "max": null, "currency": "RUB", "basis": "fixed"})
+    );
+    assert_eq!(
+        (
+            ex["work_mode"].as_str(),
+            ex["contact"].as_str(),
+            ex["deadline"].is_null()
+        ),
+        (Some("remote"), Some("@shop"), true)
+    );
+    // Not in the extraction oracle: extracted from the text.
+    assert_eq!(items[2]["extraction"]["contact"], "@parse_boss");
+    assert_eq!(items[1]["extraction"]["title"], Value::Null);
+    assert_eq!(
+        (items[3]["kind"].as_str(), items[3]["reason"].as_str()),
+        (Some("chatter"), Some("not in the oracle"))
+    );
+
+    let (_, b) = ask_v2(&fake, "m1", "SYSTEM A", &posts[..2]).await;
+    assert_eq!(ids(&b), ["p1", "p2"]);
+    ask_v2(&fake, "m1", "SYSTEM B", &posts[..1]).await;
+    let log = fake.requests_log();
+    assert_eq!(log.len(), 3);
+    assert_eq!(log[1].ids, ["p1", "p2"]);
+    assert_eq!(log[0].system_hash, log[1].system_hash);
+    assert_ne!(log[0].system_hash, log[2].system_hash);
+    assert_eq!(log[0].post_chars[3], "good morning".chars().count());
+    assert!(log[0].user.contains("decoy"));
+    let over_http: Value = reqwest013::Client::new()
+        .get(format!("http://{}/__testkit/requests", fake.addr()))
+        .send()
+        .await
+        .expect("send")
+        .json()
+        .await
+        .expect("json");
+    assert_eq!(over_http[1]["ids"], json!(["p1", "p2"]));
+    assert_eq!(over_http[2]["model"], "m1");
+    let s = fake.stats();
+    assert_eq!(
+        (s.answered_requests, s.posts, s.max_posts_per_request),
+        (3, 7, 4)
+    );
+    assert!((s.requests_per_1000_posts() - 3000.0 / 7.0).abs() < 1e-9);
+    assert!((s.mean_posts_per_request() - 7.0 / 3.0).abs() < 1e-9);
+    fake.reset_stats();
+    assert!(fake.requests_log().is_empty());
+}
+
+#[tokio::test]
+async fn item_faults_drop_spoil_and_shuffle_items() {
+    let fake = start_v2(FaultPlan::scripted([Fault::Partial, Fault::BadItems])).await;
+    let posts = [
+        ("p1", "a"),
+        ("p2", "b"),
+        ("p3", "c"),
+        ("p4", "d"),
+        ("p5", "e"),
+    ];
+    let (_, partial) = ask_v2(&fake, "m", "S", &posts).await;
+    assert_eq!(ids(&partial), ["p2", "p4"]);
+    let (_, bad) = ask_v2(&fake, "m", "S", &posts).await;
+    let items = bad["items"].as_array().expect("items");
+    assert_eq!(items.len(), 5);
+    assert_eq!(items[0]["kind"], "vacancy");
+    assert_eq!(items[2]["categories"], json!(["crypto"]));
+    assert!(items[4]["is_job"].is_string());
+    assert_eq!(items[1]["kind"], "chatter");
+    let s = fake.stats();
+    assert_eq!((s.dropped_items, s.bad_items, s.ok), (3, 3, 0));
+
+    fake.set_faults(FaultPlan {
+        shuffle_items: true,
+        rate_drop_item: 0.3,
+        ..FaultPlan::default()
+    });
+    let many: Vec<(String, String)> = (1..=20)
+        .map(|i| (format!("p{i}"), format!("post {i}")))
+        .collect();
+    let many: Vec<(&str, &str)> = many.iter().map(|(a, b)| (a.as_str(), b.as_str())).collect();
+    let (_, shuffled) = ask_v2(&fake, "m", "S", &many).await;
+    let got = ids(&shuffled);
+    assert!(got.len() < 20 && got.len() > 5, "{got:?}");
+    let mut sorted = got.clone();
+    sorted.sort_by_key(|id| id[1..].parse::<u32>().expect("number"));
+    assert_ne!(got, sorted, "order is shuffled");
+    sorted.dedup();
+    assert_eq!(sorted.len(), got.len(), "no id twice");
+}
+
+#[tokio::test]
+async fn out_of_quota_and_unknown_models() {
+    let fake = start_v2(FaultPlan {
+        quota_models: vec!["broke".into()],
+        unknown_models: vec!["gpt-nope".into()],
+        ..FaultPlan::scripted([Fault::Quota])
+    })
+    .await;
+    let posts = [("p1", "a")];
+    let (status, body) = ask_v2(&fake, "broke", "S", &posts).await;
+    assert_eq!(status, 429);
+    assert_eq!(body["error"]["code"], "insufficient_quota");
+    let (status, body) = ask_v2(&fake, "gpt-nope", "S", &posts).await;
+    assert_eq!(status, 404);
+    assert_eq!(body["error"]["code"], "model_not_found");
+    // The model faults did not consume the script: the scripted quota error comes now.
+    assert_eq!(ask_v2(&fake, "fine", "S", &posts).await.0, 429);
+    assert_eq!(ask_v2(&fake, "fine", "S", &posts).await.0, 200);
+    let s = fake.stats();
+    assert_eq!((s.insufficient_quota, s.model_not_found, s.ok), (2, 1, 1));
+    let models: Vec<String> = fake.requests_log().into_iter().map(|r| r.model).collect();
+    assert_eq!(models, ["broke", "gpt-nope", "fine", "fine"]);
 }

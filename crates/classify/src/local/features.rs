@@ -1,10 +1,10 @@
 //! Feature extraction for the local model: hashed character n-grams, words, word bigrams,
-//! and a few generic "kind of text" cues (money, contacts, hiring vs. offering oneself,
-//! promotion, questions, length).
-
-use std::collections::HashMap;
+//! a few generic "kind of text" cues (money, contacts, hiring vs. offering oneself,
+//! promotion, questions, length), and the per-category lexicon evidence of [`super::lexicon`].
 
 use serde::{Deserialize, Serialize};
+
+use super::lexicon::{Evidence, Lexicon};
 
 /// How text is turned into features. Stored with a trained model (prediction must extract
 /// exactly the features training did).
@@ -20,12 +20,16 @@ pub struct FeatureOptions {
     pub cues: bool,
     /// The value a present cue feature gets (the n-gram part is L2-normalized to 1).
     pub cue_weight: f32,
-    /// The value a present topic feature gets.
+    /// The value a present topic feature gets (a `topic:<slug>` row shared by all category
+    /// heads, one per category whose lexicon matched; 0 turns these rows off).
     pub topic_weight: f32,
-    /// Topic words per category slug (RU + EN stems): a post mentioning any of them gets a
-    /// `topic:<slug>` feature. Words of up to 3 characters must match a whole token, longer
-    /// ones match a token's beginning; several words must match consecutive tokens.
+    /// The lexicon of each category slug (RU + EN stems; syntax in [`super::lexicon`]).
+    /// Each category head sees dense features of its own lexicon's evidence (see
+    /// `lexicon_weight`); empty turns the lexicons off.
     pub topic_words: Vec<(String, Vec<String>)>,
+    /// Scale of the dense lexicon features of the category heads (0 turns them off).
+    #[serde(default = "default_lexicon_weight")]
+    pub lexicon_weight: f32,
     /// Only the first this many characters of a post are analyzed (bounds the cost of
     /// hostile, huge posts; vacancies are short).
     pub max_chars: usize,
@@ -38,21 +42,28 @@ impl Default for FeatureOptions {
             char_ngram_max: 4,
             word_bigrams: true,
             cues: true,
-            cue_weight: 2.0,
-            topic_weight: 5.0,
+            cue_weight: 3.0,
+            topic_weight: 0.0,
             topic_words: default_topic_words(),
+            lexicon_weight: default_lexicon_weight(),
             max_chars: 4000,
         }
     }
 }
 
-/// Features of one text before weighting: n-gram counts and cue indicators, both keyed by a
-/// stable 32-bit hash. Sorted by key, no duplicates.
+fn default_lexicon_weight() -> f32 {
+    6.0
+}
+
+/// Features of one text before weighting: n-gram counts, cue and topic indicators, all keyed
+/// by a stable 32-bit hash (sorted by key, no duplicates), and the lexicon evidence of each
+/// category (in the lexicon's order).
 #[derive(Debug, Clone, Default)]
 pub(crate) struct RawFeatures {
     pub terms: Vec<(u32, f32)>,
     pub cues: Vec<u32>,
     pub topics: Vec<u32>,
+    pub lex: Vec<Evidence>,
 }
 
 /// FNV-1a, 32 bit, with a namespace byte: stable across Rust versions and platforms, so saved
@@ -152,79 +163,20 @@ fn is_url(chunk: &str) -> bool {
             && chunk.chars().next().is_some_and(char::is_alphanumeric))
 }
 
-/// Finds topic phrases among tokens with one or two hash lookups per token instead of
-/// comparing every phrase with every token.
-#[derive(Debug, Clone, Default)]
-pub(crate) struct TopicMatcher {
-    /// Key: a short first word itself, or the first 4 characters of a longer one.
-    by_key: HashMap<String, Vec<(u32, Vec<String>)>>,
+/// The word tokens of a normalized text: [`tokens`] without links, handles and punctuation.
+pub(crate) fn word_tokens(normalized: &str) -> Vec<String> {
+    let mut toks = tokens(normalized);
+    toks.retain(|t| t.chars().next().is_some_and(char::is_alphanumeric));
+    toks
 }
 
-const PREFIX_KEY: usize = 4;
-
-impl TopicMatcher {
-    pub(crate) fn new(topic_words: &[(String, Vec<String>)]) -> Self {
-        let mut by_key: HashMap<String, Vec<(u32, Vec<String>)>> = HashMap::new();
-        for (slug, phrases) in topic_words {
-            let id = hash(b't', &[slug]);
-            for phrase in phrases {
-                let words: Vec<String> = phrase.split_whitespace().map(str::to_owned).collect();
-                let Some(first) = words.first() else { continue };
-                let key: String = if first.chars().count() <= 3 {
-                    first.clone()
-                } else {
-                    first.chars().take(PREFIX_KEY).collect()
-                };
-                by_key.entry(key).or_default().push((id, words));
-            }
-        }
-        Self { by_key }
-    }
-
-    fn matches(&self, toks: &[String]) -> Vec<u32> {
-        let mut out = Vec::new();
-        if self.by_key.is_empty() {
-            return out;
-        }
-        let word_ok = |t: &str, w: &str| {
-            if w.chars().count() <= 3 {
-                t == w
-            } else {
-                t.starts_with(w)
-            }
-        };
-        for (i, t) in toks.iter().enumerate() {
-            let n = t.chars().count();
-            let mut keys: Vec<&str> = Vec::with_capacity(2);
-            if n <= 3 {
-                keys.push(t);
-            }
-            if n >= PREFIX_KEY {
-                let end = t.char_indices().nth(PREFIX_KEY).map_or(t.len(), |(j, _)| j);
-                keys.push(&t[..end]);
-            }
-            for key in keys {
-                for (id, words) in self.by_key.get(key).into_iter().flatten() {
-                    if toks.len() - i >= words.len()
-                        && toks[i..].iter().zip(words).all(|(t, w)| word_ok(t, w))
-                    {
-                        out.push(*id);
-                    }
-                }
-            }
-        }
-        out.sort_unstable();
-        out.dedup();
-        out
-    }
+/// The `topic:<slug>` feature key of a category.
+pub(crate) fn topic_key(slug: &str) -> u32 {
+    hash(b't', &[slug])
 }
 
 /// Extracts features from already-normalized text.
-pub(crate) fn extract(
-    normalized: &str,
-    opts: &FeatureOptions,
-    topics: &TopicMatcher,
-) -> RawFeatures {
+pub(crate) fn extract(normalized: &str, opts: &FeatureOptions, lexicon: &Lexicon) -> RawFeatures {
     let toks = tokens(normalized);
     let mut terms: Vec<u32> = Vec::with_capacity(toks.len() * 8);
     let lo = opts.char_ngram_min.max(1);
@@ -266,77 +218,35 @@ pub(crate) fn extract(
     } else {
         Vec::new()
     };
-    let topics = topics.matches(&toks);
+    let words: Vec<String> = toks
+        .into_iter()
+        .filter(|t| t.chars().next().is_some_and(char::is_alphanumeric))
+        .collect();
+    let lex = lexicon.evidence(&words);
+    let mut topics: Vec<u32> = lexicon
+        .slugs()
+        .iter()
+        .zip(&lex)
+        .filter(|(_, e)| e.score > 0.0)
+        .map(|(slug, _)| topic_key(slug))
+        .collect();
+    topics.sort_unstable();
+    topics.dedup();
     cues.sort_unstable();
     cues.dedup();
     RawFeatures {
         terms: counted,
         cues,
         topics,
+        lex,
     }
 }
 
-/// Topic stems for the standard taxonomy (see `data/SCHEMA.md`), written from the category
-/// descriptions and common freelance vocabulary, not from particular posts.
+/// Lexicons (RU + EN stems) of the standard taxonomy (see `data/SCHEMA.md`), written from the
+/// category descriptions and common freelance vocabulary, not from particular posts. The
+/// syntax is described in [`super::lexicon`].
 pub fn default_topic_words() -> Vec<(String, Vec<String>)> {
-    const T: &[(&str, &str)] = &[
-        (
-            "web",
-            "сайт|лендинг|landing|website|site|верстк|вёрстк|frontend|фронтенд|backend|бэкенд|wordpress|tilda|тильд|bitrix|битрикс|cms|html|css|react|vue|php|laravel|django|интернет магазин|shopify|webflow|веб|web",
-        ),
-        (
-            "bots",
-            "бот|бота|боты|bot|bots|скрипт|script|парсер|parser|парсинг|scrap|автоматизац|automation|automate|интеграц|integration|api|mini app|мини апп|discord|n8n|zapier|selenium|webhook",
-        ),
-        (
-            "mobile",
-            "ios|android|андроид|flutter|react native|swift|swiftui|kotlin|мобильн|mobile|app store|google play|приложени",
-        ),
-        (
-            "design",
-            "дизайн|design|логотип|logo|баннер|banner|ui|ux|figma|фигм|презентаци|presentation|иллюстрац|illustrat|карточк|инфографик|брендбук|branding|айдентик|photoshop|canva|обложк",
-        ),
-        (
-            "video",
-            "видео|video|монтаж|montage|editor|motion|моушн|reels|рилс|shorts|шортс|youtube|ютуб|tiktok|тикток|premiere|after effects|capcut|ролик",
-        ),
-        (
-            "texts",
-            "текст|копирайт|copywrit|статьи|статей|стать|article|рерайт|rewrit|редактур|контент|content|сценари|блог|blog|proofread|корректур|writer|writing|посты|постов",
-        ),
-        (
-            "marketing",
-            "smm|смм|таргет|target|реклам|ads|seo|сео|продвижени|promotion|маркетплейс|marketplace|wildberries|вайлдберриз|ozon|озон|email|рассылк|директ|маркетолог|marketing|трафик|traffic|лидоген|лиды|leads",
-        ),
-        (
-            "ai",
-            "ai|ии|нейросет|нейронк|neural|midjourney|stable diffusion|chatgpt|gpt|llm|prompt|промпт|ml|machine learning|генераци|generat|dall",
-        ),
-        (
-            "assistant",
-            "ассистент|assistant|помощник|помощниц|администратор|модератор|moderat|продаж|sales|звонк|calls|поддержк|support|customer|оператор|va|crm|календар|calendar",
-        ),
-        (
-            "translation",
-            "перевод|переводчик|translat|локализац|locali|с английского|на английский|native speaker|носител",
-        ),
-        (
-            "audio",
-            "озвучк|voice|диктор|голос|музык|music|подкаст|podcast|звук|sound|аудио|audio|сведени|mixing|mastering|джингл|jingle",
-        ),
-        (
-            "data",
-            "excel|эксель|sheets|таблиц|spreadsheet|data entry|ввод данных|аналитик|analytics|dashboard|дашборд|power bi|tableau|sql|research|исследовани|сбор данных|база данных|database|данны|data",
-        ),
-    ];
-    T.iter()
-        .map(|(slug, words)| {
-            (
-                (*slug).to_owned(),
-                words.split('|').map(str::to_owned).collect(),
-            )
-        })
-        .collect()
+    super::lexicon::default_lexicon()
 }
 
 /// Generic signals of what kind of text this is. Word lists are deliberately broad (RU + EN)
@@ -616,6 +526,101 @@ const CUES: &[(&str, &[&str])] = &[
             "админ",
         ],
     ),
+    (
+        "self_work",
+        &[
+            "делаю",
+            "монтирую",
+            "записываю",
+            "рисую",
+            "пишу тексты",
+            "пишу статьи",
+            "создаю",
+            "разрабатываю",
+            "настраиваю",
+            "верстаю",
+            "перевожу",
+            "озвучиваю",
+            "занимаюсь",
+            "работаю с",
+            "меня зовут",
+            "беру в работу",
+            "свободна для",
+            "свободен для",
+            "открыта к",
+            "открыт к",
+            "принимаю",
+            "#резюме",
+            "#ищуработу",
+            "i build",
+            "i create",
+            "i design",
+            "i edit",
+            "i write",
+            "i develop",
+            "i make",
+            "i help",
+            "i do ",
+            "i specialize",
+            "i work",
+            "my name is",
+            "available",
+            "taking on",
+            "accepting new",
+            "#forhire",
+            "#lookingforwork",
+            "open for work",
+        ],
+    ),
+    (
+        "channel_meta",
+        &[
+            "правила",
+            "rules",
+            "scam",
+            "мошен",
+            "осторожно",
+            "warning",
+            "alert",
+            "banned",
+            "забан",
+            "запрещен",
+        ],
+    ),
+    (
+        "too_good",
+        &[
+            "no interview",
+            "без собеседования",
+            "bank details",
+            "date of birth",
+            "данные карты",
+            "предоплат",
+            "вложени",
+            "стажировк",
+            "стоимость обучения",
+            "training provided",
+            "ставишь лайки",
+        ],
+    ),
+    (
+        "customer_asks",
+        &[
+            "кто сможет",
+            "кто возьмется",
+            "сколько возьмете",
+            "сколько будет стоить",
+            "хочу, чтобы",
+            "хочу чтобы",
+            "надо ",
+            "цену предлагайте",
+            "предлагайте цену",
+            "ваши цены",
+            "your rate",
+            "quote",
+            "how much would you",
+        ],
+    ),
 ];
 
 fn cue_features(text: &str) -> Vec<u32> {
@@ -678,24 +683,6 @@ mod tests {
     use super::*;
 
     #[test]
-    fn topic_phrases_match_whole_short_words_and_long_prefixes() {
-        let m = TopicMatcher::new(&[
-            (
-                "ai".to_owned(),
-                vec!["ai".to_owned(), "нейросет".to_owned()],
-            ),
-            ("web".to_owned(), vec!["интернет магазин".to_owned()]),
-        ]);
-        let toks = |s: &str| tokens(s);
-        assert_eq!(m.matches(&toks("email me")), Vec::<u32>::new());
-        assert_eq!(m.matches(&toks("ai art")), [hash(b't', &["ai"])]);
-        assert_eq!(m.matches(&toks("нейросети для")), [hash(b't', &["ai"])]);
-        assert_eq!(m.matches(&toks("интернет-магазин")), [hash(b't', &["web"])]);
-        assert!(m.matches(&toks("интернет реклама")).is_empty());
-        assert_eq!(hash_chars(b'c', &['a', 'ж']), hash(b'c', &["aж"]));
-    }
-
-    #[test]
     fn handles_urls_and_numbers_are_shaped() {
         let t = tokens("пишите @ivan_dev, бюджет 15000₽ https://x.ru/a");
         assert_eq!(t, ["пишите", "<handle>", "бюджет", "0", "₽", "<url>"]);
@@ -704,14 +691,17 @@ mod tests {
     #[test]
     fn extraction_is_deterministic_and_bounded() {
         let opts = FeatureOptions::default();
-        let topics = TopicMatcher::new(&opts.topic_words);
-        let a = extract("need a tg bot, budget $100", &opts, &topics);
-        let b = extract("need a tg bot, budget $100", &opts, &topics);
+        let lexicon = Lexicon::new(&opts.topic_words);
+        let a = extract("need a tg bot, budget $100", &opts, &lexicon);
+        let b = extract("need a tg bot, budget $100", &opts, &lexicon);
         assert_eq!(a.terms, b.terms);
+        assert_eq!(a.lex, b.lex);
         assert!(!a.cues.is_empty());
-        assert_eq!(a.topics, [hash(b't', &["bots"])]);
+        assert_eq!(a.topics, [topic_key("bots")]);
+        let bots = lexicon.slugs().iter().position(|s| s == "bots");
+        assert!(bots.is_some_and(|i| a.lex[i].score >= 2.0), "{:?}", a.lex);
         let huge = "ж".repeat(10_000);
-        let f = extract(&huge, &opts, &topics);
+        let f = extract(&huge, &opts, &lexicon);
         // One long word yields n-grams of its first 24 characters only.
         assert!(f.terms.len() < 100);
     }

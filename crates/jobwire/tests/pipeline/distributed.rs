@@ -211,6 +211,10 @@ fn write_config(
         bed.limits.per_chat_per_sec,
         bed.limits.per_group_per_min,
     );
+    // The spine's expectations are exact: with an LLM, it answers every post (the oracle).
+    if extra.contains("[llm]") {
+        toml.push_str("kind = \"llm\"\n");
+    }
     toml.push_str(extra);
     for name in &bed.bots {
         toml.push_str(&format!("[[bots]]\nname = \"{name}\"\n"));

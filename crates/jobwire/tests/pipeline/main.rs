@@ -3,6 +3,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod bad_input;
+mod bots;
 mod cli;
 mod crash;
 mod delivery;
@@ -10,4 +11,5 @@ mod e2e;
 mod edits;
 mod expect;
 mod feeds;
+mod learning;
 mod support;

@@ -77,6 +77,7 @@ pub fn subscriber(chat_id: i64, categories: &[&str]) -> SubscriberSpec {
         exclude: vec![],
         paused: false,
         quiet_hours: None,
+        min_budget: None,
     }
 }
 

@@ -49,6 +49,8 @@ fn verdict(is_job: bool) -> ClassificationRecord {
         tokens_in: 812,
         tokens_out: 41,
         latency_ms: 930,
+        extraction: None,
+        cost_usd: 0.0,
     }
 }
 
@@ -61,6 +63,7 @@ fn subscriber(chat_id: i64) -> SubscriberSpec {
         exclude: vec!["unpaid".to_owned()],
         paused: false,
         quiet_hours: None,
+        min_budget: None,
     }
 }
 
@@ -1215,4 +1218,277 @@ pub async fn check_edit_post(store: &dyn Store) {
             .unwrap()
             .is_none()
     );
+}
+
+/// The extraction and cost of a classification are stored with it and counted in totals.
+pub async fn check_classification_accounting(store: &dyn Store) {
+    use jobwire_core::extract::{Budget, BudgetBasis, Extraction, WorkMode};
+    let channel_id = channel(store, "@jobs").await;
+    let mut ids = Vec::new();
+    for n in 0..3 {
+        let id = inserted(
+            store
+                .insert_post(&new_post(channel_id, &format!("a{n}"), PostStatus::Queued))
+                .await
+                .unwrap(),
+        );
+        ids.push(id);
+    }
+    let extraction = Extraction {
+        title: Some("Logo for a <coffee> shop".to_owned()),
+        budget: Some(Budget {
+            min: 15_000.0,
+            max: Some(20_000.0),
+            currency: "RUB".to_owned(),
+            basis: BudgetBasis::Fixed,
+        }),
+        deadline: Some("до пятницы".to_owned()),
+        work_mode: Some(WorkMode::Remote),
+        skills: vec!["Figma".to_owned()],
+        contact: Some("@client".to_owned()),
+    };
+    let llm = ClassificationRecord {
+        model: "gpt-4o-mini".to_owned(),
+        prompt_version: Some("classify.v2".to_owned()),
+        tokens_in: 1000,
+        tokens_out: 200,
+        extraction: Some(extraction.clone()),
+        cost_usd: 0.00027,
+        ..verdict(true)
+    };
+    store
+        .record_classification(ids[0], &llm, t0())
+        .await
+        .unwrap();
+    let second = ClassificationRecord {
+        is_job: false,
+        kind: "ad".to_owned(),
+        categories: Vec::new(),
+        extraction: None,
+        cost_usd: 0.00013,
+        ..llm.clone()
+    };
+    store
+        .record_classification(ids[1], &second, t0() + secs(1))
+        .await
+        .unwrap();
+    let local = ClassificationRecord {
+        model: "local:abc".to_owned(),
+        prompt_version: Some("local.v2".to_owned()),
+        tokens_in: 0,
+        tokens_out: 0,
+        cost_usd: 0.0,
+        ..verdict(true)
+    };
+    store
+        .record_classification(ids[2], &local, t0() + secs(2))
+        .await
+        .unwrap();
+
+    let back = store.classification(ids[0]).await.unwrap().unwrap();
+    assert_eq!(back.extraction, Some(extraction));
+    assert!((back.cost_usd - 0.00027).abs() < 1e-12);
+
+    let totals = store.classification_totals(t0()).await.unwrap();
+    let gpt = totals.iter().find(|t| t.model == "gpt-4o-mini").unwrap();
+    assert_eq!((gpt.posts, gpt.jobs), (2, 1));
+    assert_eq!((gpt.tokens_in, gpt.tokens_out), (2000, 400));
+    assert!((gpt.cost_usd - 0.0004).abs() < 1e-9, "{}", gpt.cost_usd);
+    assert_eq!(totals.len(), 2);
+    // Only classifications since the given time count.
+    let later = store
+        .classification_totals(t0() + secs(1) + Duration::milliseconds(1))
+        .await
+        .unwrap();
+    assert_eq!(later.len(), 1);
+    assert_eq!(later[0].model, "local:abc");
+}
+
+/// Subscribers by chat, a minimum budget kept as given, and blocking both ways.
+pub async fn check_subscriber_by_chat(store: &dyn Store) {
+    assert_eq!(store.subscriber_by_chat(42).await.unwrap(), None);
+    assert!(!store.set_subscriber_blocked(42, true, t0()).await.unwrap());
+    let spec = SubscriberSpec {
+        min_budget: Some(r#"{"amount":5000.0,"currency":"RUB"}"#.to_owned()),
+        ..subscriber(42)
+    };
+    store.upsert_subscriber(&spec, t0()).await.unwrap();
+    let row = store.subscriber_by_chat(42).await.unwrap().unwrap();
+    // The budget is JSON: the same value comes back (PostgreSQL may re-space it).
+    let budget: serde_json::Value =
+        serde_json::from_str(row.min_budget.as_deref().unwrap()).unwrap();
+    assert_eq!(budget, serde_json::json!({"amount": 5000.0, "currency": "RUB"}));
+    assert_eq!(
+        SubscriberSpec {
+            min_budget: spec.min_budget.clone(),
+            ..row.to_spec()
+        },
+        spec
+    );
+
+    let v0 = store.subscribers_version().await.unwrap();
+    assert!(store.set_subscriber_blocked(42, true, t0()).await.unwrap());
+    assert!(store.subscriber_by_chat(42).await.unwrap().unwrap().blocked);
+    let v1 = store.subscribers_version().await.unwrap();
+    assert!(v1 > v0, "blocking changes the subscribers version");
+    // Blocking again changes nothing.
+    assert!(store.set_subscriber_blocked(42, true, t0()).await.unwrap());
+    assert_eq!(store.subscribers_version().await.unwrap(), v1);
+    assert!(store.set_subscriber_blocked(42, false, t0()).await.unwrap());
+    assert!(!store.subscriber_by_chat(42).await.unwrap().unwrap().blocked);
+    // Clearing the minimum budget.
+    store
+        .upsert_subscriber(&subscriber(42), t0())
+        .await
+        .unwrap();
+    assert_eq!(
+        store
+            .subscriber_by_chat(42)
+            .await
+            .unwrap()
+            .unwrap()
+            .min_budget,
+        None
+    );
+}
+
+/// Labeled examples: one per (post, source), replaced by a later label; paging by id.
+pub async fn check_examples(store: &dyn Store) {
+    let post = job(store, "e1").await;
+    let label = |source, kind: &str| NewExample {
+        post_id: Some(post),
+        text: "Нужен логотип".to_owned(),
+        is_job: kind == "job",
+        kind: kind.to_owned(),
+        categories: if kind == "job" {
+            vec!["design".to_owned()]
+        } else {
+            Vec::new()
+        },
+        source,
+    };
+    let a = store
+        .add_example(&label(ExampleSource::Llm, "ad"), t0())
+        .await
+        .unwrap();
+    let b = store
+        .add_example(&label(ExampleSource::Relabel, "job"), t0())
+        .await
+        .unwrap();
+    assert_ne!(a, b);
+    // The LLM answers again for the same post: replaced, not added.
+    let a2 = store
+        .add_example(&label(ExampleSource::Llm, "job"), t0() + secs(5))
+        .await
+        .unwrap();
+    assert_eq!(a, a2);
+    let free = NewExample {
+        post_id: None,
+        ..label(ExampleSource::Report, "job")
+    };
+    let c1 = store.add_example(&free, t0()).await.unwrap();
+    let c2 = store.add_example(&free, t0()).await.unwrap();
+    assert_ne!(c1, c2, "examples without a post are all kept");
+
+    let all = store.examples(0, 100).await.unwrap();
+    assert_eq!(all.len(), 4);
+    let llm = all.iter().find(|e| e.source == ExampleSource::Llm).unwrap();
+    assert_eq!(llm.kind, "job");
+    assert_eq!(llm.categories, vec!["design".to_owned()]);
+    assert_eq!(llm.created_at, t0() + secs(5));
+    let page = store.examples(all[1].id, 2).await.unwrap();
+    assert_eq!(
+        page.iter().map(|e| e.id).collect::<Vec<_>>(),
+        vec![all[2].id, all[3].id]
+    );
+}
+
+/// Reports: filed pending, decided once; accepting stores the label as an example.
+pub async fn check_reports(store: &dyn Store) {
+    let post = job(store, "r1").await;
+    let missed = store
+        .insert_report(
+            &NewReport {
+                chat_id: 7,
+                post_id: None,
+                kind: ReportKind::Missed,
+                text: "Нужен монтажёр для reels, 3000 ₽".to_owned(),
+                link: Some("https://t.me/other/5".to_owned()),
+            },
+            t0(),
+        )
+        .await
+        .unwrap();
+    let wrong = store
+        .insert_report(
+            &NewReport {
+                chat_id: 8,
+                post_id: Some(post),
+                kind: ReportKind::Wrong,
+                text: "это реклама".to_owned(),
+                link: None,
+            },
+            t0() + secs(1),
+        )
+        .await
+        .unwrap();
+    let pending = store
+        .reports(Some(ReportStatus::Pending), 10)
+        .await
+        .unwrap();
+    assert_eq!(
+        pending.iter().map(|r| r.id).collect::<Vec<_>>(),
+        vec![wrong, missed],
+        "newest first"
+    );
+    let label = NewExample {
+        post_id: None,
+        text: "Нужен монтажёр для reels, 3000 ₽".to_owned(),
+        is_job: true,
+        kind: "job".to_owned(),
+        categories: vec!["video".to_owned()],
+        source: ExampleSource::Report,
+    };
+    assert!(
+        store
+            .decide_report(missed, Some(&label), t0() + secs(9))
+            .await
+            .unwrap()
+    );
+    assert!(
+        !store.decide_report(missed, None, t0()).await.unwrap(),
+        "a decided report stays decided"
+    );
+    assert!(
+        store
+            .decide_report(wrong, None, t0() + secs(9))
+            .await
+            .unwrap()
+    );
+    assert!(!store.decide_report(999_999, None, t0()).await.unwrap());
+
+    let accepted = store.report(missed).await.unwrap().unwrap();
+    assert_eq!(accepted.status, ReportStatus::Accepted);
+    assert_eq!(accepted.decided_at, Some(t0() + secs(9)));
+    let example = accepted
+        .example_id
+        .expect("an accepted report becomes an example");
+    let examples = store.examples(0, 10).await.unwrap();
+    let stored = examples.iter().find(|e| e.id == example).unwrap();
+    assert_eq!(stored.categories, vec!["video".to_owned()]);
+    assert_eq!(stored.source, ExampleSource::Report);
+    let rejected = store.report(wrong).await.unwrap().unwrap();
+    assert_eq!(
+        (rejected.status, rejected.example_id),
+        (ReportStatus::Rejected, None)
+    );
+    assert_eq!(rejected.post_id, Some(post));
+    assert!(
+        store
+            .reports(Some(ReportStatus::Pending), 10)
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    assert_eq!(store.reports(None, 10).await.unwrap().len(), 2);
 }

@@ -1,30 +1,43 @@
 //! A local OpenAI-compatible chat-completions server that answers jobwire's classification
 //! protocol from a labeled oracle, with latency and scripted or random faults.
 //!
-//! # The protocol
+//! # The protocol (jobwire's `classify.v2`)
 //!
-//! The request's **last user message** holds a JSON object
-//! `{"posts":[{"id":"<id>","text":"<post text>"}, ...]}`. The answer's
-//! `choices[0].message.content` is a JSON string
-//! `{"results":[{"id":"<id>","is_job":bool,"kind":"job|resume|ad|chatter","categories":[...]}, ...]}`,
-//! one result per post, in order. Each post is looked up in the oracle by exact text, then by
+//! The request's **last user message** holds the posts as one line of JSON
+//! `{"posts":[{"id":"p1","text":"<post text>"}, ...]}` — either the whole message, or its last
+//! line that parses as such an object (lines before it, e.g. few-shot examples, are ignored).
+//! The answer's `choices[0].message.content` is a JSON string
+//! `{"items":[{"id","is_job","kind","categories","confidence","reason","extraction":{...}}, ...]}`,
+//! one item per post, in order. Each post is looked up in the oracle by exact text, then by
 //! whitespace-collapsed text; a miss is answered `is_job:false, kind:"chatter", categories:[]`
-//! and counted in [`FakeLlmStats::oracle_misses`]. A last user message that is not such JSON
-//! is answered `{"results":[]}` and counted as `unparsed`.
+//! and counted in [`FakeLlmStats::oracle_misses`]. A job's `extraction` comes from the
+//! oracle's [extractions](FakeLlmConfig::extractions) when it has the text, else from
+//! [`jobwire_core::extract::extract`]; non-jobs get an empty one (all null). A last user message without posts is answered
+//! `{"items":[]}` and counted as `unparsed`.
 //!
 //! With `response_format: {"type":"json_schema", ...}` the content is shaped to conform to the
 //! given schema exactly (properties the fake knows get the oracle's values, others a neutral
-//! value of their type; array items with an `enum` keep only allowed values).
+//! value of their type; array items with an `enum` keep only allowed values). A schema whose
+//! top level has `results` instead of `items` (the old `classify.v1` protocol) gets its
+//! answer under `results`.
+//!
+//! `usage` reports a token per 4 characters (prompt: all message contents; completion: the
+//! content). Every request with parsed posts is recorded ([`LlmState::requests_log`]: model,
+//! the ids asked, the system message's hash) so tests can check batching and re-asks.
 //!
 //! Requests are validated like OpenAI: `model` and a non-empty `messages` are required
-//! (400 `invalid_request_error`). Faults come first from [`FaultPlan::script`], then at random
-//! by the plan's rates with a seeded RNG.
+//! (400 `invalid_request_error`). Models listed in [`FaultPlan::quota_models`] answer 429
+//! `insufficient_quota`, those in [`FaultPlan::unknown_models`] 404 `model_not_found`. Other
+//! faults come first from [`FaultPlan::script`], then at random by the plan's rates with a
+//! seeded RNG; item faults ([`FaultPlan::rate_drop_item`], [`FaultPlan::rate_bad_item`],
+//! [`FaultPlan::shuffle_items`]) apply to every otherwise correct answer.
 
 mod oracle;
 mod schema;
 
 use std::{
     collections::VecDeque,
+    hash::{Hash, Hasher},
     net::SocketAddr,
     ops::Deref,
     sync::{
@@ -42,7 +55,8 @@ use axum::{
     response::{IntoResponse, Response},
     routing::{get, post},
 };
-use rand::{Rng, SeedableRng, rngs::StdRng};
+use jobwire_core::extract::{BudgetBasis, Extraction, extract};
+use rand::{Rng, SeedableRng, rngs::StdRng, seq::SliceRandom};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use tokio::task::JoinHandle;
@@ -50,7 +64,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::TestkitError;
 use oracle::Oracle;
-pub use oracle::{OracleEntry, load_oracle_jsonl};
+pub use oracle::{OracleEntry, OracleExtraction, load_extractions_jsonl, load_oracle_jsonl};
 
 /// One scripted answer of the fake LLM.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -76,6 +90,17 @@ pub enum Fault {
     Refusal,
     /// HTTP 200 with a cut-off content and `finish_reason: "length"`.
     Truncated,
+    /// HTTP 200 without the items of the 1st, 3rd, 5th… post (so a one-post request gets no
+    /// item at all).
+    Partial,
+    /// HTTP 200 whose 1st, 3rd, 5th… items are off-schema, in turn: an unknown kind
+    /// (`"vacancy"`), a job whose only category is unknown (`"crypto"`), `is_job` as a string.
+    BadItems,
+    /// HTTP 200 where every item is a job whose only category is unknown (`"crypto"`): a
+    /// model that insists on a category it was not offered.
+    UnknownCategoryItems,
+    /// HTTP 429 `insufficient_quota` (no `retry-after`), as OpenAI sends when billing is out.
+    Quota,
 }
 
 /// Which faults to inject: the script first, then random faults by rate.
@@ -92,6 +117,18 @@ pub struct FaultPlan {
     pub rate_malformed: f64,
     /// Probability of off-schema JSON per request.
     pub rate_off_schema: f64,
+    /// Probability that an item is left out of an otherwise correct answer.
+    pub rate_drop_item: f64,
+    /// Probability that an item of an otherwise correct answer is off-schema (same variants
+    /// as [`Fault::BadItems`]).
+    pub rate_bad_item: f64,
+    /// Answer the items in a random order.
+    pub shuffle_items: bool,
+    /// Models that are out of quota: every request for them is answered 429
+    /// `insufficient_quota` (before the script).
+    pub quota_models: Vec<String>,
+    /// Models that do not exist: every request for them is answered 404 `model_not_found`.
+    pub unknown_models: Vec<String>,
     /// Faults for the next requests, consumed first, one per request.
     pub script: VecDeque<Fault>,
     /// Value of the `retry-after` header on 429 answers, in seconds (default 1).
@@ -109,6 +146,11 @@ impl Default for FaultPlan {
             rate_timeout: 0.0,
             rate_malformed: 0.0,
             rate_off_schema: 0.0,
+            rate_drop_item: 0.0,
+            rate_bad_item: 0.0,
+            shuffle_items: false,
+            quota_models: Vec::new(),
+            unknown_models: Vec::new(),
             script: VecDeque::new(),
             retry_after_secs: 1,
             timeout_hold: Duration::from_secs(120),
@@ -145,12 +187,26 @@ mod millis {
 pub struct FakeLlmConfig {
     /// Labeled posts: the answers, looked up by text.
     pub oracle: Vec<OracleEntry>,
+    /// What the labeled jobs say about themselves, looked up by text.
+    pub extractions: Vec<OracleExtraction>,
     /// Delay before each answer.
     pub latency: Duration,
     /// Faults to inject.
     pub faults: FaultPlan,
     /// Seed of the RNG that draws random faults.
     pub seed: u64,
+}
+
+impl FakeLlmConfig {
+    /// Labels and extractions from one labeled JSONL document (see [`load_oracle_jsonl`] and
+    /// [`load_extractions_jsonl`]); no latency, no faults.
+    pub fn from_jsonl(jsonl: &str) -> Result<Self, TestkitError> {
+        Ok(FakeLlmConfig {
+            oracle: load_oracle_jsonl(jsonl)?,
+            extractions: load_extractions_jsonl(jsonl)?,
+            ..FakeLlmConfig::default()
+        })
+    }
 }
 
 /// Counters of a [`FakeLlm`].
@@ -190,7 +246,62 @@ pub struct FakeLlmStats {
     pub prompt_tokens: u64,
     /// Sum of `usage.completion_tokens` answered.
     pub completion_tokens: u64,
+    /// Requests whose posts were parsed and that were answered with content (correct or
+    /// faulty), i.e. the ones [`Self::posts`] is counted over.
+    pub answered_requests: u64,
+    /// The most posts one request carried.
+    pub max_posts_per_request: u64,
+    /// Items left out of answers ([`Fault::Partial`], [`FaultPlan::rate_drop_item`]).
+    pub dropped_items: u64,
+    /// Off-schema items sent ([`Fault::BadItems`], [`Fault::UnknownCategoryItems`],
+    /// [`FaultPlan::rate_bad_item`]).
+    pub bad_items: u64,
+    /// 429 `insufficient_quota` answers.
+    pub insufficient_quota: u64,
+    /// 404 `model_not_found` answers.
+    pub model_not_found: u64,
 }
+
+impl FakeLlmStats {
+    /// Requests per 1000 posts classified (0 when no post was).
+    pub fn requests_per_1000_posts(&self) -> f64 {
+        if self.posts == 0 {
+            0.0
+        } else {
+            self.requests as f64 * 1000.0 / self.posts as f64
+        }
+    }
+
+    /// Mean posts per answered request (0 when none was).
+    pub fn mean_posts_per_request(&self) -> f64 {
+        if self.answered_requests == 0 {
+            0.0
+        } else {
+            self.posts as f64 / self.answered_requests as f64
+        }
+    }
+}
+
+/// One request with parsed posts, as the fake saw it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RequestRecord {
+    /// The model asked.
+    pub model: String,
+    /// The post ids asked, in order.
+    pub ids: Vec<String>,
+    /// The length of every post text, in characters.
+    pub post_chars: Vec<usize>,
+    /// A hash of the system message(s) (equal hashes: byte-identical prefixes).
+    pub system_hash: u64,
+    /// The last user message, cut to its first [`RECORDED_USER_CHARS`] characters.
+    pub user: String,
+}
+
+/// How much of the user message a [`RequestRecord`] keeps.
+pub const RECORDED_USER_CHARS: usize = 8000;
+
+/// How many [`RequestRecord`]s are kept (the oldest go first).
+pub const MAX_RECORDS: usize = 10_000;
 
 #[derive(Debug, Default)]
 struct Counters {
@@ -211,10 +322,16 @@ struct Counters {
     oracle_misses: AtomicU64,
     prompt_tokens: AtomicU64,
     completion_tokens: AtomicU64,
+    answered_requests: AtomicU64,
+    max_posts_per_request: AtomicU64,
+    dropped_items: AtomicU64,
+    bad_items: AtomicU64,
+    insufficient_quota: AtomicU64,
+    model_not_found: AtomicU64,
 }
 
 impl Counters {
-    fn all(&self) -> [&AtomicU64; 17] {
+    fn all(&self) -> [&AtomicU64; 23] {
         [
             &self.requests,
             &self.ok,
@@ -233,6 +350,12 @@ impl Counters {
             &self.oracle_misses,
             &self.prompt_tokens,
             &self.completion_tokens,
+            &self.answered_requests,
+            &self.max_posts_per_request,
+            &self.dropped_items,
+            &self.bad_items,
+            &self.insufficient_quota,
+            &self.model_not_found,
         ]
     }
 }
@@ -258,6 +381,7 @@ struct Inner {
     latency_us: AtomicU64,
     stats: Counters,
     seq: AtomicU64,
+    log: Mutex<VecDeque<RequestRecord>>,
     cancel: CancellationToken,
 }
 
@@ -273,7 +397,7 @@ impl LlmState {
     pub fn new(config: FakeLlmConfig) -> Self {
         LlmState {
             inner: Arc::new(Inner {
-                oracle: Oracle::new(config.oracle),
+                oracle: Oracle::new(config.oracle, config.extractions),
                 faults: Mutex::new(Faults {
                     plan: config.faults,
                     rng: StdRng::seed_from_u64(config.seed),
@@ -281,6 +405,7 @@ impl LlmState {
                 latency_us: AtomicU64::new(duration_us(config.latency)),
                 stats: Counters::default(),
                 seq: AtomicU64::new(0),
+                log: Mutex::new(VecDeque::new()),
                 cancel: CancellationToken::new(),
             }),
         }
@@ -308,14 +433,35 @@ impl LlmState {
             oracle_misses: g(&s.oracle_misses),
             prompt_tokens: g(&s.prompt_tokens),
             completion_tokens: g(&s.completion_tokens),
+            answered_requests: g(&s.answered_requests),
+            max_posts_per_request: g(&s.max_posts_per_request),
+            dropped_items: g(&s.dropped_items),
+            bad_items: g(&s.bad_items),
+            insufficient_quota: g(&s.insufficient_quota),
+            model_not_found: g(&s.model_not_found),
         }
     }
 
-    /// Zeroes the counters.
+    /// Zeroes the counters and clears the request log.
     pub fn reset_stats(&self) {
         for c in self.inner.stats.all() {
             c.store(0, Ordering::Relaxed);
         }
+        lock(&self.inner.log).clear();
+    }
+
+    /// The requests with parsed posts since start or the last [`Self::reset_stats`] (at most
+    /// [`MAX_RECORDS`], oldest first), whatever they were answered.
+    pub fn requests_log(&self) -> Vec<RequestRecord> {
+        lock(&self.inner.log).iter().cloned().collect()
+    }
+
+    fn record(&self, r: RequestRecord) {
+        let mut log = lock(&self.inner.log);
+        if log.len() >= MAX_RECORDS {
+            log.pop_front();
+        }
+        log.push_back(r);
     }
 
     /// Replaces the fault plan (the RNG keeps its sequence).
@@ -368,6 +514,159 @@ impl LlmState {
             }
         }
         (Fault::Ok, retry, hold)
+    }
+}
+
+/// What happens to one item of an answer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum ItemFate {
+    Keep,
+    Drop,
+    Bad,
+    UnknownCategory,
+}
+
+/// The fates of an answer's items, and a new order for them (a permutation), if shuffled.
+#[derive(Debug)]
+struct Fates {
+    fates: Vec<ItemFate>,
+    order: Option<Vec<usize>>,
+}
+
+impl LlmState {
+    /// Draws what happens to the `n` items of an answer with this fault.
+    fn item_fates(&self, fault: Fault, n: usize) -> Fates {
+        let mut f = lock(&self.inner.faults);
+        let (drop, bad, shuffle) = (
+            f.plan.rate_drop_item,
+            f.plan.rate_bad_item,
+            f.plan.shuffle_items,
+        );
+        let fates = (0..n)
+            .map(|i| match fault {
+                Fault::Partial if i % 2 == 0 => ItemFate::Drop,
+                Fault::BadItems if i % 2 == 0 => ItemFate::Bad,
+                Fault::UnknownCategoryItems => ItemFate::UnknownCategory,
+                Fault::Partial | Fault::BadItems => ItemFate::Keep,
+                _ => {
+                    if drop > 0.0 && f.rng.random::<f64>() < drop {
+                        ItemFate::Drop
+                    } else if bad > 0.0 && f.rng.random::<f64>() < bad {
+                        ItemFate::Bad
+                    } else {
+                        ItemFate::Keep
+                    }
+                }
+            })
+            .collect();
+        let order = shuffle.then(|| {
+            let mut order: Vec<usize> = (0..n).collect();
+            order.shuffle(&mut f.rng);
+            order
+        });
+        Fates { fates, order }
+    }
+}
+
+/// An off-schema version of an item: an unknown kind, a job whose only category is unknown,
+/// or `is_job` as a string, by `nth`.
+fn spoil(mut item: Value, nth: u64) -> Value {
+    if let Some(obj) = item.as_object_mut() {
+        match nth % 3 {
+            0 => {
+                obj.insert("kind".into(), json!("vacancy"));
+            }
+            1 => {
+                obj.insert("is_job".into(), json!(true));
+                obj.insert("kind".into(), json!("job"));
+                obj.insert("categories".into(), json!(["crypto"]));
+            }
+            _ => {
+                let b = obj.get("is_job").and_then(Value::as_bool).unwrap_or(false);
+                obj.insert("is_job".into(), json!(if b { "yes" } else { "no" }));
+            }
+        }
+    }
+    item
+}
+
+/// The posts of a user message: the whole message as `{"posts":[...]}`, or else its last line
+/// that is such an object.
+fn parse_posts(message: &str) -> Option<Vec<Value>> {
+    let from = |s: &str| {
+        serde_json::from_str::<Value>(s)
+            .ok()
+            .and_then(|v| v.get("posts").and_then(Value::as_array).cloned())
+    };
+    from(message).or_else(|| {
+        message
+            .lines()
+            .rev()
+            .map(str::trim)
+            .filter(|l| l.starts_with('{'))
+            .find_map(from)
+    })
+}
+
+/// The extraction JSON of the `classify.v2` schema (every key present, `null` when unknown).
+fn extraction_json(e: Option<&Extraction>) -> Value {
+    let empty = Extraction::default();
+    let e = e.unwrap_or(&empty);
+    let budget = e.budget.as_ref().map(|b| {
+        let basis = match b.basis {
+            BudgetBasis::Fixed => "fixed",
+            BudgetBasis::Hourly => "hourly",
+            BudgetBasis::Monthly => "monthly",
+        };
+        json!({"min": b.min, "max": b.max, "currency": b.currency, "basis": basis})
+    });
+    json!({
+        "title": e.title,
+        "budget": budget,
+        "deadline": e.deadline,
+        "work_mode": e.work_mode.and_then(|m| serde_json::to_value(m).ok()),
+        "skills": e.skills,
+        "contact": e.contact,
+    })
+}
+
+/// The oracle's answer for one post.
+fn oracle_item(st: &LlmState, id: &str, text: &str) -> Value {
+    let stats = &st.inner.stats;
+    let oracle = &st.inner.oracle;
+    match oracle.lookup(text) {
+        Some(e) => {
+            add(&stats.oracle_hits, 1);
+            let extraction = if e.is_job {
+                match oracle.extraction(text) {
+                    Some(x) => extraction_json(Some(x)),
+                    None => extraction_json(Some(&extract(text))),
+                }
+            } else {
+                extraction_json(None)
+            };
+            json!({
+                "id": id,
+                "is_job": e.is_job,
+                "kind": e.kind,
+                "categories": e.categories,
+                "confidence": 0.9,
+                "reason": "labeled in the oracle",
+                "extraction": extraction,
+            })
+        }
+        None => {
+            add(&stats.oracle_misses, 1);
+            json!({
+                "id": id,
+                "is_job": false,
+                "kind": "chatter",
+                "categories": [],
+                "confidence": 0.5,
+                "reason": "not in the oracle",
+                "extraction": extraction_json(None),
+            })
+        }
     }
 }
 
@@ -455,7 +754,8 @@ impl Drop for FakeLlm {
 /// The fake's HTTP API: `POST /v1/chat/completions` (also `/chat/completions`),
 /// `GET /v1/models`, and the testkit endpoints `GET /__testkit/stats`,
 /// `POST /__testkit/faults` (a [`FaultPlan`] as JSON), `POST /__testkit/latency {latency_ms}`,
-/// `POST /__testkit/reset` (zeroes the counters).
+/// `POST /__testkit/reset` (zeroes the counters, clears the request log),
+/// `GET /__testkit/requests` (the [`RequestRecord`]s).
 pub fn router(state: LlmState) -> Router {
     Router::new()
         .route("/v1/chat/completions", post(chat_completions))
@@ -466,11 +766,16 @@ pub fn router(state: LlmState) -> Router {
         .route("/__testkit/faults", post(tk_faults))
         .route("/__testkit/latency", post(tk_latency))
         .route("/__testkit/reset", post(tk_reset))
+        .route("/__testkit/requests", get(tk_requests))
         .with_state(state)
 }
 
 async fn tk_stats(State(st): State<LlmState>) -> Response {
     Json(st.stats()).into_response()
+}
+
+async fn tk_requests(State(st): State<LlmState>) -> Response {
+    Json(st.requests_log()).into_response()
 }
 
 async fn tk_faults(State(st): State<LlmState>, Json(plan): Json<FaultPlan>) -> Response {
@@ -561,6 +866,26 @@ fn too_many_requests(retry_after: u64) -> Response {
         HeaderValue::from_static("1.146s"),
     );
     resp
+}
+
+fn insufficient_quota() -> Response {
+    openai_error(
+        StatusCode::TOO_MANY_REQUESTS,
+        "You exceeded your current quota, please check your plan and billing details. For more information on this error, read the docs: https://platform.openai.com/docs/guides/error-codes/api-errors.",
+        "insufficient_quota",
+        None,
+        Some("insufficient_quota"),
+    )
+}
+
+fn model_not_found(model: &str) -> Response {
+    openai_error(
+        StatusCode::NOT_FOUND,
+        &format!("The model `{model}` does not exist or you do not have access to it."),
+        "invalid_request_error",
+        None,
+        Some("model_not_found"),
+    )
 }
 
 fn server_error() -> Response {
@@ -677,11 +1002,78 @@ async fn chat_completions(State(st): State<LlmState>, body: Bytes) -> Response {
         tokio::time::sleep(Duration::from_micros(latency)).await;
     }
 
+    let prompt_chars: usize = messages
+        .iter()
+        .map(|m| content_text(m.get("content")).chars().count())
+        .sum();
+    let system: String = messages
+        .iter()
+        .filter(|m| {
+            matches!(
+                m.get("role").and_then(Value::as_str),
+                Some("system" | "developer")
+            )
+        })
+        .map(|m| content_text(m.get("content")))
+        .collect::<Vec<_>>()
+        .join("\n");
+    let last_user = messages
+        .iter()
+        .rev()
+        .find(|m| m.get("role").and_then(Value::as_str) == Some("user"))
+        .map(|m| content_text(m.get("content")))
+        .unwrap_or_default();
+    let posts: Option<Vec<(String, String)>> = parse_posts(&last_user).map(|posts| {
+        posts
+            .iter()
+            .map(|post| {
+                let id = match post.get("id").cloned().unwrap_or(Value::Null) {
+                    Value::String(s) => s,
+                    Value::Null => String::new(),
+                    other => other.to_string(),
+                };
+                let text = post.get("text").and_then(Value::as_str).unwrap_or("");
+                (id, text.to_owned())
+            })
+            .collect()
+    });
+    if let Some(posts) = &posts {
+        let mut hasher = std::collections::hash_map::DefaultHasher::new();
+        system.hash(&mut hasher);
+        st.record(RequestRecord {
+            model: model.clone(),
+            ids: posts.iter().map(|(id, _)| id.clone()).collect(),
+            post_chars: posts.iter().map(|(_, t)| t.chars().count()).collect(),
+            system_hash: hasher.finish(),
+            user: last_user.chars().take(RECORDED_USER_CHARS).collect(),
+        });
+    }
+
+    let (quota, unknown) = {
+        let f = lock(&st.inner.faults);
+        (
+            f.plan.quota_models.contains(&model),
+            f.plan.unknown_models.contains(&model),
+        )
+    };
+    if unknown {
+        add(&stats.model_not_found, 1);
+        return model_not_found(&model);
+    }
+    if quota {
+        add(&stats.insufficient_quota, 1);
+        return insufficient_quota();
+    }
+
     let (fault, retry_after, hold) = st.next_fault();
     match fault {
         Fault::Status429 => {
             add(&stats.status_429, 1);
             return too_many_requests(retry_after);
+        }
+        Fault::Quota => {
+            add(&stats.insufficient_quota, 1);
+            return insufficient_quota();
         }
         Fault::Status500 => {
             add(&stats.status_500, 1);
@@ -698,68 +1090,82 @@ async fn chat_completions(State(st): State<LlmState>, body: Bytes) -> Response {
         _ => {}
     }
 
-    let prompt_chars: usize = messages
-        .iter()
-        .map(|m| content_text(m.get("content")).chars().count())
-        .sum();
-    let last_user = messages
-        .iter()
-        .rev()
-        .find(|m| m.get("role").and_then(Value::as_str) == Some("user"))
-        .map(|m| content_text(m.get("content")))
-        .unwrap_or_default();
-
-    let posts = serde_json::from_str::<Value>(&last_user)
-        .ok()
-        .and_then(|v| v.get("posts").and_then(Value::as_array).cloned());
-    let mut results = Vec::new();
-    match posts {
-        Some(posts) => {
-            for post in &posts {
-                let id = post.get("id").cloned().unwrap_or(Value::Null);
-                let id = match id {
-                    Value::String(s) => s,
-                    Value::Null => String::new(),
-                    other => other.to_string(),
-                };
-                let text = post.get("text").and_then(Value::as_str).unwrap_or("");
-                add(&stats.posts, 1);
-                let result = match st.inner.oracle.lookup(text) {
-                    Some(e) => {
-                        add(&stats.oracle_hits, 1);
-                        json!({"id": id, "is_job": e.is_job, "kind": e.kind, "categories": e.categories})
-                    }
-                    None => {
-                        add(&stats.oracle_misses, 1);
-                        json!({"id": id, "is_job": false, "kind": "chatter", "categories": []})
-                    }
-                };
-                results.push(result);
-            }
-        }
-        None => add(&stats.unparsed, 1),
-    }
-    let mut answer = json!({"results": results});
-
     let schema = req
         .get("response_format")
         .filter(|rf| rf.get("type").and_then(Value::as_str) == Some("json_schema"))
         .and_then(|rf| rf.get("json_schema"))
         .and_then(|js| js.get("schema"));
+    // The old protocol (`classify.v1`) called the list `results`.
+    let key = if schema
+        .and_then(|s| s.get("properties"))
+        .and_then(|p| p.get("results"))
+        .is_some()
+    {
+        "results"
+    } else {
+        "items"
+    };
+
+    let mut items = Vec::new();
+    match posts {
+        Some(posts) => {
+            add(&stats.answered_requests, 1);
+            stats
+                .max_posts_per_request
+                .fetch_max(posts.len() as u64, Ordering::Relaxed);
+            for (id, text) in &posts {
+                add(&stats.posts, 1);
+                items.push(oracle_item(&st, id, text));
+            }
+        }
+        None => add(&stats.unparsed, 1),
+    }
+    let mut answer = json!({ key: items });
     if let Some(schema) = schema {
         answer = schema::conform(Some(&answer), schema, schema, 0);
     }
 
     let seq = st.inner.seq.fetch_add(1, Ordering::Relaxed);
+    if matches!(
+        fault,
+        Fault::Ok | Fault::Partial | Fault::BadItems | Fault::UnknownCategoryItems
+    ) && let Some(list) = answer.get_mut(key).and_then(Value::as_array_mut)
+    {
+        let fates = st.item_fates(fault, list.len());
+        let old = std::mem::take(list);
+        for (item, fate) in old.into_iter().zip(&fates.fates) {
+            match fate {
+                ItemFate::Keep => list.push(item),
+                ItemFate::Drop => add(&stats.dropped_items, 1),
+                ItemFate::Bad => {
+                    let nth = stats.bad_items.fetch_add(1, Ordering::Relaxed);
+                    list.push(spoil(item, nth));
+                }
+                ItemFate::UnknownCategory => {
+                    add(&stats.bad_items, 1);
+                    list.push(spoil(item, 1));
+                }
+            }
+        }
+        if let Some(order) = fates.order {
+            let mut slots: Vec<Option<Value>> =
+                std::mem::take(list).into_iter().map(Some).collect();
+            for i in order {
+                if let Some(v) = slots.get_mut(i).and_then(Option::take) {
+                    list.push(v);
+                }
+            }
+        }
+    }
     match fault {
         Fault::OffSchema => {
-            // Alternate the two kinds of off-schema answers, starting with a missing `results`.
+            // Alternate the two kinds of off-schema answers, starting with a missing list.
             let nth = stats.off_schema.fetch_add(1, Ordering::Relaxed);
             answer = if nth % 2 == 0 {
-                json!({"items": answer.get("results").cloned().unwrap_or_else(|| json!([]))})
+                json!({"answers": answer.get(key).cloned().unwrap_or_else(|| json!([]))})
             } else {
                 let mut a = answer.clone();
-                if let Some(rs) = a.get_mut("results").and_then(Value::as_array_mut) {
+                if let Some(rs) = a.get_mut(key).and_then(Value::as_array_mut) {
                     if rs.is_empty() {
                         rs.push(json!({"id": "0", "is_job": "false", "kind": "chatter", "categories": []}));
                     }
@@ -776,7 +1182,7 @@ async fn chat_completions(State(st): State<LlmState>, body: Bytes) -> Response {
         Fault::UnknownCategory => {
             add(&stats.unknown_category, 1);
             if let Some(first) = answer
-                .get_mut("results")
+                .get_mut(key)
                 .and_then(Value::as_array_mut)
                 .and_then(|rs| rs.first_mut())
             {

@@ -2,7 +2,9 @@
 
 use std::collections::HashMap;
 
+use jobwire_core::extract::Extraction;
 use serde::{Deserialize, Serialize};
+use serde_json::Value;
 
 use crate::TestkitError;
 
@@ -56,36 +58,112 @@ pub fn load_oracle_jsonl(jsonl: &str) -> Result<Vec<OracleEntry>, TestkitError> 
     Ok(out)
 }
 
+/// What a labeled post says about its job, for the fake's `extraction` answers.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct OracleExtraction {
+    /// The post text exactly as posted.
+    pub text: String,
+    /// The expected extraction.
+    pub extraction: Extraction,
+}
+
+/// The keys of an extraction when a line carries them at the top level (the
+/// `data/extract.jsonl` style).
+const EXTRACTION_KEYS: [&str; 6] = [
+    "title",
+    "budget",
+    "deadline",
+    "work_mode",
+    "skills",
+    "contact",
+];
+
+/// Parses the extractions of labeled JSONL: a line with an `extraction` object, or with any of
+/// `title`, `budget`, `deadline`, `work_mode`, `skills`, `contact` at the top level, gives one
+/// (in the [`Extraction`] JSON shape); other lines are skipped. A line that is not JSON, has
+/// no `text`, or whose extraction does not parse is an error.
+pub fn load_extractions_jsonl(jsonl: &str) -> Result<Vec<OracleExtraction>, TestkitError> {
+    let mut out = Vec::new();
+    for (i, line) in jsonl.lines().enumerate() {
+        let line = line.trim();
+        if line.is_empty() {
+            continue;
+        }
+        let err = |source| TestkitError::OracleLine {
+            line: i + 1,
+            source,
+        };
+        let v: Value = serde_json::from_str(line).map_err(err)?;
+        let source = match v.get("extraction") {
+            Some(e @ Value::Object(_)) => e.clone(),
+            _ if EXTRACTION_KEYS.iter().any(|k| v.get(k).is_some()) => v.clone(),
+            _ => continue,
+        };
+        let text: String =
+            serde_json::from_value(v.get("text").cloned().unwrap_or(Value::Null)).map_err(err)?;
+        let extraction: Extraction = serde_json::from_value(source).map_err(err)?;
+        out.push(OracleExtraction { text, extraction });
+    }
+    Ok(out)
+}
+
 /// Whitespace-collapsed form of a text (also trims).
 fn collapse(s: &str) -> String {
     s.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
-/// Lookup by exact text, then by whitespace-collapsed text. The first entry of a text wins.
+/// A text index: exact text, then whitespace-collapsed text. The first of a text wins.
 #[derive(Debug, Default)]
-pub(crate) struct Oracle {
+struct Index {
     exact: HashMap<String, usize>,
     collapsed: HashMap<String, usize>,
+}
+
+impl Index {
+    fn new<'a>(texts: impl Iterator<Item = &'a str>) -> Self {
+        let mut idx = Index::default();
+        for (i, t) in texts.enumerate() {
+            idx.exact.entry(t.to_owned()).or_insert(i);
+            idx.collapsed.entry(collapse(t)).or_insert(i);
+        }
+        idx
+    }
+
+    fn find(&self, text: &str) -> Option<usize> {
+        match self.exact.get(text) {
+            Some(i) => Some(*i),
+            None => self.collapsed.get(&collapse(text)).copied(),
+        }
+    }
+}
+
+/// Labels and extractions, looked up by exact text, then by whitespace-collapsed text.
+#[derive(Debug, Default)]
+pub(crate) struct Oracle {
+    index: Index,
     entries: Vec<OracleEntry>,
+    extraction_index: Index,
+    extractions: Vec<OracleExtraction>,
 }
 
 impl Oracle {
-    pub(crate) fn new(entries: Vec<OracleEntry>) -> Self {
-        let mut o = Oracle::default();
-        for (i, e) in entries.iter().enumerate() {
-            o.exact.entry(e.text.clone()).or_insert(i);
-            o.collapsed.entry(collapse(&e.text)).or_insert(i);
+    pub(crate) fn new(entries: Vec<OracleEntry>, extractions: Vec<OracleExtraction>) -> Self {
+        Oracle {
+            index: Index::new(entries.iter().map(|e| e.text.as_str())),
+            entries,
+            extraction_index: Index::new(extractions.iter().map(|e| e.text.as_str())),
+            extractions,
         }
-        o.entries = entries;
-        o
     }
 
     pub(crate) fn lookup(&self, text: &str) -> Option<&OracleEntry> {
-        let idx = match self.exact.get(text) {
-            Some(i) => *i,
-            None => *self.collapsed.get(&collapse(text))?,
-        };
-        self.entries.get(idx)
+        self.entries.get(self.index.find(text)?)
+    }
+
+    pub(crate) fn extraction(&self, text: &str) -> Option<&Extraction> {
+        self.extractions
+            .get(self.extraction_index.find(text)?)
+            .map(|e| &e.extraction)
     }
 }
 
@@ -103,7 +181,7 @@ mod tests {
         let entries = load_oracle_jsonl(jsonl).unwrap();
         assert_eq!(entries.len(), 2);
         assert_eq!(entries[1].kind, "chatter");
-        let o = Oracle::new(entries);
+        let o = Oracle::new(entries, Vec::new());
         assert_eq!(
             o.lookup("Need  a\nlogo").unwrap().categories,
             vec!["design"]
@@ -112,5 +190,21 @@ mod tests {
         assert!(o.lookup("Need a logo!").is_none());
         let err = load_oracle_jsonl("{\"text\":1}").unwrap_err();
         assert!(err.to_string().starts_with("oracle line 1"), "{err}");
+    }
+
+    #[test]
+    fn extractions_load_from_either_shape() {
+        let jsonl = r#"{"text":"a","is_job":true,"extraction":{"title":"Logo","budget":{"min":5,"currency":"USD","basis":"fixed"}}}
+{"text":"b","is_job":true,"title":"Bot","skills":["Python"],"work_mode":"remote"}
+{"text":"c","is_job":false}
+"#;
+        let ex = load_extractions_jsonl(jsonl).unwrap();
+        assert_eq!(ex.len(), 2);
+        assert_eq!(ex[0].extraction.budget.as_ref().unwrap().currency, "USD");
+        assert_eq!(ex[1].extraction.skills, ["Python"]);
+        let o = Oracle::new(Vec::new(), ex);
+        assert_eq!(o.extraction(" b ").unwrap().title.as_deref(), Some("Bot"));
+        assert!(o.extraction("c").is_none());
+        assert!(load_extractions_jsonl(r#"{"text":"x","budget":{"min":"five"}}"#).is_err());
     }
 }

@@ -1,0 +1,51 @@
+//! jobwire's Telegram bots.
+//!
+//! * The **main bot** sells nothing yet but manages everything: `/start` registers the chat
+//!   as a subscriber and opens a menu (inline keyboard) of categories, filters (include and
+//!   exclude keywords, a minimum budget, quiet hours), pause/resume, the current settings and
+//!   a dialogue to report a vacancy jobwire missed. Russian first, English for users whose
+//!   Telegram speaks another language.
+//! * The **category bots** deliver jobs (the send stage uses their tokens). Here they take
+//!   `/start` (subscribe to the bot's categories, or to the one a `?start=<slug>` deep link
+//!   names), `/stop`, `/wrong` in reply to a delivered message (a report that it is not a
+//!   job or not of this category), and notice when a user blocks them (`my_chat_member`
+//!   kicked → the subscriber is marked blocked). One bot may be both.
+//!
+//! # Updates
+//!
+//! [`UpdateMode::Polling`]: one task per bot long-polls `getUpdates` (Telegram allows one
+//! consumer per token, so only one process may poll). [`UpdateMode::Webhook`]: Telegram
+//! POSTs to `/telegram/{bot}` of [`Bots::webhook_router`], which any number of processes
+//! may serve. Every update is claimed by `(bot, update_id)` first ([`UpdateDedup`]), so a
+//! redelivered update is handled once, and free-text answers are matched to the question
+//! through a [`DialogueStore`] shared by all processes, so a dialogue started on one copy
+//! continues on another.
+//!
+//! The dispatching is jobwire's own, on teloxide's typed Bot API client: teloxide's
+//! dispatcher keeps dialogue state in its own storages (older sqlx and redis majors) and
+//! its webhook secret check is not constant-time.
+//!
+//! # Metrics
+//!
+//! `bot_updates_total{bot,kind}`, `bot_duplicate_updates_total{bot}`,
+//! `bot_update_failures_total{bot}`, `bot_update_duration_seconds{bot}`,
+//! `bot_reports_total{kind}`, `bot_webhook_rejected_total{bot,reason}`.
+
+mod config;
+mod dedup;
+mod dialogue;
+mod error;
+mod handler;
+pub mod input;
+mod runtime;
+pub mod texts;
+
+pub use config::{BotIdentity, BotOptions, BotsConfig, CategoryBot, UpdateMode};
+pub use dedup::{DEDUP_TTL, MemoryDedup, RedisDedup, UpdateDedup};
+pub use dialogue::{
+    DIALOGUE_NAMESPACE, DIALOGUE_TTL, DialogueState, DialogueStore, RedisDialogues, StoreDialogues,
+    redis_connection,
+};
+pub use error::BotError;
+pub use handler::Processed;
+pub use runtime::{Bots, SECRET_HEADER};

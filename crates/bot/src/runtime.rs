@@ -1,0 +1,497 @@
+//! Starting the bots and feeding them updates: long polling or webhooks.
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::Router;
+use axum::body::Bytes;
+use axum::extract::{Path, State};
+use axum::http::{HeaderMap, StatusCode};
+use axum::routing::post;
+use jobwire_core::CategorySlug;
+use jobwire_store::Store;
+use subtle::ConstantTimeEq;
+use teloxide::prelude::*;
+use teloxide::types::{AllowedUpdate, BotCommand, UpdateId};
+use teloxide::{ApiError, RequestError};
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
+
+use crate::config::{BotIdentity, BotsConfig, UpdateMode, webhook_url};
+use crate::dedup::UpdateDedup;
+use crate::dialogue::DialogueStore;
+use crate::handler::{Processed, describe, process_update, update_chat};
+use crate::texts::{self, CategoryView};
+use crate::{BotError, BotOptions};
+
+/// The header Telegram puts the webhook secret in.
+pub const SECRET_HEADER: &str = "x-telegram-bot-api-secret-token";
+
+/// The updates the bots ask Telegram for.
+const ALLOWED_UPDATES: [AllowedUpdate; 3] = [
+    AllowedUpdate::Message,
+    AllowedUpdate::CallbackQuery,
+    AllowedUpdate::MyChatMember,
+];
+
+/// One running bot (one token).
+#[derive(Debug)]
+pub(crate) struct BotRuntime {
+    pub name: String,
+    /// Kept only to redact it from error messages.
+    pub token: String,
+    pub bot: Bot,
+    /// A client whose timeout outlasts a long poll.
+    pub poll_bot: Bot,
+    pub username: String,
+    /// Whether this bot runs the main bot's dialogue.
+    pub is_main: bool,
+    /// The categories this bot delivers (empty for a main-only bot).
+    pub categories: Vec<CategorySlug>,
+}
+
+/// What every handler shares.
+#[derive(Debug)]
+pub(crate) struct Inner {
+    pub store: Arc<dyn Store>,
+    pub dialogues: Arc<dyn DialogueStore>,
+    pub dedup: Arc<dyn UpdateDedup>,
+    pub options: BotOptions,
+    pub bots: BTreeMap<String, Arc<BotRuntime>>,
+    /// Every category, in the configured order.
+    pub views: Vec<CategoryView>,
+    pub main_username: Option<String>,
+    pub mode: UpdateMode,
+    pub tracker: TaskTracker,
+    pub shutdown: CancellationToken,
+    /// One chat's updates are handled one at a time, whichever bot they came to.
+    pub chat_locks: ChatLocks,
+}
+
+/// Per-chat locks: the handlers read, change and write a subscriber as a whole, so two
+/// updates of one chat (a tap in the main bot and `/start` in a category bot) must not
+/// interleave.
+#[derive(Debug, Default)]
+pub(crate) struct ChatLocks {
+    map: std::sync::Mutex<HashMap<i64, Arc<tokio::sync::Mutex<()>>>>,
+}
+
+/// Above this many entries, unused locks are dropped.
+const CHAT_LOCKS_KEPT: usize = 4096;
+
+impl ChatLocks {
+    pub async fn lock(&self, chat_id: i64) -> tokio::sync::OwnedMutexGuard<()> {
+        let lock = {
+            let mut map = self
+                .map
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            if map.len() >= CHAT_LOCKS_KEPT {
+                map.retain(|_, l| Arc::strong_count(l) > 1);
+            }
+            Arc::clone(map.entry(chat_id).or_default())
+        };
+        lock.lock_owned().await
+    }
+}
+
+/// The running bots. Cheap to clone.
+///
+/// In [`UpdateMode::Polling`] each bot polls in its own task; in [`UpdateMode::Webhook`] the
+/// webhooks are registered at start and updates come through [`Bots::webhook_router`],
+/// which the caller mounts on its HTTP server. Either way, cancelling the `shutdown` token
+/// stops taking updates; [`Bots::wait`] returns when the updates in flight are handled.
+#[derive(Debug, Clone)]
+pub struct Bots {
+    inner: Arc<Inner>,
+}
+
+fn telegram_error(rt: &BotIdentity, e: &RequestError) -> BotError {
+    BotError::Telegram {
+        bot: rt.name.clone(),
+        message: describe(e, &rt.token),
+    }
+}
+
+fn client(timeout: Duration) -> Result<reqwest012::Client, BotError> {
+    teloxide::net::default_reqwest_settings()
+        .timeout(timeout)
+        .build()
+        .map_err(|e| BotError::Client(e.to_string()))
+}
+
+impl Bots {
+    /// Checks the configuration, asks every bot who it is (`getMe`, for the `t.me` links),
+    /// registers the command menus, and then polls or sets the webhooks, as `cfg.mode` says.
+    ///
+    /// Fails when the configuration is invalid or a bot does not answer `getMe` (a wrong
+    /// token, Telegram unreachable): the caller decides whether to retry.
+    pub async fn start(
+        cfg: BotsConfig,
+        store: Arc<dyn Store>,
+        dialogues: Arc<dyn DialogueStore>,
+        dedup: Arc<dyn UpdateDedup>,
+        shutdown: CancellationToken,
+    ) -> Result<Bots, BotError> {
+        cfg.validate()?;
+        let request_client = client(cfg.options.request_timeout)?;
+        let poll_client = client(cfg.options.poll_timeout + Duration::from_secs(10))?;
+
+        // One runtime per distinct bot, in first-mention order.
+        let mut idents: Vec<(BotIdentity, bool, Vec<CategorySlug>)> = Vec::new();
+        if let Some(main) = &cfg.main {
+            idents.push((main.clone(), true, Vec::new()));
+        }
+        for c in &cfg.categories {
+            match idents.iter_mut().find(|(i, _, _)| i.name == c.bot.name) {
+                Some((_, _, cats)) => cats.push(c.slug.clone()),
+                None => idents.push((c.bot.clone(), false, vec![c.slug.clone()])),
+            }
+        }
+
+        let lookups = idents.iter().map(|(ident, _, _)| {
+            let bot = Bot::with_client(ident.token.clone(), request_client.clone())
+                .set_api_url(ident.api_url.clone());
+            async move {
+                let me = bot.get_me().await.map_err(|e| telegram_error(ident, &e))?;
+                Ok::<_, BotError>((bot, me.username().to_owned()))
+            }
+        });
+        let answers = futures::future::try_join_all(lookups).await?;
+
+        let mut bots = BTreeMap::new();
+        let mut usernames: HashMap<String, String> = HashMap::new();
+        for ((ident, is_main, categories), (bot, username)) in idents.into_iter().zip(answers) {
+            tracing::info!(bot = %ident.name, username = %username, main = is_main, categories = categories.len(), "bot ready");
+            usernames.insert(ident.name.clone(), username.clone());
+            let poll_bot = Bot::with_client(ident.token.clone(), poll_client.clone())
+                .set_api_url(ident.api_url.clone());
+            bots.insert(
+                ident.name.clone(),
+                Arc::new(BotRuntime {
+                    name: ident.name,
+                    token: ident.token,
+                    bot,
+                    poll_bot,
+                    username,
+                    is_main,
+                    categories,
+                }),
+            );
+        }
+        let main_name = cfg.main.as_ref().map(|m| m.name.clone());
+        let views = cfg
+            .categories
+            .iter()
+            .map(|c| CategoryView {
+                slug: c.slug.as_str().to_owned(),
+                name: c.name.clone(),
+                bot_username: usernames.get(&c.bot.name).cloned().unwrap_or_default(),
+                delivered_by_main: main_name.as_deref() == Some(c.bot.name.as_str()),
+            })
+            .collect();
+        let main_username = main_name.as_ref().and_then(|n| usernames.get(n).cloned());
+
+        let inner = Arc::new(Inner {
+            store,
+            dialogues,
+            dedup,
+            options: cfg.options.clone(),
+            bots,
+            views,
+            main_username,
+            mode: cfg.mode.clone(),
+            tracker: TaskTracker::new(),
+            shutdown,
+            chat_locks: ChatLocks::default(),
+        });
+        let this = Bots { inner };
+
+        if cfg.options.register_commands {
+            this.register_commands().await;
+        }
+        match &cfg.mode {
+            UpdateMode::Polling => {
+                for rt in this.inner.bots.values() {
+                    let inner = Arc::clone(&this.inner);
+                    let rt = Arc::clone(rt);
+                    this.inner.tracker.spawn(poll_loop(inner, rt));
+                }
+            }
+            UpdateMode::Webhook { .. } => this.set_webhooks().await?,
+        }
+        Ok(this)
+    }
+
+    /// `(configured name, Telegram username)` of every bot.
+    pub fn usernames(&self) -> Vec<(String, String)> {
+        self.inner
+            .bots
+            .values()
+            .map(|b| (b.name.clone(), b.username.clone()))
+            .collect()
+    }
+
+    /// Sets the command menus (Russian and default English). Failures are logged: the bots
+    /// work without them.
+    async fn register_commands(&self) {
+        for rt in self.inner.bots.values() {
+            let list: &[(&str, &str, &str)] = if rt.is_main {
+                texts::MAIN_COMMANDS
+            } else {
+                texts::CATEGORY_COMMANDS
+            };
+            let mut commands_ru: Vec<BotCommand> = list
+                .iter()
+                .map(|(c, ru, _)| BotCommand::new(*c, *ru))
+                .collect();
+            let mut commands_en: Vec<BotCommand> = list
+                .iter()
+                .map(|(c, _, en)| BotCommand::new(*c, *en))
+                .collect();
+            if rt.is_main && !rt.categories.is_empty() {
+                for (c, ru, en) in texts::CATEGORY_COMMANDS {
+                    if !list.iter().any(|(m, _, _)| m == c) {
+                        commands_ru.push(BotCommand::new(*c, *ru));
+                        commands_en.push(BotCommand::new(*c, *en));
+                    }
+                }
+            }
+            let ru = rt
+                .bot
+                .set_my_commands(commands_ru)
+                .language_code("ru")
+                .await;
+            let en = rt.bot.set_my_commands(commands_en).await;
+            for res in [ru, en] {
+                if let Err(e) = res {
+                    tracing::warn!(bot = %rt.name, error = %describe(&e, &rt.token), "setting the command menu failed");
+                }
+            }
+        }
+    }
+
+    /// Registers every bot's webhook (`setWebhook` with the URL, the secret and the allowed
+    /// updates). Called by [`Bots::start`] in webhook mode; safe to call again (every copy
+    /// of the role does at start-up).
+    pub async fn set_webhooks(&self) -> Result<(), BotError> {
+        let UpdateMode::Webhook { public_url, secret } = &self.inner.mode else {
+            return Err(BotError::Config(
+                "set_webhooks needs the webhook update mode".into(),
+            ));
+        };
+        for rt in self.inner.bots.values() {
+            let url = webhook_url(public_url, &rt.name)?;
+            rt.bot
+                .set_webhook(url.clone())
+                .secret_token(secret.clone())
+                .allowed_updates(ALLOWED_UPDATES)
+                .await
+                .map_err(|e| BotError::Telegram {
+                    bot: rt.name.clone(),
+                    message: describe(&e, &rt.token),
+                })?;
+            tracing::info!(bot = %rt.name, url = %url, "webhook set");
+        }
+        Ok(())
+    }
+
+    /// The webhook endpoint: `POST /telegram/{bot name}` for every bot. Checks the secret
+    /// header (constant-time; 401 otherwise), parses the update (400 if it is not one),
+    /// handles it and answers 200 — after at most `webhook_answer_within`, while a slow
+    /// handling goes on. 404 for an unknown bot or when not in webhook mode; 503 once
+    /// shutting down (Telegram retries, possibly on another copy).
+    pub fn webhook_router(&self) -> Router {
+        Router::new()
+            .route("/telegram/{bot}", post(webhook))
+            .with_state(Arc::clone(&self.inner))
+    }
+
+    /// Handles one update as if it had arrived for bot `bot_name` (dedup included).
+    pub async fn handle_update(
+        &self,
+        bot_name: &str,
+        update: Update,
+    ) -> Result<Processed, BotError> {
+        let rt = self
+            .inner
+            .bots
+            .get(bot_name)
+            .cloned()
+            .ok_or_else(|| BotError::Config(format!("no bot named {bot_name:?}")))?;
+        Ok(process_update(Arc::clone(&self.inner), rt, update).await)
+    }
+
+    /// Waits until the shutdown token is cancelled and every poller and update in flight is
+    /// done.
+    pub async fn wait(&self) {
+        self.inner.shutdown.cancelled().await;
+        self.inner.tracker.close();
+        self.inner.tracker.wait().await;
+    }
+}
+
+async fn webhook(
+    State(inner): State<Arc<Inner>>,
+    Path(bot): Path<String>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> StatusCode {
+    let UpdateMode::Webhook { secret, .. } = &inner.mode else {
+        return StatusCode::NOT_FOUND;
+    };
+    let rt = inner.bots.get(&bot).cloned();
+    // The secret is checked first, so a stranger learns nothing about the bot names.
+    let given = headers
+        .get(SECRET_HEADER)
+        .map_or(&b""[..], |v| v.as_bytes());
+    if !bool::from(given.ct_eq(secret.as_bytes())) {
+        let label = rt
+            .as_ref()
+            .map_or_else(|| "unknown".to_owned(), |r| r.name.clone());
+        metrics::counter!("bot_webhook_rejected_total", "bot" => label.clone(), "reason" => "secret")
+            .increment(1);
+        tracing::warn!(bot = %label, "webhook request with a wrong secret refused");
+        return StatusCode::UNAUTHORIZED;
+    }
+    let Some(rt) = rt else {
+        return StatusCode::NOT_FOUND;
+    };
+    if inner.shutdown.is_cancelled() {
+        return StatusCode::SERVICE_UNAVAILABLE;
+    }
+    let update: Update = match serde_json::from_slice(&body) {
+        Ok(u) => u,
+        Err(e) => {
+            metrics::counter!("bot_webhook_rejected_total", "bot" => rt.name.clone(), "reason" => "body")
+                .increment(1);
+            tracing::warn!(bot = %rt.name, error = %e, "webhook body is not an update");
+            return StatusCode::BAD_REQUEST;
+        }
+    };
+    let budget = inner.options.webhook_answer_within;
+    let task = inner
+        .tracker
+        .spawn(process_update(Arc::clone(&inner), rt, update));
+    // Answer quickly; a slow handling goes on in its task (and `Bots::wait` waits for it).
+    let _ = tokio::time::timeout(budget, task).await;
+    StatusCode::OK
+}
+
+/// Long-polls one bot until shutdown. Updates of one chat are handled in order, different
+/// chats concurrently; the offset moves past a batch only once it is handled, and is
+/// confirmed to Telegram on the way out so the next start does not see them again.
+async fn poll_loop(inner: Arc<Inner>, rt: Arc<BotRuntime>) {
+    let shutdown = inner.shutdown.clone();
+    let mut backoff = Duration::from_millis(500);
+    // A webhook set earlier makes getUpdates fail: remove it (pending updates stay).
+    loop {
+        let res = tokio::select! {
+            biased;
+            () = shutdown.cancelled() => return,
+            r = rt.bot.delete_webhook().send() => r,
+        };
+        match res {
+            Ok(_) => break,
+            Err(e) => {
+                tracing::warn!(bot = %rt.name, error = %describe(&e, &rt.token), retry_in = ?backoff, "deleteWebhook failed");
+                if sleep_or_shutdown(&shutdown, backoff).await {
+                    return;
+                }
+                backoff = (backoff * 2).min(Duration::from_secs(10));
+            }
+        }
+    }
+    tracing::info!(bot = %rt.name, "long polling started");
+    let timeout = u32::try_from(inner.options.poll_timeout.as_secs()).unwrap_or(25);
+    let mut offset: Option<i32> = None;
+    backoff = Duration::from_millis(500);
+    loop {
+        let mut req = rt
+            .poll_bot
+            .get_updates()
+            .timeout(timeout)
+            .allowed_updates(ALLOWED_UPDATES);
+        if let Some(o) = offset {
+            req = req.offset(o);
+        }
+        let res = tokio::select! {
+            biased;
+            () = shutdown.cancelled() => break,
+            r = req.send() => r,
+        };
+        match res {
+            Ok(updates) => {
+                backoff = Duration::from_millis(500);
+                if let Some(max) = updates.iter().map(|u| u.id).max() {
+                    offset = next_offset(max).or(offset);
+                }
+                handle_batch(&inner, &rt, updates).await;
+            }
+            Err(e) => {
+                let conflict =
+                    matches!(&e, RequestError::Api(ApiError::TerminatedByOtherGetUpdates))
+                        || describe(&e, &rt.token).contains("Conflict");
+                if conflict {
+                    tracing::warn!(bot = %rt.name, "another process is polling this bot (only one may; use webhooks for several copies)");
+                } else {
+                    tracing::warn!(bot = %rt.name, error = %describe(&e, &rt.token), retry_in = ?backoff, "getUpdates failed");
+                }
+                if sleep_or_shutdown(&shutdown, backoff).await {
+                    break;
+                }
+                backoff = (backoff * 2).min(Duration::from_secs(10));
+            }
+        }
+    }
+    if let Some(o) = offset {
+        let confirm = rt.bot.get_updates().offset(o).limit(1).timeout(0).send();
+        match tokio::time::timeout(Duration::from_secs(5), confirm).await {
+            Ok(Ok(_)) => tracing::debug!(bot = %rt.name, offset = o, "update offset confirmed"),
+            Ok(Err(e)) => {
+                tracing::warn!(bot = %rt.name, error = %describe(&e, &rt.token), "could not confirm the update offset");
+            }
+            Err(_) => tracing::warn!(bot = %rt.name, "confirming the update offset timed out"),
+        }
+    }
+    tracing::info!(bot = %rt.name, "long polling stopped");
+}
+
+fn next_offset(id: UpdateId) -> Option<i32> {
+    i32::try_from(u64::from(id.0) + 1).ok()
+}
+
+/// Sleeps; `true` when shutdown came first.
+async fn sleep_or_shutdown(shutdown: &CancellationToken, d: Duration) -> bool {
+    tokio::select! {
+        () = shutdown.cancelled() => true,
+        () = tokio::time::sleep(d) => false,
+    }
+}
+
+/// Handles a batch: each chat's updates in order, chats concurrently.
+async fn handle_batch(inner: &Arc<Inner>, rt: &Arc<BotRuntime>, updates: Vec<Update>) {
+    let mut chats: Vec<(Option<i64>, Vec<Update>)> = Vec::new();
+    for u in updates {
+        let chat = update_chat(&u);
+        match chats.iter_mut().find(|(c, _)| chat.is_some() && *c == chat) {
+            Some((_, list)) => list.push(u),
+            None => chats.push((chat, vec![u])),
+        }
+    }
+    let runs = chats.into_iter().map(|(_, list)| {
+        let inner = Arc::clone(inner);
+        let rt = Arc::clone(rt);
+        inner.tracker.clone().spawn(async move {
+            for u in list {
+                process_update(Arc::clone(&inner), Arc::clone(&rt), u).await;
+            }
+        })
+    });
+    for res in futures::future::join_all(runs).await {
+        if let Err(e) = res {
+            tracing::error!(bot = %rt.name, error = %e, "an update handler panicked");
+        }
+    }
+}

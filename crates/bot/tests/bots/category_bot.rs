@@ -1,0 +1,156 @@
+//! The category bots over long polling.
+
+use jobwire_bot::UpdateMode;
+use jobwire_store::ReportKind;
+
+use crate::common::*;
+
+const BOB: i64 = 602;
+
+#[tokio::test]
+async fn start_subscribes_to_the_bots_categories_and_stop_unsubscribes() {
+    let env = Env::new().await;
+    let bots = env.start(UpdateMode::Polling).await;
+
+    // `webbot` delivers web and bots: a plain /start subscribes to both.
+    env.inject(WEB_ID, text(BOB, "/start"));
+    let sent = env.wait_sent(WEB_ID, BOB, 1).await;
+    assert!(
+        sent[0].visible_text.contains("«Веб-разработка», «Боты»"),
+        "{}",
+        sent[0].visible_text
+    );
+    assert!(
+        sent[0].visible_text.contains("@test1001_bot"),
+        "{}",
+        sent[0].visible_text
+    );
+    let sub = env
+        .subscriber(BOB)
+        .await
+        .expect("created by the category bot");
+    assert_eq!(sub.categories, ["web", "bots"]);
+
+    // A deep link from the main bot's menu names one category.
+    env.inject(DESIGN_ID, text(BOB, "/start design"));
+    let sent = env.wait_sent(DESIGN_ID, BOB, 1).await;
+    assert!(
+        sent[0].visible_text.contains("«Дизайн»"),
+        "{}",
+        sent[0].visible_text
+    );
+    assert_eq!(
+        env.subscriber(BOB).await.unwrap().categories,
+        ["web", "bots", "design"]
+    );
+
+    env.inject(WEB_ID, text(BOB, "/stop bots"));
+    let sent = env.wait_sent(WEB_ID, BOB, 2).await;
+    assert!(
+        sent[1].visible_text.contains("Подписка выключена: «Боты»"),
+        "{}",
+        sent[1].visible_text
+    );
+    assert_eq!(
+        env.subscriber(BOB).await.unwrap().categories,
+        ["web", "design"]
+    );
+
+    env.inject(WEB_ID, text(BOB, "/stop"));
+    env.wait_sent(WEB_ID, BOB, 3).await;
+    assert_eq!(env.subscriber(BOB).await.unwrap().categories, ["design"]);
+
+    // The category bots do not run the main bot's dialogue.
+    env.inject(WEB_ID, text(BOB, "/include"));
+    let sent = env.wait_sent(WEB_ID, BOB, 4).await;
+    assert!(
+        sent[3].visible_text.contains("/start — подписаться"),
+        "{}",
+        sent[3].visible_text
+    );
+    bots.stop().await;
+}
+
+#[tokio::test]
+async fn blocking_a_category_bot_marks_the_subscriber_blocked() {
+    let env = Env::new().await;
+    let bots = env.start(UpdateMode::Polling).await;
+    env.inject(WEB_ID, text(BOB, "/start"));
+    env.wait_sent(WEB_ID, BOB, 1).await;
+
+    env.inject(WEB_ID, member_status(BOB, WEB_ID, "member", "kicked"));
+    eventually("blocked", || async {
+        env.subscriber(BOB).await?.blocked.then_some(())
+    })
+    .await;
+
+    // Restarting the bot (member again) unblocks, and so does /start.
+    env.inject(WEB_ID, member_status(BOB, WEB_ID, "kicked", "member"));
+    eventually("unblocked", || async {
+        (!env.subscriber(BOB).await?.blocked).then_some(())
+    })
+    .await;
+    env.inject(WEB_ID, member_status(BOB, WEB_ID, "member", "kicked"));
+    eventually("blocked again", || async {
+        env.subscriber(BOB).await?.blocked.then_some(())
+    })
+    .await;
+    env.inject(WEB_ID, text(BOB, "/start"));
+    env.wait_sent(WEB_ID, BOB, 2).await;
+    eventually("unblocked by /start", || async {
+        (!env.subscriber(BOB).await?.blocked).then_some(())
+    })
+    .await;
+
+    // Blocking the main bot alone does not stop deliveries (it delivers nothing).
+    env.inject(MAIN_ID, member_status(BOB, MAIN_ID, "member", "kicked"));
+    env.inject(MAIN_ID, text(BOB, "/status"));
+    env.wait_sent(MAIN_ID, BOB, 1).await;
+    assert!(!env.subscriber(BOB).await.unwrap().blocked);
+    bots.stop().await;
+}
+
+#[tokio::test]
+async fn wrong_in_reply_to_a_delivered_message_files_a_report() {
+    let env = Env::new().await;
+    let bots = env.start(UpdateMode::Polling).await;
+    env.inject(WEB_ID, text(BOB, "/start"));
+    let welcome = env.wait_sent(WEB_ID, BOB, 1).await.remove(0);
+    // Stands in for a delivered job card (the send stage's message).
+    let card = jobwire_testkit::telegram::RecordedMessage {
+        visible_text: "Продам гараж, недорого. Подробности: https://example.com/garage".into(),
+        ..welcome
+    };
+
+    // Without a reply the bot explains how.
+    env.inject(WEB_ID, text(BOB, "/wrong"));
+    let sent = env.wait_sent(WEB_ID, BOB, 2).await;
+    assert!(
+        sent[1].visible_text.contains("Ответьте командой /wrong"),
+        "{}",
+        sent[1].visible_text
+    );
+    assert!(env.store.reports(None, 10).await.unwrap().is_empty());
+
+    env.inject(WEB_ID, reply(BOB, "/wrong это не вакансия", WEB_ID, &card));
+    let sent = env.wait_sent(WEB_ID, BOB, 3).await;
+    let reports = env.store.reports(None, 10).await.unwrap();
+    assert_eq!(reports.len(), 1);
+    let r = &reports[0];
+    assert_eq!(r.kind, ReportKind::Wrong);
+    assert_eq!(r.chat_id, BOB);
+    assert!(r.text.starts_with("Продам гараж, недорого."), "{}", r.text);
+    assert!(r.text.ends_with("// это не вакансия"), "{}", r.text);
+    assert_eq!(r.link.as_deref(), Some("https://example.com/garage"));
+    assert!(
+        sent[2].visible_text.contains(&format!("№{}", r.id)),
+        "{}",
+        sent[2].visible_text
+    );
+
+    // /report in reply works the same.
+    env.inject(WEB_ID, reply(BOB, "/report", WEB_ID, &card));
+    env.wait_sent(WEB_ID, BOB, 4).await;
+    assert_eq!(env.store.reports(None, 10).await.unwrap().len(), 2);
+    bots.stop().await;
+}

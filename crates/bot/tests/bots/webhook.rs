@@ -1,0 +1,273 @@
+//! Webhook mode: Telegram (the fake) posts to the router; several copies share the
+//! dialogue state and the dedup.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use jobwire_bot::{Bots, MemoryDedup, SECRET_HEADER, UpdateMode};
+use jobwire_store::ReportKind;
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+use crate::common::*;
+
+const CID: i64 = 703;
+
+/// Serves a router on a free local port until `stop` is cancelled.
+async fn serve(router: axum::Router, stop: CancellationToken) -> SocketAddr {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move {
+        axum::serve(listener, router)
+            .with_graceful_shutdown(stop.cancelled_owned())
+            .await
+            .unwrap();
+    });
+    addr
+}
+
+fn webhook_mode(addr: SocketAddr) -> UpdateMode {
+    UpdateMode::Webhook {
+        public_url: url::Url::parse(&format!("http://{addr}/hooks")).unwrap(),
+        secret: SECRET.into(),
+    }
+}
+
+/// Starts the bots in webhook mode behind a server whose address is known before they
+/// register their webhooks.
+async fn start_webhook(env: &Env) -> (Running, SocketAddr, CancellationToken) {
+    let stop = CancellationToken::new();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let running = env.start(webhook_mode(addr)).await;
+    let router = axum::Router::new().nest("/hooks", running.bots.webhook_router());
+    let s = stop.clone();
+    tokio::spawn(async move {
+        axum::serve(listener, router)
+            .with_graceful_shutdown(s.cancelled_owned())
+            .await
+            .unwrap();
+    });
+    (running, addr, stop)
+}
+
+async fn post(addr: SocketAddr, bot: &str, secret: Option<&str>, body: &Value) -> u16 {
+    let mut req = reqwest012::Client::new()
+        .post(format!("http://{addr}/hooks/telegram/{bot}"))
+        .json(body);
+    if let Some(s) = secret {
+        req = req.header(SECRET_HEADER, s);
+    }
+    req.send().await.unwrap().status().as_u16()
+}
+
+#[tokio::test]
+async fn webhooks_are_registered_and_updates_arrive_through_them() {
+    let env = Env::new().await;
+    let (running, addr, stop) = start_webhook(&env).await;
+    let hooks = env.calls(MAIN_ID, "setWebhook");
+    assert_eq!(hooks.len(), 1, "{hooks:?}");
+    assert_eq!(
+        hooks[0]["url"],
+        format!("http://{addr}/hooks/telegram/main")
+    );
+    assert_eq!(hooks[0]["secret_token"], SECRET);
+    let allowed = hooks[0]["allowed_updates"].to_string();
+    for kind in ["message", "callback_query", "my_chat_member"] {
+        assert!(allowed.contains(kind), "{allowed}");
+    }
+    assert_eq!(
+        env.calls(WEB_ID, "setWebhook")[0]["url"],
+        format!("http://{addr}/hooks/telegram/webbot")
+    );
+
+    // The fake delivers injected updates to the webhook, with the secret.
+    env.inject(MAIN_ID, text(CID, "/start"));
+    env.inject(WEB_ID, text(CID, "/start"));
+    let menu = env.wait_sent(MAIN_ID, CID, 1).await;
+    assert!(menu[0].visible_text.contains("jobwire"));
+    env.wait_sent(WEB_ID, CID, 1).await;
+    assert_eq!(
+        env.subscriber(CID).await.unwrap().categories,
+        ["web", "bots"]
+    );
+    assert!(env.fake.stats().webhook_delivered >= 2);
+    running.stop().await;
+    stop.cancel();
+}
+
+#[tokio::test]
+async fn a_wrong_or_missing_secret_is_refused() {
+    let env = Env::new().await;
+    let (running, addr, stop) = start_webhook(&env).await;
+    let update = with_id(text(CID, "/start"), 9001);
+    assert_eq!(post(addr, "main", Some("wrong-secret"), &update).await, 401);
+    assert_eq!(
+        post(addr, "main", Some(&SECRET[..SECRET.len() - 1]), &update).await,
+        401
+    );
+    assert_eq!(post(addr, "main", None, &update).await, 401);
+    assert_eq!(post(addr, "nobody", Some(SECRET), &update).await, 404);
+    // Without the secret, an unknown bot looks like any other: nothing to enumerate.
+    assert_eq!(
+        post(addr, "nobody", Some("wrong-secret"), &update).await,
+        401
+    );
+    assert!(
+        env.subscriber(CID).await.is_none(),
+        "a refused update changed nothing"
+    );
+    assert!(env.sent(MAIN_ID, CID).is_empty());
+    let not_json = serde_json::json!({"hello": "world"});
+    assert_eq!(post(addr, "main", Some(SECRET), &not_json).await, 400);
+
+    assert_eq!(post(addr, "main", Some(SECRET), &update).await, 200);
+    env.wait_sent(MAIN_ID, CID, 1).await;
+    assert!(env.subscriber(CID).await.is_some());
+    running.stop().await;
+    stop.cancel();
+}
+
+#[tokio::test]
+async fn a_report_delivered_twice_is_filed_once() {
+    let env = Env::new().await;
+    let (running, addr, stop) = start_webhook(&env).await;
+    assert_eq!(
+        post(
+            addr,
+            "main",
+            Some(SECRET),
+            &with_id(text(CID, "/report"), 10)
+        )
+        .await,
+        200
+    );
+    env.wait_sent(MAIN_ID, CID, 1).await;
+    let vacancy = with_id(
+        text(
+            CID,
+            "Нужен дизайнер логотипа, 15 000 ₽, пишите https://t.me/client_ann",
+        ),
+        11,
+    );
+    // Telegram retries a webhook it considers failed: the same update arrives again.
+    assert_eq!(post(addr, "main", Some(SECRET), &vacancy).await, 200);
+    assert_eq!(post(addr, "main", Some(SECRET), &vacancy).await, 200);
+    let sent = env.wait_sent(MAIN_ID, CID, 2).await;
+    let reports = env.store.reports(None, 10).await.unwrap();
+    assert_eq!(reports.len(), 1, "{reports:?}");
+    assert_eq!(reports[0].kind, ReportKind::Missed);
+    assert_eq!(reports[0].link.as_deref(), Some("https://t.me/client_ann"));
+    assert!(
+        sent[1]
+            .visible_text
+            .contains(&format!("№{}", reports[0].id))
+    );
+    // One thanks, nothing for the repeat.
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    assert_eq!(env.sent(MAIN_ID, CID).len(), 2);
+    running.stop().await;
+    stop.cancel();
+}
+
+#[tokio::test]
+async fn a_dialogue_started_on_one_copy_continues_on_another() {
+    let env = Env::new().await;
+    // Two copies of the bot role: one database (embedded dialogue state), separate
+    // processes' worth of everything else (their own in-memory dedup).
+    let stop = CancellationToken::new();
+    let public = "127.0.0.1:9".parse().unwrap();
+    let first = env
+        .start_with(
+            webhook_mode(public),
+            env.dialogues(),
+            Arc::new(MemoryDedup::default()),
+        )
+        .await;
+    let second = env
+        .start_with(
+            webhook_mode(public),
+            env.dialogues(),
+            Arc::new(MemoryDedup::default()),
+        )
+        .await;
+    let a = serve(
+        axum::Router::new().nest("/hooks", first.bots.webhook_router()),
+        stop.clone(),
+    )
+    .await;
+    let b = serve(
+        axum::Router::new().nest("/hooks", second.bots.webhook_router()),
+        stop.clone(),
+    )
+    .await;
+
+    assert_eq!(
+        post(a, "main", Some(SECRET), &with_id(text(CID, "/include"), 20)).await,
+        200
+    );
+    env.wait_sent(MAIN_ID, CID, 1).await;
+    assert_eq!(
+        post(
+            b,
+            "main",
+            Some(SECRET),
+            &with_id(text(CID, "rust, tokio"), 21)
+        )
+        .await,
+        200
+    );
+    let sent = env.wait_sent(MAIN_ID, CID, 2).await;
+    assert!(
+        sent[1].visible_text.contains("rust, tokio"),
+        "{}",
+        sent[1].visible_text
+    );
+    assert_eq!(
+        env.subscriber(CID).await.unwrap().include,
+        ["rust", "tokio"]
+    );
+
+    // And the other way round, for the report dialogue.
+    assert_eq!(
+        post(b, "main", Some(SECRET), &with_id(text(CID, "/report"), 22)).await,
+        200
+    );
+    env.wait_sent(MAIN_ID, CID, 3).await;
+    assert_eq!(
+        post(
+            a,
+            "main",
+            Some(SECRET),
+            &with_id(text(CID, "Вакансия: бот для магазина"), 23)
+        )
+        .await,
+        200
+    );
+    env.wait_sent(MAIN_ID, CID, 4).await;
+    assert_eq!(env.store.reports(None, 10).await.unwrap().len(), 1);
+    first.stop().await;
+    second.stop().await;
+    stop.cancel();
+}
+
+#[tokio::test]
+async fn shutting_down_refuses_new_updates_with_503() {
+    let env = Env::new().await;
+    let (running, addr, stop) = start_webhook(&env).await;
+    let bots: Bots = running.bots.clone();
+    running.shutdown.cancel();
+    bots.wait().await;
+    assert_eq!(
+        post(
+            addr,
+            "main",
+            Some(SECRET),
+            &with_id(text(CID, "/start"), 30)
+        )
+        .await,
+        503
+    );
+    assert!(env.subscriber(CID).await.is_none());
+    stop.cancel();
+}

@@ -1,0 +1,373 @@
+//! The cascade: the local model answers first; only the posts it is unsure of go to the LLM.
+//!
+//! The local model reports a calibrated probability that its is-job decision is right
+//! ([`jobwire_core::Verdict::confidence`]). A post at or above [`CascadeConfig::threshold`]
+//! keeps the local answer; the rest are sent to the LLM together, in batches of the LLM's
+//! [`Classifier::max_batch`]. The threshold is chosen from data: `jobwire eval --classifier
+//! cascade` prints the curve of is-job F1 against the share of posts sent to the LLM, and
+//! the smallest threshold that reaches the LLM's quality is the recommended one.
+//!
+//! A daily spend limit ([`SpendGuard`]) can close the LLM path: past it, every post keeps its
+//! local answer until the next UTC day, and the admin is told once.
+//!
+//! The local model can be replaced while the service runs ([`LiveLocal::replace`]): the
+//! retrainer ([`crate::retrain`]) learns from the LLM's answers and people's labels, so the
+//! share of unsure posts falls as the service runs.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, RwLock};
+use std::time::{Duration, Instant};
+
+use async_trait::async_trait;
+use chrono::{DateTime, NaiveTime, Utc};
+use jobwire_store::Store;
+
+use crate::local::{LocalModel, MODEL_FORMAT};
+use crate::{Classified, Classifier, ClassifyError, ClassifyInput};
+
+/// The local model behind a lock, so a retrained model can replace it while posts are being
+/// classified. Jobs get their fields from [`jobwire_core::extract::extract`].
+#[derive(Debug)]
+pub struct LiveLocal {
+    model: RwLock<Arc<LocalModel>>,
+}
+
+impl LiveLocal {
+    pub fn new(model: Arc<LocalModel>) -> Self {
+        Self {
+            model: RwLock::new(model),
+        }
+    }
+
+    /// The model answering now.
+    pub fn model(&self) -> Arc<LocalModel> {
+        match self.model.read() {
+            Ok(m) => m.clone(),
+            Err(poisoned) => poisoned.into_inner().clone(),
+        }
+    }
+
+    /// Puts a newly trained model in place; posts already being classified finish with the
+    /// old one.
+    pub fn replace(&self, model: Arc<LocalModel>) {
+        match self.model.write() {
+            Ok(mut m) => *m = model,
+            Err(poisoned) => *poisoned.into_inner() = model,
+        }
+    }
+
+    /// Classifies without awaiting anything (the model is plain arithmetic).
+    pub fn classify_now(&self, post: &ClassifyInput) -> Classified {
+        let started = Instant::now();
+        let model = self.model();
+        let verdict = model.predict(&post.text);
+        let extraction = verdict
+            .is_job
+            .then(|| jobwire_core::extract::extract(&post.text));
+        Classified {
+            verdict,
+            model: model.id(),
+            prompt_version: MODEL_FORMAT.to_owned(),
+            tokens_in: 0,
+            tokens_out: 0,
+            latency_ms: u32::try_from(started.elapsed().as_millis()).unwrap_or(u32::MAX),
+            extraction,
+            cost_usd: 0.0,
+        }
+    }
+}
+
+#[async_trait]
+impl Classifier for LiveLocal {
+    async fn classify(&self, post: &ClassifyInput) -> Result<Classified, ClassifyError> {
+        Ok(self.classify_now(post))
+    }
+
+    fn name(&self) -> &str {
+        "local"
+    }
+
+    fn was_trained_on(&self, text: &str) -> bool {
+        self.model().was_trained_on(text)
+    }
+}
+
+/// Whether a classification came from the local model (as opposed to an LLM).
+pub fn is_local(c: &Classified) -> bool {
+    c.prompt_version.starts_with("local")
+}
+
+/// Decides whether the LLM may still be paid for today.
+#[async_trait]
+pub trait SpendGuard: Send + Sync + std::fmt::Debug {
+    /// `false` once today's spend reached the limit.
+    async fn allows(&self) -> bool;
+    /// Adds what a request just cost (before the store has it).
+    fn spent(&self, usd: f64);
+}
+
+/// Who hears that the spend limit was reached.
+pub type AlertFn = Arc<dyn Fn(String) + Send + Sync>;
+
+/// A daily spend limit in US dollars, counted in the store over every process (the
+/// classifications since 00:00 UTC), re-read at most every `refresh`, plus what this process
+/// spent since it last read. When the limit is reached the admin is told once per day.
+pub struct DailySpendLimit {
+    store: Arc<dyn Store>,
+    limit_usd: f64,
+    refresh: Duration,
+    alert: Option<AlertFn>,
+    state: Mutex<SpendState>,
+}
+
+#[derive(Debug, Default)]
+struct SpendState {
+    day: Option<chrono::NaiveDate>,
+    stored_usd: f64,
+    local_usd: f64,
+    read_at: Option<Instant>,
+    alerted: Option<chrono::NaiveDate>,
+}
+
+impl std::fmt::Debug for DailySpendLimit {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DailySpendLimit")
+            .field("limit_usd", &self.limit_usd)
+            .finish()
+    }
+}
+
+impl DailySpendLimit {
+    pub fn new(store: Arc<dyn Store>, limit_usd: f64, alert: Option<AlertFn>) -> Self {
+        Self {
+            store,
+            limit_usd,
+            refresh: Duration::from_secs(10),
+            alert,
+            state: Mutex::new(SpendState::default()),
+        }
+    }
+
+    /// How often the store's total is re-read (default 10 s).
+    pub fn with_refresh(mut self, refresh: Duration) -> Self {
+        self.refresh = refresh;
+        self
+    }
+
+    /// Today's LLM spend as far as this process knows.
+    pub async fn spent_today(&self, now: DateTime<Utc>) -> f64 {
+        let today = now.date_naive();
+        let stale = {
+            let state = self.lock();
+            state.day != Some(today) || state.read_at.is_none_or(|t| t.elapsed() >= self.refresh)
+        };
+        if stale {
+            let midnight = today.and_time(NaiveTime::MIN).and_utc();
+            match self.store.classification_totals(midnight).await {
+                Ok(totals) => {
+                    let stored: f64 = totals.iter().map(|t| t.cost_usd).sum();
+                    let mut state = self.lock();
+                    state.day = Some(today);
+                    state.stored_usd = stored;
+                    state.local_usd = 0.0;
+                    state.read_at = Some(Instant::now());
+                }
+                Err(e) => {
+                    tracing::warn!(error = %e, "could not read today's LLM spend; using the last known");
+                }
+            }
+        }
+        let state = self.lock();
+        state.stored_usd + state.local_usd
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, SpendState> {
+        match self.state.lock() {
+            Ok(s) => s,
+            Err(poisoned) => poisoned.into_inner(),
+        }
+    }
+}
+
+#[async_trait]
+impl SpendGuard for DailySpendLimit {
+    async fn allows(&self) -> bool {
+        let now = Utc::now();
+        let spent = self.spent_today(now).await;
+        if spent < self.limit_usd {
+            return true;
+        }
+        let today = now.date_naive();
+        let first = {
+            let mut state = self.lock();
+            let first = state.alerted != Some(today);
+            state.alerted = Some(today);
+            first
+        };
+        metrics::counter!("jobwire_classify_route_total", "route" => "spend_limited").increment(1);
+        if first {
+            let message = format!(
+                "LLM spend limit reached: ${spent:.2} of ${:.2} today (UTC). Until 00:00 UTC only \
+                 the local classifier runs.",
+                self.limit_usd
+            );
+            tracing::warn!(
+                spent_usd = spent,
+                limit_usd = self.limit_usd,
+                "LLM spend limit reached"
+            );
+            if let Some(alert) = &self.alert {
+                alert(message);
+            }
+        }
+        false
+    }
+
+    fn spent(&self, usd: f64) {
+        self.lock().local_usd += usd;
+    }
+}
+
+/// How the cascade decides.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CascadeConfig {
+    /// Posts whose local confidence is below this go to the LLM.
+    pub threshold: f32,
+}
+
+impl Default for CascadeConfig {
+    fn default() -> Self {
+        // Chosen with `jobwire eval --classifier cascade` (see BENCHMARKS.md).
+        Self { threshold: 0.9 }
+    }
+}
+
+/// What the cascade did so far.
+#[derive(Debug, Default)]
+pub struct CascadeStats {
+    /// Posts answered by the local model (confident, or the LLM path closed).
+    pub local: AtomicU64,
+    /// Posts sent to the LLM.
+    pub llm: AtomicU64,
+    /// Posts kept local because the spend limit was reached.
+    pub spend_limited: AtomicU64,
+}
+
+/// The local model first, the LLM for the unsure rest.
+pub struct Cascade {
+    local: Arc<LiveLocal>,
+    llm: Arc<dyn Classifier>,
+    config: CascadeConfig,
+    spend: Option<Arc<dyn SpendGuard>>,
+    stats: CascadeStats,
+    name: String,
+}
+
+impl std::fmt::Debug for Cascade {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Cascade")
+            .field("llm", &self.llm.name())
+            .field("config", &self.config)
+            .finish()
+    }
+}
+
+impl Cascade {
+    pub fn new(
+        local: Arc<LiveLocal>,
+        llm: Arc<dyn Classifier>,
+        config: CascadeConfig,
+        spend: Option<Arc<dyn SpendGuard>>,
+    ) -> Self {
+        let name = format!("cascade({})", llm.name());
+        Self {
+            local,
+            llm,
+            config,
+            spend,
+            stats: CascadeStats::default(),
+            name,
+        }
+    }
+
+    pub fn stats(&self) -> &CascadeStats {
+        &self.stats
+    }
+
+    pub fn local(&self) -> &Arc<LiveLocal> {
+        &self.local
+    }
+}
+
+#[async_trait]
+impl Classifier for Cascade {
+    async fn classify(&self, post: &ClassifyInput) -> Result<Classified, ClassifyError> {
+        self.classify_many(std::slice::from_ref(post))
+            .await
+            .pop()
+            .unwrap_or_else(|| Err(ClassifyError::Invalid("empty cascade answer".into())))
+    }
+
+    async fn classify_many(
+        &self,
+        posts: &[ClassifyInput],
+    ) -> Vec<Result<Classified, ClassifyError>> {
+        let mut out: Vec<Result<Classified, ClassifyError>> = posts
+            .iter()
+            .map(|p| Ok(self.local.classify_now(p)))
+            .collect();
+        let unsure: Vec<usize> = out
+            .iter()
+            .enumerate()
+            .filter(|(_, r)| {
+                r.as_ref()
+                    .is_ok_and(|c| c.verdict.confidence < self.config.threshold)
+            })
+            .map(|(i, _)| i)
+            .collect();
+        let confident = (posts.len() - unsure.len()) as u64;
+        self.stats.local.fetch_add(confident, Ordering::Relaxed);
+        metrics::counter!("jobwire_classify_route_total", "route" => "local").increment(confident);
+        if unsure.is_empty() {
+            return out;
+        }
+        if let Some(spend) = &self.spend
+            && !spend.allows().await
+        {
+            self.stats
+                .spend_limited
+                .fetch_add(unsure.len() as u64, Ordering::Relaxed);
+            return out;
+        }
+        self.stats
+            .llm
+            .fetch_add(unsure.len() as u64, Ordering::Relaxed);
+        metrics::counter!("jobwire_classify_route_total", "route" => "llm")
+            .increment(unsure.len() as u64);
+        let batch = self.llm.max_batch().max(1);
+        for chunk in unsure.chunks(batch) {
+            let inputs: Vec<ClassifyInput> = chunk.iter().map(|&i| posts[i].clone()).collect();
+            let answers = self.llm.classify_many(&inputs).await;
+            for (&i, answer) in chunk.iter().zip(answers) {
+                if let (Some(spend), Ok(c)) = (&self.spend, &answer) {
+                    spend.spent(c.cost_usd);
+                }
+                out[i] = answer;
+            }
+        }
+        out
+    }
+
+    fn max_batch(&self) -> usize {
+        // About one post in four goes on to the LLM: take enough to fill its batches.
+        (self.llm.max_batch().max(1) * 4).min(64)
+    }
+
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn was_trained_on(&self, text: &str) -> bool {
+        self.local.was_trained_on(text)
+    }
+}

@@ -1,0 +1,330 @@
+//! Batching, re-asks, accounting and few-shot examples of the LLM classifier, against the
+//! local fake OpenAI-compatible server.
+
+mod common;
+
+use std::collections::HashSet;
+use std::time::Duration;
+
+use jobwire_classify::llm::{FewShot, LlmClassifier, LlmConfig, MAX_BATCH};
+use jobwire_classify::{Classified, Classifier, ClassifyError, ClassifyInput};
+use jobwire_core::dataset::LabeledPost;
+use jobwire_core::{CategorySlug, PostKind};
+use jobwire_testkit::llm::{FakeLlm, FakeLlmConfig, Fault, FaultPlan, load_oracle_jsonl};
+
+async fn fake(faults: FaultPlan) -> FakeLlm {
+    let config = FakeLlmConfig {
+        oracle: load_oracle_jsonl(&common::dev_jsonl()).expect("oracle loads"),
+        faults,
+        seed: 42,
+        ..FakeLlmConfig::default()
+    };
+    FakeLlm::start("127.0.0.1:0".parse().expect("addr"), config)
+        .await
+        .expect("fake LLM starts")
+}
+
+fn config(server: &FakeLlm) -> LlmConfig {
+    let categories = common::categories()
+        .into_iter()
+        .map(|c| {
+            let d = format!("work of the {c} kind");
+            (c, d)
+        })
+        .collect();
+    let mut c = LlmConfig::new(server.url().to_string(), "fake-model", categories);
+    c.timeout = Duration::from_millis(1500);
+    c.max_retries = 2;
+    c.min_backoff = Duration::from_millis(5);
+    c.max_backoff = Duration::from_millis(20);
+    c
+}
+
+/// Inputs with database-like ids (which must never reach the model).
+fn inputs(data: &[LabeledPost]) -> Vec<ClassifyInput> {
+    data.iter()
+        .map(|p| ClassifyInput {
+            id: format!("db-{}", p.id),
+            text: p.text.clone(),
+            channel: p.channel.clone(),
+        })
+        .collect()
+}
+
+fn assert_matches_label(post: &LabeledPost, got: &Classified) {
+    let label = post.label.as_ref().expect("labeled");
+    assert_eq!(got.verdict.is_job, label.is_job, "{}", post.id);
+    assert_eq!(got.verdict.kind, label.kind, "{}", post.id);
+    assert_eq!(got.verdict.categories, label.categories, "{}", post.id);
+}
+
+fn ok(r: &Result<Classified, ClassifyError>) -> &Classified {
+    r.as_ref().expect("classified")
+}
+
+#[tokio::test]
+async fn shuffled_and_partial_answers_are_tied_to_their_posts() {
+    let server = fake(FaultPlan {
+        shuffle_items: true,
+        rate_drop_item: 0.25,
+        ..FaultPlan::default()
+    })
+    .await;
+    let classifier = LlmClassifier::new(config(&server)).expect("client builds");
+    let data = common::dev_set();
+    let data = &data[..30];
+    let out = classifier.classify_many(&inputs(data)).await;
+    assert_eq!(out.len(), data.len());
+    let mut answered = 0;
+    for (post, got) in data.iter().zip(&out) {
+        match got {
+            Ok(c) => {
+                assert_matches_label(post, c);
+                answered += 1;
+            }
+            Err(e) => assert!(e.is_retryable(), "{}: {e}", post.id),
+        }
+    }
+    assert!(answered >= 25, "only {answered} of 30 answered");
+    assert!(server.stats().dropped_items > 0);
+    assert!(classifier.stats().reasks > 0);
+    // The model saw short per-batch ids, never the database ids.
+    let log = server.requests_log();
+    let first: Vec<String> = (1..=10).map(|i| format!("p{i}")).collect();
+    assert_eq!(log[0].ids, first);
+    assert!(log.iter().all(|r| !r.user.contains("db-")));
+}
+
+#[tokio::test]
+async fn a_reask_carries_only_the_missing_posts() {
+    let server = fake(FaultPlan::scripted([Fault::Partial, Fault::Ok])).await;
+    let classifier = LlmClassifier::new(config(&server)).expect("client builds");
+    let data = common::dev_set();
+    let out = classifier.classify_many(&inputs(&data[..5])).await;
+    for (post, got) in data[..5].iter().zip(&out) {
+        assert_matches_label(post, ok(got));
+    }
+    let log = server.requests_log();
+    let ids: Vec<Vec<String>> = log.iter().map(|r| r.ids.clone()).collect();
+    assert_eq!(
+        ids,
+        [vec!["p1", "p2", "p3", "p4", "p5"], vec!["p1", "p3", "p5"]]
+    );
+    let stats = classifier.stats();
+    assert_eq!(
+        (stats.requests, stats.reasks, stats.failed_requests),
+        (2, 1, 0)
+    );
+}
+
+#[tokio::test]
+async fn off_schema_items_are_reasked_and_the_good_ones_kept() {
+    // 1st item: unknown kind; 3rd: a job whose only category is unknown; 2nd: fine.
+    let server = fake(FaultPlan::scripted([Fault::BadItems, Fault::Ok])).await;
+    let classifier = LlmClassifier::new(config(&server)).expect("client builds");
+    let data = common::dev_set();
+    let out = classifier.classify_many(&inputs(&data[..3])).await;
+    for (post, got) in data[..3].iter().zip(&out) {
+        assert_matches_label(post, ok(got));
+    }
+    let ids: Vec<Vec<String>> = server.requests_log().into_iter().map(|r| r.ids).collect();
+    assert_eq!(ids, [vec!["p1", "p2", "p3"], vec!["p1", "p3"]]);
+    assert_eq!(server.stats().bad_items, 2);
+}
+
+#[tokio::test]
+async fn a_job_without_a_known_category_is_reasked_once_then_accepted() {
+    let server = fake(FaultPlan::scripted([
+        Fault::UnknownCategoryItems,
+        Fault::UnknownCategoryItems,
+    ]))
+    .await;
+    let classifier = LlmClassifier::new(config(&server)).expect("client builds");
+    let data = common::dev_set();
+    let out = classifier.classify_many(&inputs(&data[..2])).await;
+    for got in &out {
+        let c = ok(got);
+        assert!(c.verdict.is_job);
+        assert_eq!(c.verdict.kind, PostKind::Job);
+        assert!(c.verdict.categories.is_empty(), "{c:?}");
+    }
+    assert_eq!(server.stats().requests, 2, "one re-ask, not two");
+}
+
+#[tokio::test]
+async fn a_post_never_answered_stays_retryable() {
+    let server = fake(FaultPlan::scripted([Fault::Partial; 3])).await;
+    let classifier = LlmClassifier::new(config(&server)).expect("client builds");
+    let data = common::dev_set();
+    let out = classifier.classify_many(&inputs(&data[..2])).await;
+    // p2 is answered at once; p1 is dropped from the answer and from both re-asks.
+    assert_matches_label(&data[1], ok(&out[1]));
+    match &out[0] {
+        Err(e @ ClassifyError::Unavailable { attempts, .. }) => {
+            assert!(e.is_retryable());
+            assert_eq!(*attempts, 3);
+        }
+        other => panic!("expected Unavailable, got {other:?}"),
+    }
+    let ids: Vec<Vec<String>> = server.requests_log().into_iter().map(|r| r.ids).collect();
+    assert_eq!(ids, [vec!["p1", "p2"], vec!["p1"], vec!["p1"]]);
+    assert_eq!(classifier.stats().reasks, 2);
+}
+
+#[tokio::test]
+async fn posts_go_in_batches_of_the_configured_size() {
+    let server = fake(FaultPlan::default()).await;
+    let mut cfg = config(&server);
+    cfg.batch_size = 10;
+    let classifier = LlmClassifier::new(cfg.clone()).expect("client builds");
+    assert_eq!(classifier.max_batch(), 10);
+    let data = common::dev_set();
+    let out = classifier.classify_many(&inputs(&data[..25])).await;
+    for (post, got) in data[..25].iter().zip(&out) {
+        assert_matches_label(post, ok(got));
+    }
+    let sizes: Vec<usize> = server.requests_log().iter().map(|r| r.ids.len()).collect();
+    assert_eq!(sizes, [10, 10, 5]);
+    assert_eq!(server.stats().requests_per_1000_posts(), 120.0);
+    assert!(classifier.classify_many(&[]).await.is_empty());
+
+    cfg.batch_size = 1000;
+    assert_eq!(
+        LlmClassifier::new(cfg).expect("builds").max_batch(),
+        MAX_BATCH
+    );
+}
+
+#[tokio::test]
+async fn cost_and_tokens_add_up_to_the_requests_usage() {
+    let server = fake(FaultPlan::scripted([Fault::Partial, Fault::Ok])).await;
+    let mut cfg = config(&server);
+    cfg.price_in_per_mtok = 2.5;
+    cfg.price_out_per_mtok = 10.0;
+    let classifier = LlmClassifier::new(cfg).expect("client builds");
+    let data = common::dev_set();
+    let out: Vec<Classified> = classifier
+        .classify_many(&inputs(&data[..6]))
+        .await
+        .into_iter()
+        .map(|r| r.expect("classified"))
+        .collect();
+    let fake_stats = server.stats();
+    let tokens_in: u64 = out.iter().map(|c| u64::from(c.tokens_in)).sum();
+    let tokens_out: u64 = out.iter().map(|c| u64::from(c.tokens_out)).sum();
+    assert_eq!(tokens_in, fake_stats.prompt_tokens);
+    assert_eq!(tokens_out, fake_stats.completion_tokens);
+    let expected =
+        (fake_stats.prompt_tokens as f64 * 2.5 + fake_stats.completion_tokens as f64 * 10.0) / 1e6;
+    let cost: f64 = out.iter().map(|c| c.cost_usd).sum();
+    assert!(expected > 0.0);
+    assert!(
+        (cost - expected).abs() < expected * 1e-9,
+        "{cost} vs {expected}"
+    );
+    let stats = classifier.stats();
+    assert_eq!((stats.tokens_in, stats.tokens_out), (tokens_in, tokens_out));
+    assert!((stats.cost_usd - expected).abs() < expected * 1e-9);
+    // The re-asked posts (p1, p3, p5) took part in two requests: they cost more.
+    assert!(out[0].cost_usd > out[1].cost_usd);
+    assert!(out[4].tokens_in > out[3].tokens_in);
+    assert!(out.iter().all(|c| c.model == "fake-model"));
+}
+
+fn shot(text: &str, kind: PostKind, cats: &[&str]) -> FewShot {
+    FewShot {
+        text: text.into(),
+        is_job: kind == PostKind::Job,
+        kind,
+        categories: cats
+            .iter()
+            .map(|c| CategorySlug::parse(c).expect("slug"))
+            .collect(),
+    }
+}
+
+fn examples() -> Vec<FewShot> {
+    vec![
+        shot(
+            "Нужен логотип для кофейни в минималистичном стиле, бюджет 5000 руб",
+            PostKind::Job,
+            &["design"],
+        ),
+        shot(
+            "Looking for a Python developer to build a Telegram bot with payments",
+            PostKind::Job,
+            &["bots"],
+        ),
+        shot(
+            "Монтаж роликов для YouTube, 10 видео в месяц",
+            PostKind::Job,
+            &["video"],
+        ),
+        shot(
+            "Курс по SMM: научим зарабатывать от 100к в месяц!",
+            PostKind::Ad,
+            &[],
+        ),
+    ]
+}
+
+#[tokio::test]
+async fn few_shot_examples_similar_to_the_post_go_into_the_request() {
+    let server = fake(FaultPlan::default()).await;
+    let mut cfg = config(&server);
+    cfg.few_shot = 1;
+    let classifier = LlmClassifier::new(cfg).expect("client builds");
+    classifier.set_examples(examples());
+    let post = ClassifyInput {
+        id: "x1".into(),
+        text: "Ищу дизайнера: логотип для кофейни и вывеска, бюджет 7000 руб".into(),
+        channel: "@c".into(),
+    };
+    ok(&classifier.classify(&post).await);
+    let post2 = ClassifyInput {
+        id: "x2".into(),
+        text: "Need a developer for a Telegram bot that accepts payments".into(),
+        channel: "@c".into(),
+    };
+    ok(&classifier.classify(&post2).await);
+    let log = server.requests_log();
+    assert!(
+        log[0]
+            .user
+            .contains("логотип для кофейни в минималистичном")
+    );
+    assert!(!log[0].user.contains("Telegram bot with payments"));
+    assert!(!log[0].user.contains("YouTube"));
+    assert!(log[1].user.contains("Telegram bot with payments"));
+    assert!(!log[1].user.contains("кофейни в минималистичном"));
+    // The examples sit before the posts, in the user message; the system prompt is the same.
+    let examples_at = log[0].user.find("минималистичном").expect("example");
+    let posts_at = log[0].user.find("{\"posts\"").expect("posts");
+    assert!(examples_at < posts_at);
+    assert_eq!(log[0].system_hash, log[1].system_hash);
+
+    // Refreshing the examples takes effect at once; none similar: none sent.
+    classifier.set_examples(vec![shot("Продам гараж недорого", PostKind::Chatter, &[])]);
+    ok(&classifier.classify(&post).await);
+    let log = server.requests_log();
+    assert!(!log[2].user.contains("минималистичном"));
+    assert!(!log[2].user.contains("гараж"));
+}
+
+#[tokio::test]
+async fn the_system_prompt_is_byte_identical_across_requests() {
+    let server = fake(FaultPlan::scripted([Fault::Ok, Fault::Partial, Fault::Ok])).await;
+    let mut cfg = config(&server);
+    cfg.batch_size = 4;
+    let classifier = LlmClassifier::new(cfg).expect("client builds");
+    classifier.set_examples(examples());
+    let data = common::dev_set();
+    let out = classifier.classify_many(&inputs(&data[10..18])).await;
+    assert!(out.iter().all(Result::is_ok));
+    let log = server.requests_log();
+    assert_eq!(log.len(), 3, "two batches and one re-ask");
+    let hashes: HashSet<u64> = log.iter().map(|r| r.system_hash).collect();
+    assert_eq!(hashes.len(), 1, "{log:?}");
+    let users: HashSet<&str> = log.iter().map(|r| r.user.as_str()).collect();
+    assert_eq!(users.len(), 3, "the per-request part differs");
+}

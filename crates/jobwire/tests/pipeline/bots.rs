@@ -1,0 +1,115 @@
+//! The bot role in the running pipeline: a user starts a category bot, gets that
+//! category's jobs from it, and stops getting them after /stop.
+
+use std::time::Duration;
+
+use chrono::Utc;
+use jobwire::config::UpdatesMode;
+use jobwire::testbed::{Bed, bot_id, temp_db};
+use serde_json::json;
+
+use crate::support::*;
+
+const USER: i64 = 777_001;
+
+fn command(update_id: i64, text: &str) -> serde_json::Value {
+    json!({
+        "update_id": update_id,
+        "message": {
+            "message_id": update_id,
+            "from": {"id": USER, "is_bot": false, "first_name": "Анна", "language_code": "ru"},
+            "chat": {"id": USER, "type": "private", "first_name": "Анна"},
+            "date": 1_767_000_000,
+            "text": text,
+            "entities": [{"type": "bot_command", "offset": 0, "length": text.len()}],
+        }
+    })
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_user_who_starts_a_category_bot_gets_its_jobs_until_stop() {
+    init();
+    let telegram = fake_telegram(None).await;
+    let (_dir, db) = temp_db().unwrap();
+    let bed = Bed {
+        bots: vec!["dev".into(), "creative".into()],
+        routes: vec![
+            ("web".into(), "dev".into()),
+            ("design".into(), "creative".into()),
+        ],
+        main_bot: Some("creative".into()),
+        updates: UpdatesMode::Polling,
+        ..Bed::default()
+    };
+    let settings = bed.settings(telegram.url(), &db).unwrap();
+    let (mut running, store) = jobwire::testbed::start_pipeline(&settings).await.unwrap();
+
+    // The user starts the web bot: they become a subscriber of web.
+    telegram
+        .inject_update(bot_id(0), command(1, "/start"))
+        .unwrap();
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    let subscriber = loop {
+        if let Some(s) = store.subscriber_by_chat(USER).await.unwrap()
+            && s.categories == vec!["web".to_owned()]
+        {
+            break s;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "/start did not subscribe the user"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    assert!(!subscriber.blocked);
+    assert!(
+        !telegram.chat_messages(bot_id(0), USER).is_empty(),
+        "the bot answered /start"
+    );
+
+    let web_job = dataset()
+        .into_iter()
+        .find(|p| {
+            p.label.as_ref().is_some_and(|l| {
+                l.is_job && l.categories.len() == 1 && l.categories[0].as_str() == "web"
+            })
+        })
+        .unwrap();
+    let ingest = |id: &str| jobwire_core::IncomingPost {
+        channel: web_job.channel.clone(),
+        external_id: id.to_owned(),
+        text: web_job.text.clone(),
+        author: None,
+        url: None,
+        posted_at: Utc::now(),
+    };
+    let before = telegram.chat_messages(bot_id(0), USER).len();
+    running.intake.ingest(ingest("job-1")).await.unwrap();
+    running.wait_settled(Duration::from_secs(30)).await.unwrap();
+    let after = telegram.chat_messages(bot_id(0), USER);
+    assert_eq!(after.len(), before + 1, "the web job reached the user");
+    assert!(
+        after
+            .last()
+            .is_some_and(|m| collapse(&m.text).contains(&gist(&web_job.text, 30))),
+        "the delivered card holds the job"
+    );
+
+    // /stop takes the user off the bot's categories.
+    telegram
+        .inject_update(bot_id(0), command(2, "/stop"))
+        .unwrap();
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    loop {
+        let s = store.subscriber_by_chat(USER).await.unwrap().unwrap();
+        if s.categories.is_empty() {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "/stop did not unsubscribe"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    running.shutdown().await.unwrap();
+}
