@@ -238,7 +238,7 @@ pub struct CascadeConfig {
 impl Default for CascadeConfig {
     fn default() -> Self {
         // Chosen with `jobwire eval --classifier cascade` (see BENCHMARKS.md).
-        Self { threshold: 0.9 }
+        Self { threshold: 0.85 }
     }
 }
 

@@ -864,10 +864,10 @@ mod tests {
             keys,
             [
                 "categories",
-                "cross_validated",
-                "is_job",
                 "cost_usd",
+                "cross_validated",
                 "extraction",
+                "is_job",
                 "kinds",
                 "llm_requests_per_1000",
                 "llm_share",

@@ -337,7 +337,7 @@ mod tests {
     use jobwire_store::ExampleSource;
 
     fn slug(s: &str) -> CategorySlug {
-        CategorySlug::new(s).expect("valid slug")
+        CategorySlug::parse(s).expect("valid slug")
     }
 
     fn row(id: i64, text: &str, kind: &str, cats: &[&str], source: ExampleSource) -> ExampleRow {

@@ -66,6 +66,10 @@ pub enum Command {
         #[arg(long)]
         quiet: bool,
     },
+    /// Retrains the local model on the dataset plus the stored examples (the LLM's answers,
+    /// accepted reports, re-labels), prints what it learned from, and asks every running
+    /// classifier process to retrain too.
+    Retrain,
     /// Measures classification quality on a labeled JSONL file.
     Eval {
         #[arg(long)]

@@ -418,8 +418,9 @@ pub struct LlmSection {
     /// Past this many dollars of LLM spend in a UTC day, only the local classifier runs
     /// (and the admin is told). No limit when unset.
     pub daily_spend_limit_usd: Option<f64>,
-    /// Posts per LLM request.
-    #[serde(default = "d10usize")]
+    /// Posts per LLM request (1-25). Each answer is tied to its post by id; a partial answer
+    /// re-asks only for the missing posts.
+    #[serde(default = "d20usize")]
     pub batch_size: usize,
     /// People's labeled examples most like the posts, put into each request.
     #[serde(default = "d3usize")]
@@ -441,7 +442,7 @@ impl LlmSection {
             price_in_per_mtok: 0.0,
             price_out_per_mtok: 0.0,
             daily_spend_limit_usd: None,
-            batch_size: 10,
+            batch_size: 20,
             few_shot: 3,
             fallback: None,
         }
@@ -463,8 +464,8 @@ pub struct LlmFallbackSection {
     pub price_out_per_mtok: f64,
 }
 
-fn d10usize() -> usize {
-    10
+fn d20usize() -> usize {
+    20
 }
 fn d3usize() -> usize {
     3

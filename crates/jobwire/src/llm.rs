@@ -3,7 +3,8 @@
 use std::sync::Arc;
 
 use anyhow::Context;
-use jobwire_classify::llm::{LlmClassifier, LlmConfig};
+use jobwire_classify::llm::{FewShot, LlmClassifier, LlmConfig, LlmEndpoint};
+use jobwire_core::{CategorySlug, PostKind};
 
 use crate::config::{LlmSettings, Settings};
 
@@ -17,12 +18,38 @@ pub fn build(settings: &Settings, llm: &LlmSettings) -> anyhow::Result<Arc<LlmCl
     config.api_key = llm.api_key.clone();
     config.timeout = llm.timeout;
     config.max_retries = llm.max_retries;
+    config.price_in_per_mtok = llm.price_in_per_mtok;
+    config.price_out_per_mtok = llm.price_out_per_mtok;
+    config.batch_size = llm.batch_size;
+    config.few_shot = llm.few_shot;
+    config.fallback = llm.fallback.as_ref().map(|f| {
+        let mut e = LlmEndpoint::new(f.base_url.as_str(), f.model.clone());
+        e.api_key = f.api_key.clone();
+        e.price_in_per_mtok = f.price_in_per_mtok;
+        e.price_out_per_mtok = f.price_out_per_mtok;
+        e
+    });
     let classifier = LlmClassifier::new(config).context("llm: building the client")?;
     Ok(Arc::new(classifier))
 }
 
-/// Hands people's labeled examples to the LLM as its few-shot pool.
+/// Hands people's labeled examples to the LLM as its few-shot pool (the LLM then picks the
+/// ones most like each batch).
 pub fn set_few_shot(llm: &LlmClassifier, examples: &[jobwire_store::ExampleRow]) {
-    // Wired to the LLM client's few-shot API once it lands.
-    let _ = (llm, examples);
+    let shots: Vec<FewShot> = examples
+        .iter()
+        .filter_map(|e| {
+            Some(FewShot {
+                text: e.text.clone(),
+                is_job: e.is_job,
+                kind: PostKind::parse(&e.kind)?,
+                categories: e
+                    .categories
+                    .iter()
+                    .filter_map(|c| CategorySlug::parse(c).ok())
+                    .collect(),
+            })
+        })
+        .collect();
+    llm.set_examples(shots);
 }

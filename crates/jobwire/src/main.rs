@@ -104,6 +104,30 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
         }
         Command::Run { role, replay } => run_pipeline(&cli, role, replay.as_deref()).await,
         Command::Import { file, quiet } => import(&cli, file, !*quiet).await,
+        Command::Retrain => {
+            let settings = cli::settings(&cli)?;
+            let store = pipeline::open_store(&settings).await?;
+            let classifiers = pipeline::classifiers(&settings)?;
+            let retrainer = pipeline::retrainer(&settings, &classifiers, store.clone());
+            let report = retrainer
+                .retrain_once()
+                .await
+                .context("retraining the local model")?;
+            jobwire_classify::retrain::request_retrain(store.as_ref())
+                .await
+                .context("asking the classifier processes to retrain")?;
+            println!(
+                "trained on {} posts: {} from the dataset, {} labeled by the LLM, {} by people \
+                 (model {}, {} ms); running classifiers retrain within a minute",
+                report.trained_on,
+                report.dataset,
+                report.llm_examples,
+                report.human_examples,
+                report.model_id,
+                report.took.as_millis()
+            );
+            Ok(())
+        }
         Command::Eval {
             dataset,
             classifier,

@@ -49,7 +49,8 @@ impl Platt {
         };
         let mut current = loss(a, b);
         for _ in 0..100 {
-            let (mut ga, mut gb, mut haa, mut hab, mut hbb) = (ridge * (a - 1.0), 0.0, ridge, 0.0, 0.0);
+            let (mut ga, mut gb, mut haa, mut hab, mut hbb) =
+                (ridge * (a - 1.0), 0.0, ridge, 0.0, 0.0);
             for &(s, y, w) in points {
                 let s = f64::from(s);
                 let w = f64::from(w);
@@ -96,11 +97,7 @@ impl Platt {
 }
 
 fn softplus(z: f64) -> f64 {
-    if z > 30.0 {
-        z
-    } else {
-        z.exp().ln_1p()
-    }
+    if z > 30.0 { z } else { z.exp().ln_1p() }
 }
 
 pub(crate) fn sigmoid(z: f32) -> f32 {
@@ -252,7 +249,10 @@ mod tests {
     fn the_top_category_is_always_chosen_and_the_cap_holds() {
         assert_eq!(choose_categories(&[0.1, 0.3, 0.2], &[0.5; 3], 3), [1]);
         assert_eq!(choose_categories(&[0.9, 0.8, 0.7], &[0.5; 3], 2), [0, 1]);
-        assert_eq!(choose_categories(&[0.6, 0.9, 0.4], &[0.5, 0.5, 0.3], 3), [1, 0, 2]);
+        assert_eq!(
+            choose_categories(&[0.6, 0.9, 0.4], &[0.5, 0.5, 0.3], 3),
+            [1, 0, 2]
+        );
     }
 
     #[test]

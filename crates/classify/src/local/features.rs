@@ -1,6 +1,6 @@
 //! Feature extraction for the local model: hashed character n-grams, words, word bigrams,
 //! a few generic "kind of text" cues (money, contacts, hiring vs. offering oneself,
-//! promotion, questions, length), and the per-category lexicon evidence of [`super::lexicon`].
+//! promotion, questions, length), and the per-category lexicon evidence of `local/lexicon.rs`.
 
 use serde::{Deserialize, Serialize};
 
@@ -20,10 +20,12 @@ pub struct FeatureOptions {
     pub cues: bool,
     /// The value a present cue feature gets (the n-gram part is L2-normalized to 1).
     pub cue_weight: f32,
-    /// The value a present topic feature gets (a `topic:<slug>` row shared by all category
-    /// heads, one per category whose lexicon matched; 0 turns these rows off).
+    /// The value a present topic feature gets: a `topic:<slug>` row shared by all category
+    /// heads, one per category whose lexicon matched. 0 (the default) turns these rows off:
+    /// each head learns other categories' topics as negative evidence, which hurts posts
+    /// that mention several trades; the per-head lexicon features work better.
     pub topic_weight: f32,
-    /// The lexicon of each category slug (RU + EN stems; syntax in [`super::lexicon`]).
+    /// The lexicon of each category slug (RU + EN stems; syntax in `local/lexicon.rs`).
     /// Each category head sees dense features of its own lexicon's evidence (see
     /// `lexicon_weight`); empty turns the lexicons off.
     pub topic_words: Vec<(String, Vec<String>)>,
@@ -244,7 +246,7 @@ pub(crate) fn extract(normalized: &str, opts: &FeatureOptions, lexicon: &Lexicon
 
 /// Lexicons (RU + EN stems) of the standard taxonomy (see `data/SCHEMA.md`), written from the
 /// category descriptions and common freelance vocabulary, not from particular posts. The
-/// syntax is described in [`super::lexicon`].
+/// syntax is described in `local/lexicon.rs`.
 pub fn default_topic_words() -> Vec<(String, Vec<String>)> {
     super::lexicon::default_lexicon()
 }

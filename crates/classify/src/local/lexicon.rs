@@ -186,8 +186,8 @@ const LANG_STEMS: &[&str] = &[
     "украинск",
 ];
 const LANG_CODES: &[&str] = &[
-    "en", "ru", "es", "de", "fr", "it", "pt", "ua", "uk", "zh", "cn", "jp", "ja", "ko", "kr",
-    "ar", "tr", "pl", "nl", "eng", "rus", "англ", "рус",
+    "en", "ru", "es", "de", "fr", "it", "pt", "ua", "uk", "zh", "cn", "jp", "ja", "ko", "kr", "ar",
+    "tr", "pl", "nl", "eng", "rus", "англ", "рус",
 ];
 
 #[derive(Debug, Clone, PartialEq)]
@@ -407,8 +407,14 @@ mod tests {
         assert_eq!(top("Ищу монтажёра на рилсы, 10 роликов в месяц"), "video");
         assert_eq!(top("Нужен копирайтер: 8 статей по 5к знаков"), "texts");
         assert_eq!(top("Ищу диктора, озвучка роликов мужским голосом"), "audio");
-        assert_eq!(top("Перевод с английского на русский, 20 страниц"), "translation");
-        assert_eq!(top("Need a Flutter dev for our Android + iOS app"), "mobile");
+        assert_eq!(
+            top("Перевод с английского на русский, 20 страниц"),
+            "translation"
+        );
+        assert_eq!(
+            top("Need a Flutter dev for our Android + iOS app"),
+            "mobile"
+        );
         assert_eq!(top("Нужен телеграм-бот для записи клиентов"), "bots");
         assert_eq!(top("Сверстать лендинг на Тильде"), "web");
         assert_eq!(top("Таргетолог для рекламы ВКонтакте, SMM"), "marketing");

@@ -1317,7 +1317,10 @@ pub async fn check_subscriber_by_chat(store: &dyn Store) {
     // The budget is JSON: the same value comes back (PostgreSQL may re-space it).
     let budget: serde_json::Value =
         serde_json::from_str(row.min_budget.as_deref().unwrap()).unwrap();
-    assert_eq!(budget, serde_json::json!({"amount": 5000.0, "currency": "RUB"}));
+    assert_eq!(
+        budget,
+        serde_json::json!({"amount": 5000.0, "currency": "RUB"})
+    );
     assert_eq!(
         SubscriberSpec {
             min_budget: spec.min_budget.clone(),
