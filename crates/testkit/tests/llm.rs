@@ -425,6 +425,7 @@ async fn ask_v2(fake: &FakeLlm, model: &str, system: &str, posts: &[(&str, &str)
         "messages": [{"role": "system", "content": system}, {"role": "user", "content": user}],
         "response_format": {"type": "json_schema", "json_schema": {"name": "c", "strict": true, "schema": v2_schema()}},
     });
+    let _ = rustls::crypto::ring::default_provider().install_default();
     let r = reqwest013::Client::new()
         .post(format!("{}/chat/completions", fake.url()))
         .json(&body)
