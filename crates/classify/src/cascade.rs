@@ -371,3 +371,145 @@ impl Classifier for Cascade {
         self.local.was_trained_on(text)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use std::sync::atomic::AtomicUsize;
+
+    use jobwire_core::dataset::LabeledPost;
+    use jobwire_core::{CategorySlug, PostKind, Verdict};
+    use jobwire_store::{ClassificationRecord, NewPost, PostStatus, SqliteStore};
+
+    use super::*;
+    use crate::local::TrainOptions;
+
+    /// An LLM stand-in that answers "job" at a fixed cost and counts its calls.
+    #[derive(Debug, Default)]
+    struct PaidLlm {
+        calls: AtomicUsize,
+    }
+
+    #[async_trait]
+    impl Classifier for PaidLlm {
+        async fn classify(&self, _post: &ClassifyInput) -> Result<Classified, ClassifyError> {
+            self.calls.fetch_add(1, Ordering::Relaxed);
+            Ok(Classified {
+                verdict: Verdict {
+                    is_job: true,
+                    kind: PostKind::Job,
+                    categories: vec![CategorySlug::parse("web").unwrap()],
+                    confidence: 0.99,
+                },
+                model: "paid-model".into(),
+                prompt_version: "classify.v2".into(),
+                tokens_in: 1000,
+                tokens_out: 100,
+                latency_ms: 5,
+                extraction: None,
+                cost_usd: 0.01,
+            })
+        }
+        fn name(&self) -> &str {
+            "llm:paid-model"
+        }
+    }
+
+    fn local_model() -> Arc<LocalModel> {
+        let doc = include_str!("../../../data/dev.jsonl");
+        let data = LabeledPost::parse_all(doc).unwrap();
+        let slugs: Vec<CategorySlug> = ["web", "design", "video", "texts", "bots"]
+            .iter()
+            .map(|s| CategorySlug::parse(s).unwrap())
+            .collect();
+        Arc::new(LocalModel::train(&data, &slugs, &TrainOptions::default()).unwrap())
+    }
+
+    fn post(i: usize) -> ClassifyInput {
+        ClassifyInput {
+            id: i.to_string(),
+            text: format!("Нужен сайт {i}"),
+            channel: "@c".into(),
+        }
+    }
+
+    #[tokio::test]
+    async fn past_the_daily_limit_only_the_local_model_answers_and_the_admin_is_told_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let store: Arc<dyn Store> = Arc::new(
+            SqliteStore::open_path(&dir.path().join("db"))
+                .await
+                .unwrap(),
+        );
+        // $0.025 already spent today (two and a half LLM answers) in another process.
+        let channel = store.ensure_channel("@c", Utc::now()).await.unwrap();
+        for n in 0..3 {
+            let id = match store
+                .insert_post(&NewPost {
+                    channel_id: channel.id,
+                    external_id: n.to_string(),
+                    text: "t".into(),
+                    author: None,
+                    url: None,
+                    posted_at: Utc::now(),
+                    received_at: Utc::now(),
+                    status: PostStatus::Queued,
+                    filter_reason: None,
+                    fingerprint: None,
+                    duplicate_of: None,
+                })
+                .await
+                .unwrap()
+            {
+                jobwire_store::InsertOutcome::Inserted(id) => id,
+                jobwire_store::InsertOutcome::AlreadyKnown(id) => id,
+            };
+            let record = ClassificationRecord {
+                is_job: true,
+                kind: "job".into(),
+                categories: vec!["web".into()],
+                confidence: 0.9,
+                model: "paid-model".into(),
+                prompt_version: Some("classify.v2".into()),
+                tokens_in: 0,
+                tokens_out: 0,
+                latency_ms: 0,
+                extraction: None,
+                cost_usd: if n == 2 { 0.005 } else { 0.01 },
+            };
+            store
+                .record_classification(id, &record, Utc::now())
+                .await
+                .unwrap();
+        }
+        let alerts = Arc::new(Mutex::new(Vec::<String>::new()));
+        let heard = alerts.clone();
+        let limit = DailySpendLimit::new(
+            store.clone(),
+            0.03,
+            Some(Arc::new(move |m: String| heard.lock().unwrap().push(m))),
+        )
+        .with_refresh(Duration::from_secs(3600));
+        let llm = Arc::new(PaidLlm::default());
+        // Threshold 1.01: every post is "unsure", so every post wants the LLM.
+        let cascade = Cascade::new(
+            Arc::new(LiveLocal::new(local_model())),
+            llm.clone(),
+            CascadeConfig { threshold: 1.01 },
+            Some(Arc::new(limit)),
+        );
+        // The first post still fits ($0.025 < $0.03), and costs $0.01.
+        let first = cascade.classify(&post(1)).await.unwrap();
+        assert_eq!(first.model, "paid-model");
+        // Now $0.035 is spent: the next posts get the local answer, with no LLM call.
+        for i in 2..5 {
+            let c = cascade.classify(&post(i)).await.unwrap();
+            assert!(is_local(&c), "post {i} went to the LLM past the limit");
+        }
+        assert_eq!(llm.calls.load(Ordering::Relaxed), 1);
+        assert_eq!(cascade.stats().spend_limited.load(Ordering::Relaxed), 3);
+        let alerts = alerts.lock().unwrap();
+        assert_eq!(alerts.len(), 1, "the admin is told once: {alerts:?}");
+        assert!(alerts[0].contains("spend limit"), "{}", alerts[0]);
+    }
+}

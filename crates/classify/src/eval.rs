@@ -468,6 +468,21 @@ pub struct CascadeEval {
     pub tolerance: f64,
     /// What the cascade extracted, by index into the evaluated data.
     pub extractions: Vec<(usize, Option<jobwire_core::extract::Extraction>)>,
+    /// Learning from the LLM: the local model trained on half of each training fold's
+    /// labels, then on that half plus the LLM's answers for the other half (as if it were
+    /// unlabeled traffic), cross-validated on the same folds.
+    pub self_training: Option<SelfTraining>,
+}
+
+/// How the local model grows when the LLM's answers are added to its training.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SelfTraining {
+    /// Local model on half of the labels: is_job F1, micro F1.
+    pub half_labels: (f64, f64),
+    /// The same half plus the LLM's answers on the other half (weight 0.5).
+    pub half_plus_llm: (f64, f64),
+    /// All labels (the usual cross-validation).
+    pub all_labels: (f64, f64),
 }
 
 /// Thresholds the curve is drawn at.
@@ -561,6 +576,48 @@ pub async fn evaluate_cascade(
             micro_f1: r.categories.micro_f1,
         });
     }
+    // Learning from the LLM's answers on "unlabeled" posts.
+    let mut half_scorer = Scorer::new(categories);
+    let mut plus_scorer = Scorer::new(categories);
+    for fold in 0..k {
+        let mut half: Vec<(LabeledPost, f32)> = Vec::new();
+        let mut plus: Vec<(LabeledPost, f32)> = Vec::new();
+        for (n, i) in (0..data.len())
+            .filter(|&i| folds[i].is_some_and(|f| f != fold))
+            .enumerate()
+        {
+            if n % 2 == 0 {
+                half.push((data[i].clone(), 1.0));
+                plus.push((data[i].clone(), 1.0));
+            } else if let Some(v) = &llm_verdicts[i] {
+                let mut post = data[i].clone();
+                post.label = Some(Label {
+                    is_job: v.is_job,
+                    kind: v.kind,
+                    categories: v.categories.clone(),
+                });
+                plus.push((post, 0.5));
+            }
+        }
+        let half_model = LocalModel::train_weighted(&half, categories, opts)?;
+        let plus_model = LocalModel::train_weighted(&plus, categories, opts)?;
+        for (i, f) in folds.iter().enumerate() {
+            if *f != Some(fold) {
+                continue;
+            }
+            if let Some(label) = &data[i].label {
+                half_scorer.add(label, &half_model.predict(&data[i].text), false);
+                plus_scorer.add(label, &plus_model.predict(&data[i].text), false);
+            }
+        }
+    }
+    let (h, p) = (half_scorer.report(Some(k)), plus_scorer.report(Some(k)));
+    let self_training = Some(SelfTraining {
+        half_labels: (h.is_job.f1, h.categories.micro_f1),
+        half_plus_llm: (p.is_job.f1, p.categories.micro_f1),
+        all_labels: (local.is_job.f1, local.categories.micro_f1),
+    });
+
     let tolerance = 0.01;
     let recommended = curve
         .iter()
@@ -608,6 +665,7 @@ pub async fn evaluate_cascade(
         recommended,
         tolerance,
         extractions,
+        self_training,
     })
 }
 
@@ -638,6 +696,16 @@ impl CascadeEval {
                 "recommended_threshold".into(),
                 json!(self.recommended.map(|p| p.threshold)),
             );
+            if let Some(st) = &self.self_training {
+                map.insert(
+                    "self_training".into(),
+                    json!({
+                        "half_labels": {"is_job_f1": st.half_labels.0, "micro_f1": st.half_labels.1},
+                        "half_plus_llm": {"is_job_f1": st.half_plus_llm.0, "micro_f1": st.half_plus_llm.1},
+                        "all_labels": {"is_job_f1": st.all_labels.0, "micro_f1": st.all_labels.1},
+                    }),
+                );
+            }
         }
         v
     }
@@ -680,6 +748,20 @@ impl fmt::Display for CascadeEval {
             "(recommended: the smallest LLM share within {:.0} point of the LLM's is_job F1)",
             self.tolerance * 100.0
         )?;
+        if let Some(st) = &self.self_training {
+            writeln!(
+                f,
+                "learning from the LLM (local, cross-validated): half the labels is_job F1 {:.3} \
+                 micro-F1 {:.3}; + the LLM's answers on the other half {:.3} / {:.3}; all labels \
+                 {:.3} / {:.3}",
+                st.half_labels.0,
+                st.half_labels.1,
+                st.half_plus_llm.0,
+                st.half_plus_llm.1,
+                st.all_labels.0,
+                st.all_labels.1
+            )?;
+        }
         writeln!(f, "cascade at threshold {:.2}:", self.threshold)?;
         write!(f, "{}", self.cascade)
     }

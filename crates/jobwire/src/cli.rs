@@ -66,6 +66,13 @@ pub enum Command {
         #[arg(long)]
         quiet: bool,
     },
+    /// The classification report of the last hours: posts per model, jobs, tokens, cost and
+    /// latency, and what the pipeline holds now.
+    Report {
+        /// How far back, in hours.
+        #[arg(long, default_value_t = 24)]
+        hours: u32,
+    },
     /// Retrains the local model on the dataset plus the stored examples (the LLM's answers,
     /// accepted reports, re-labels), prints what it learned from, and asks every running
     /// classifier process to retrain too.

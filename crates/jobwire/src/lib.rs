@@ -2,6 +2,7 @@
 //! commands of the `jobwire` binary. The binary itself (`main.rs`) only parses the command
 //! line and calls into this library, so integration tests drive exactly what users run.
 
+pub mod admin_api;
 pub mod bench;
 pub mod bench_distributed;
 pub mod cli;
@@ -12,6 +13,7 @@ pub mod feeds;
 pub mod llm;
 pub mod pipeline;
 pub mod preflight;
+pub mod report;
 pub mod server;
 pub mod subscribers;
 pub mod telegram;

@@ -104,6 +104,16 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
         }
         Command::Run { role, replay } => run_pipeline(&cli, role, replay.as_deref()).await,
         Command::Import { file, quiet } => import(&cli, file, !*quiet).await,
+        Command::Report { hours } => {
+            let settings = cli::settings(&cli)?;
+            let store = pipeline::open_store(&settings).await?;
+            let since = chrono::Utc::now() - chrono::Duration::hours(i64::from(*hours));
+            print!(
+                "{}",
+                jobwire::report::daily_report(store.as_ref(), since, *hours).await?
+            );
+            Ok(())
+        }
         Command::Retrain => {
             let settings = cli::settings(&cli)?;
             let store = pipeline::open_store(&settings).await?;
@@ -293,7 +303,26 @@ async fn run_pipeline(
     }
     let shutdown = tokio_util::sync::CancellationToken::new();
     let health = jobwire::server::Health::new();
-    jobwire::server::serve(settings.admin_listen, health.clone(), shutdown.clone()).await?;
+    // The admin API (reports, re-labels, retrain) lives with the admin role.
+    let admin = roles.contains(&Role::Admin).then(|| {
+        jobwire::admin_api::AdminApi::from_env(
+            settings.categories.iter().map(|c| c.slug.to_string()),
+        )
+    });
+    match &admin {
+        Some(admin) => {
+            jobwire::server::serve_with_admin(
+                settings.admin_listen,
+                health.clone(),
+                shutdown.clone(),
+                admin.clone(),
+            )
+            .await?
+        }
+        None => {
+            jobwire::server::serve(settings.admin_listen, health.clone(), shutdown.clone()).await?
+        }
+    };
     tokio::spawn({
         let shutdown = shutdown.clone();
         async move {
@@ -308,9 +337,17 @@ async fn run_pipeline(
     } else {
         None
     };
+    if let Some(section) = &config.mtproto
+        && let Some(alert) = jobwire::telegram::admin_alert_fn(&settings, section)?
+    {
+        pipeline::set_admin_alert(alert);
+    }
     let Some(parts) = pipeline::connect_with_retry(&settings, &health, &shutdown).await else {
         return Ok(());
     };
+    if let Some(admin) = &admin {
+        admin.attach_store(parts.store.clone());
+    }
     tracing::info!(?roles, classifier = ?classifiers, "starting");
     let (mut running, redrive) = Pipeline::start_roles(parts.clone(), &roles, classifiers).await?;
     tracing::info!(?redrive, "re-drove unfinished work");

@@ -101,6 +101,14 @@ pub fn train_local(settings: &Settings) -> anyhow::Result<Arc<LocalModel>> {
     Ok(Arc::new(model))
 }
 
+/// Where admin alerts of the stages go besides the log (the admin chat), set once at start.
+static ADMIN_ALERT: std::sync::OnceLock<AlertFn> = std::sync::OnceLock::new();
+
+/// Sends the stages' admin alerts (the LLM spend limit) to `alert` as well as to the log.
+pub fn set_admin_alert(alert: AlertFn) {
+    let _ = ADMIN_ALERT.set(alert);
+}
+
 /// How posts are classified.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum ClassifierMode {
@@ -480,6 +488,9 @@ impl Pipeline {
             classifier = classifiers.name();
             let alert: AlertFn = Arc::new(|message: String| {
                 tracing::warn!(%message, "admin alert");
+                if let Some(send) = ADMIN_ALERT.get() {
+                    send(message);
+                }
             });
             let (primary, fallback) =
                 classifiers.stage_classifiers(&settings, store.clone(), Some(alert));
@@ -560,6 +571,39 @@ impl Pipeline {
             send = Some(stage);
         }
 
+        if has(Role::Admin)
+            && let Some(send) = ADMIN_ALERT.get().cloned()
+        {
+            // The daily report to the admin chat, at 08:00 UTC.
+            let (store, s) = (store.clone(), shutdown.clone());
+            tasks.spawn(async move {
+                loop {
+                    let now = Utc::now();
+                    let mut next = now
+                        .date_naive()
+                        .and_hms_opt(8, 0, 0)
+                        .map_or(now, |t| t.and_utc());
+                    if next <= now {
+                        next += chrono::Duration::days(1);
+                    }
+                    let wait = (next - now).to_std().unwrap_or(Duration::from_secs(3600));
+                    tokio::select! {
+                        _ = s.cancelled() => return Ok(()),
+                        _ = tokio::time::sleep(wait) => {}
+                    }
+                    match crate::report::daily_report(
+                        store.as_ref(),
+                        Utc::now() - chrono::Duration::hours(24),
+                        24,
+                    )
+                    .await
+                    {
+                        Ok(text) => send(text),
+                        Err(e) => tracing::warn!(error = %e, "could not build the daily report"),
+                    }
+                }
+            });
+        }
         if has(Role::Bot) && settings.bot_role.updates != UpdatesMode::Off {
             let bots = start_bots(&settings, store.clone(), redis.clone(), shutdown.clone())
                 .await

@@ -1,5 +1,6 @@
 //! The small HTTP server every role runs: `/healthz` (the process is alive), `/readyz` (its
 //! dependencies answer; 503 naming the ones that do not) and `/metrics` (Prometheus).
+//! The admin role adds the admin API under `/api` ([`crate::admin_api`]).
 
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
@@ -12,6 +13,8 @@ use axum::response::IntoResponse;
 use axum::routing::get;
 use metrics_exporter_prometheus::{PrometheusBuilder, PrometheusHandle};
 use tokio_util::sync::CancellationToken;
+
+use crate::admin_api::{self, AdminApi};
 
 /// The process-wide Prometheus recorder (installed once; later calls share it).
 pub fn prometheus() -> Option<PrometheusHandle> {
@@ -96,6 +99,11 @@ pub fn router(health: Arc<Health>) -> Router {
         })
 }
 
+/// [`router`] plus the admin API's `/api` routes.
+pub fn router_with_admin(health: Arc<Health>, admin: Arc<AdminApi>) -> Router {
+    router(health).merge(admin_api::router(admin))
+}
+
 async fn readyz(State(state): State<AppState>) -> impl IntoResponse {
     let code = if state.health.is_ready() {
         StatusCode::OK
@@ -121,11 +129,33 @@ pub async fn serve(
     health: Arc<Health>,
     shutdown: CancellationToken,
 ) -> anyhow::Result<SocketAddr> {
+    let addr = serve_router(listen, router(health), shutdown).await?;
+    tracing::info!(%addr, "health and metrics on /healthz /readyz /metrics");
+    Ok(addr)
+}
+
+/// [`serve`] plus the admin API under `/api`. The API answers 503 until
+/// [`AdminApi::attach_store`] is called, and always without a token configured.
+pub async fn serve_with_admin(
+    listen: SocketAddr,
+    health: Arc<Health>,
+    shutdown: CancellationToken,
+    admin: Arc<AdminApi>,
+) -> anyhow::Result<SocketAddr> {
+    let addr = serve_router(listen, router_with_admin(health, admin), shutdown).await?;
+    tracing::info!(%addr, "health and metrics on /healthz /readyz /metrics, admin API on /api");
+    Ok(addr)
+}
+
+async fn serve_router(
+    listen: SocketAddr,
+    app: Router,
+    shutdown: CancellationToken,
+) -> anyhow::Result<SocketAddr> {
     let listener = tokio::net::TcpListener::bind(listen)
         .await
         .map_err(|e| anyhow::anyhow!("admin.listen: cannot bind {listen}: {e}"))?;
     let addr = listener.local_addr()?;
-    let app = router(health);
     tokio::spawn(async move {
         if let Err(e) = axum::serve(listener, app)
             .with_graceful_shutdown(shutdown.cancelled_owned())
@@ -134,6 +164,5 @@ pub async fn serve(
             tracing::warn!(error = %e, "health server stopped");
         }
     });
-    tracing::info!(%addr, "health and metrics on /healthz /readyz /metrics");
     Ok(addr)
 }

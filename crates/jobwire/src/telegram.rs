@@ -1300,6 +1300,26 @@ async fn handle_event(
 /// Sends alerts to the admin chat through the admin bot (or nowhere without one).
 struct AdminAlerts {
     target: Option<(Bot, ChatId)>,
+    /// What the messages start with (`jobwire reader:`, `jobwire:`).
+    prefix: &'static str,
+}
+
+/// Sends a message to the admin chat (`[mtproto] admin_chat_id` through `admin_bot`) from
+/// any role, in the background: `None` when no admin chat is configured.
+pub fn admin_alert_fn(
+    settings: &Settings,
+    section: &MtprotoSection,
+) -> anyhow::Result<Option<jobwire_classify::cascade::AlertFn>> {
+    let mut alerts = AdminAlerts::new(settings, section)?;
+    if alerts.target.is_none() {
+        return Ok(None);
+    }
+    alerts.prefix = "jobwire:";
+    let alerts = Arc::new(alerts);
+    Ok(Some(Arc::new(move |message: String| {
+        let alerts = alerts.clone();
+        tokio::spawn(async move { alerts.send(&message).await });
+    })))
 }
 
 /// Telegram's limit on a message's text, in characters.
@@ -1308,11 +1328,15 @@ const MAX_ALERT_CHARS: usize = 4000;
 impl AdminAlerts {
     fn new(settings: &Settings, section: &MtprotoSection) -> anyhow::Result<Self> {
         let Some((bot, chat)) = section.admin_target(settings)? else {
-            return Ok(Self { target: None });
+            return Ok(Self {
+                target: None,
+                prefix: "jobwire reader:",
+            });
         };
         let api = Bot::with_client(bot.token, bot_client()?).set_api_url(settings.api_url.clone());
         Ok(Self {
             target: Some((api, ChatId(chat))),
+            prefix: "jobwire reader:",
         })
     }
 
@@ -1322,7 +1346,7 @@ impl AdminAlerts {
         let Some((bot, chat)) = &self.target else {
             return;
         };
-        let text: String = format!("jobwire reader: {message}")
+        let text: String = format!("{} {message}", self.prefix)
             .chars()
             .take(MAX_ALERT_CHARS)
             .collect();

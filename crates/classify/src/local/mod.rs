@@ -332,6 +332,12 @@ impl LocalModel {
         let k = opts.calibration_folds;
         let n_jobs = prepared.iter().filter(|p| p.label.is_job).count();
         if k < 2 || n_jobs < 2 * k || prepared.len() - n_jobs < 2 * k {
+            tracing::debug!(
+                folds = k,
+                jobs = n_jobs,
+                examples = prepared.len(),
+                "too few examples for inner cross-validation; job score left uncalibrated"
+            );
             return None;
         }
         let folds = inner_folds(prepared, k, opts.seed);
@@ -373,6 +379,7 @@ impl LocalModel {
         }
         if job_points.len() != prepared.len() {
             // A fold's thread failed; better uncalibrated than calibrated on a part.
+            tracing::warn!("an inner training fold failed; job score left uncalibrated");
             return None;
         }
         let platt = Platt::fit(&job_points)?;

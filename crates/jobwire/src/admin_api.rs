@@ -1,0 +1,441 @@
+//! The admin HTTP API, served under `/api` next to `/healthz`, `/readyz` and `/metrics`.
+//!
+//! Every route needs `Authorization: Bearer <token>`, the token being `JOBWIRE_ADMIN_TOKEN`.
+//! Without a token configured the routes answer 503: the API is never open without auth.
+//!
+//! - `GET  /api/reports?status=pending|accepted|rejected&limit=N`: reports, newest first.
+//! - `POST /api/reports/{id}/accept` `{is_job, kind, categories}`: accepts a report; its
+//!   label becomes a training example (source `report`).
+//! - `POST /api/reports/{id}/reject`: rejects a report.
+//! - `POST /api/posts/{id}/label` `{is_job, kind, categories}`: an admin's label of a post
+//!   (source `relabel`).
+//! - `POST /api/retrain`: asks the classifier processes to retrain now (202).
+//!
+//! Errors are `{"error": "..."}`.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::{Arc, OnceLock};
+
+use axum::Router;
+use axum::body::Bytes;
+use axum::extract::rejection::{PathRejection, QueryRejection};
+use axum::extract::{Path, Query, Request, State};
+use axum::http::{StatusCode, header};
+use axum::middleware::{self, Next};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use chrono::{DateTime, Utc};
+use jobwire_store::{ExampleSource, NewExample, ReportRow, ReportStatus, Store};
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+/// The environment variable holding the admin token.
+pub const TOKEN_ENV: &str = "JOBWIRE_ADMIN_TOKEN";
+
+/// The kinds a label may have.
+pub const KINDS: [&str; 4] = ["job", "resume", "ad", "chatter"];
+
+const DEFAULT_LIMIT: u32 = 50;
+const MAX_LIMIT: u32 = 1000;
+
+/// What the admin API needs: its token, the configured category slugs, and the store
+/// (attached once the database answers; until then the routes answer 503).
+#[derive(Debug)]
+pub struct AdminApi {
+    token: Option<String>,
+    categories: HashSet<String>,
+    store: OnceLock<Arc<dyn Store>>,
+}
+
+impl AdminApi {
+    /// `token`: `None` (or empty) disables the API (503). `categories`: the valid slugs.
+    pub fn new(token: Option<String>, categories: impl IntoIterator<Item = String>) -> Arc<Self> {
+        Arc::new(Self {
+            token: token.filter(|t| !t.is_empty()),
+            categories: categories.into_iter().collect(),
+            store: OnceLock::new(),
+        })
+    }
+
+    /// [`AdminApi::new`] with the token from `JOBWIRE_ADMIN_TOKEN`.
+    pub fn from_env(categories: impl IntoIterator<Item = String>) -> Arc<Self> {
+        let api = Self::new(std::env::var(TOKEN_ENV).ok(), categories);
+        if api.token.is_none() {
+            tracing::info!("admin API disabled: set {TOKEN_ENV}");
+        }
+        api
+    }
+
+    /// Gives the API its store (once; later calls are ignored).
+    pub fn attach_store(&self, store: Arc<dyn Store>) {
+        if self.store.set(store).is_err() {
+            tracing::debug!("admin API: store attached already");
+        }
+    }
+
+    fn store(&self) -> Result<&Arc<dyn Store>, ApiError> {
+        self.store.get().ok_or_else(|| {
+            ApiError::new(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "admin API not ready: the database is not connected yet",
+            )
+        })
+    }
+}
+
+/// The `/api` routes (paths included), to merge into the admin server's router.
+pub fn router(api: Arc<AdminApi>) -> Router {
+    Router::new()
+        .route("/api/reports", get(list_reports))
+        .route("/api/reports/{id}/accept", post(accept_report))
+        .route("/api/reports/{id}/reject", post(reject_report))
+        .route("/api/posts/{id}/label", post(label_post))
+        .route("/api/retrain", post(retrain))
+        .route_layer(middleware::from_fn_with_state(api.clone(), authorize))
+        .with_state(api)
+}
+
+/// An error answer: `{"error": message}` with a status.
+#[derive(Debug)]
+pub struct ApiError {
+    status: StatusCode,
+    message: String,
+}
+
+impl ApiError {
+    fn new(status: StatusCode, message: impl Into<String>) -> Self {
+        Self {
+            status,
+            message: message.into(),
+        }
+    }
+
+    fn bad_request(message: impl Into<String>) -> Self {
+        Self::new(StatusCode::BAD_REQUEST, message)
+    }
+
+    fn not_found(message: impl Into<String>) -> Self {
+        Self::new(StatusCode::NOT_FOUND, message)
+    }
+
+    fn conflict(message: impl Into<String>) -> Self {
+        Self::new(StatusCode::CONFLICT, message)
+    }
+}
+
+impl From<jobwire_store::StoreError> for ApiError {
+    fn from(e: jobwire_store::StoreError) -> Self {
+        tracing::warn!(error = %e, "admin API: store error");
+        Self::new(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            format!("store error: {e}"),
+        )
+    }
+}
+
+impl From<PathRejection> for ApiError {
+    fn from(e: PathRejection) -> Self {
+        Self::bad_request(format!("bad path: {}", e.body_text()))
+    }
+}
+
+impl From<QueryRejection> for ApiError {
+    fn from(e: QueryRejection) -> Self {
+        Self::bad_request(format!("bad query: {}", e.body_text()))
+    }
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        let mut response =
+            (self.status, axum::Json(json!({ "error": self.message }))).into_response();
+        if self.status == StatusCode::UNAUTHORIZED {
+            response.headers_mut().insert(
+                header::WWW_AUTHENTICATE,
+                header::HeaderValue::from_static("Bearer"),
+            );
+        }
+        response
+    }
+}
+
+type ApiResult = Result<Response, ApiError>;
+
+async fn authorize(State(api): State<Arc<AdminApi>>, request: Request, next: Next) -> Response {
+    let Some(expected) = api.token.as_deref() else {
+        return ApiError::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            format!("admin API disabled: set {TOKEN_ENV}"),
+        )
+        .into_response();
+    };
+    let given = request
+        .headers()
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer "))
+        .map(str::trim);
+    match given {
+        Some(given) if constant_time_eq(given.as_bytes(), expected.as_bytes()) => {
+            next.run(request).await
+        }
+        Some(_) => {
+            tracing::warn!(path = %request.uri().path(), "admin API: wrong token");
+            ApiError::new(StatusCode::UNAUTHORIZED, "wrong bearer token").into_response()
+        }
+        None => ApiError::new(
+            StatusCode::UNAUTHORIZED,
+            "missing Authorization: Bearer <token>",
+        )
+        .into_response(),
+    }
+}
+
+/// Compares in time that depends only on the lengths, never on where the bytes differ.
+fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
+    let mut diff = u8::from(a.len() != b.len());
+    for i in 0..a.len().max(b.len()) {
+        let x = a.get(i).copied().unwrap_or(0);
+        let y = b.get(i).copied().unwrap_or(0);
+        diff |= std::hint::black_box(x ^ y);
+    }
+    diff == 0
+}
+
+fn time(t: DateTime<Utc>) -> String {
+    t.to_rfc3339()
+}
+
+fn report_json(r: &ReportRow) -> Value {
+    json!({
+        "id": r.id,
+        "chat_id": r.chat_id,
+        "post_id": r.post_id,
+        "kind": r.kind.as_str(),
+        "text": r.text,
+        "link": r.link,
+        "status": r.status.as_str(),
+        "created_at": time(r.created_at),
+        "decided_at": r.decided_at.map(time),
+        "example_id": r.example_id,
+    })
+}
+
+async fn list_reports(
+    State(api): State<Arc<AdminApi>>,
+    query: Result<Query<HashMap<String, String>>, QueryRejection>,
+) -> ApiResult {
+    let Query(query) = query?;
+    let status = match query.get("status").map(String::as_str) {
+        None | Some("") | Some("all") => None,
+        Some(raw) => Some(ReportStatus::parse(raw).ok_or_else(|| {
+            ApiError::bad_request(format!(
+                "unknown status {raw:?}: use pending, accepted or rejected"
+            ))
+        })?),
+    };
+    let limit = match query.get("limit") {
+        None => DEFAULT_LIMIT,
+        Some(raw) => match raw.parse::<u32>() {
+            Ok(n) if (1..=MAX_LIMIT).contains(&n) => n,
+            _ => {
+                return Err(ApiError::bad_request(format!(
+                    "bad limit {raw:?}: use a number from 1 to {MAX_LIMIT}"
+                )));
+            }
+        },
+    };
+    let reports = api.store()?.reports(status, limit).await?;
+    let list: Vec<Value> = reports.iter().map(report_json).collect();
+    Ok(axum::Json(json!({ "reports": list })).into_response())
+}
+
+/// A label as an admin sends it.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct LabelBody {
+    is_job: bool,
+    kind: String,
+    #[serde(default)]
+    categories: Vec<String>,
+}
+
+impl LabelBody {
+    fn parse(body: &[u8]) -> Result<Self, ApiError> {
+        serde_json::from_slice(body)
+            .map_err(|e| ApiError::bad_request(format!("bad JSON body: {e}")))
+    }
+
+    /// Checks the label against the taxonomy; the error names the bad value.
+    fn validate(&self, api: &AdminApi) -> Result<(), ApiError> {
+        if !KINDS.contains(&self.kind.as_str()) {
+            return Err(ApiError::bad_request(format!(
+                "unknown kind {:?}: use one of {}",
+                self.kind,
+                KINDS.join(", ")
+            )));
+        }
+        if self.is_job != (self.kind == "job") {
+            return Err(ApiError::bad_request(format!(
+                "is_job {} disagrees with kind {:?}: is_job is true exactly for kind \"job\"",
+                self.is_job, self.kind
+            )));
+        }
+        if let Some(bad) = self
+            .categories
+            .iter()
+            .find(|c| !api.categories.contains(c.as_str()))
+        {
+            let mut known: Vec<&str> = api.categories.iter().map(String::as_str).collect();
+            known.sort_unstable();
+            return Err(ApiError::bad_request(format!(
+                "unknown category {bad:?}: configured categories are {}",
+                known.join(", ")
+            )));
+        }
+        if self.is_job && self.categories.is_empty() {
+            return Err(ApiError::bad_request("a job needs at least one category"));
+        }
+        Ok(())
+    }
+
+    fn into_example(self, post_id: Option<i64>, text: String, source: ExampleSource) -> NewExample {
+        let mut categories = self.categories;
+        categories.sort();
+        categories.dedup();
+        NewExample {
+            post_id,
+            text,
+            is_job: self.is_job,
+            kind: self.kind,
+            categories,
+            source,
+        }
+    }
+}
+
+fn report_id(id: Result<Path<i64>, PathRejection>) -> Result<i64, ApiError> {
+    let Path(id) = id?;
+    Ok(id)
+}
+
+/// The report, if it exists and is still pending.
+async fn pending_report(store: &dyn Store, id: i64) -> Result<ReportRow, ApiError> {
+    let report = store
+        .report(id)
+        .await?
+        .ok_or_else(|| ApiError::not_found(format!("no report {id}")))?;
+    if report.status != ReportStatus::Pending {
+        return Err(ApiError::conflict(format!(
+            "report {id} was {} already",
+            report.status.as_str()
+        )));
+    }
+    Ok(report)
+}
+
+async fn decided(store: &dyn Store, id: i64, done: bool) -> ApiResult {
+    if !done {
+        // Decided by someone else between our read and our write.
+        return Err(ApiError::conflict(format!(
+            "report {id} was decided already"
+        )));
+    }
+    let report = store
+        .report(id)
+        .await?
+        .ok_or_else(|| ApiError::not_found(format!("no report {id}")))?;
+    Ok(axum::Json(json!({ "report": report_json(&report) })).into_response())
+}
+
+async fn accept_report(
+    State(api): State<Arc<AdminApi>>,
+    id: Result<Path<i64>, PathRejection>,
+    body: Bytes,
+) -> ApiResult {
+    let id = report_id(id)?;
+    let label = LabelBody::parse(&body)?;
+    label.validate(&api)?;
+    let store = api.store()?.as_ref();
+    let report = pending_report(store, id).await?;
+    let text = if !report.text.trim().is_empty() {
+        report.text.clone()
+    } else {
+        let post_text = match report.post_id {
+            Some(post_id) => store.post(post_id).await?.map(|p| p.text),
+            None => None,
+        };
+        post_text.filter(|t| !t.trim().is_empty()).ok_or_else(|| {
+            ApiError::bad_request(format!(
+                "report {id} has no text to learn from (empty, and no stored post)"
+            ))
+        })?
+    };
+    let example = label.into_example(report.post_id, text, ExampleSource::Report);
+    let done = store.decide_report(id, Some(&example), Utc::now()).await?;
+    tracing::info!(report = id, kind = %example.kind, done, "admin API: report accepted");
+    decided(store, id, done).await
+}
+
+async fn reject_report(
+    State(api): State<Arc<AdminApi>>,
+    id: Result<Path<i64>, PathRejection>,
+) -> ApiResult {
+    let id = report_id(id)?;
+    let store = api.store()?.as_ref();
+    pending_report(store, id).await?;
+    let done = store.decide_report(id, None, Utc::now()).await?;
+    tracing::info!(report = id, done, "admin API: report rejected");
+    decided(store, id, done).await
+}
+
+async fn label_post(
+    State(api): State<Arc<AdminApi>>,
+    id: Result<Path<i64>, PathRejection>,
+    body: Bytes,
+) -> ApiResult {
+    let id = report_id(id)?;
+    let label = LabelBody::parse(&body)?;
+    label.validate(&api)?;
+    let store = api.store()?.as_ref();
+    let post = store
+        .post(id)
+        .await?
+        .ok_or_else(|| ApiError::not_found(format!("no post {id}")))?;
+    let example = label.into_example(Some(id), post.text, ExampleSource::Relabel);
+    let example_id = store.add_example(&example, Utc::now()).await?;
+    tracing::info!(post = id, kind = %example.kind, example_id, "admin API: post relabeled");
+    Ok(axum::Json(json!({
+        "example_id": example_id,
+        "post_id": id,
+        "is_job": example.is_job,
+        "kind": example.kind,
+        "categories": example.categories,
+        "source": ExampleSource::Relabel.as_str(),
+    }))
+    .into_response())
+}
+
+async fn retrain(State(api): State<Arc<AdminApi>>) -> ApiResult {
+    let store = api.store()?.as_ref();
+    jobwire_classify::retrain::request_retrain(store).await?;
+    tracing::info!("admin API: retrain requested");
+    Ok((
+        StatusCode::ACCEPTED,
+        axum::Json(json!({ "retrain": "requested" })),
+    )
+        .into_response())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::constant_time_eq;
+
+    #[test]
+    fn constant_time_eq_matches_only_equal_tokens() {
+        assert!(constant_time_eq(b"secret", b"secret"));
+        assert!(!constant_time_eq(b"secret", b"secreT"));
+        assert!(!constant_time_eq(b"secret", b"secret2"));
+        assert!(!constant_time_eq(b"", b"x"));
+    }
+}

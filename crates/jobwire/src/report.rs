@@ -1,0 +1,119 @@
+//! The daily report: what the classifiers did and cost over a period, and what the
+//! pipeline holds now (`jobwire report`).
+
+use std::fmt::Write as _;
+
+use chrono::{DateTime, Utc};
+use jobwire_store::{ClassificationTotals, Store};
+
+/// Renders the report of classifications since `since` (plain text, one line per model).
+pub async fn daily_report(
+    store: &dyn Store,
+    since: DateTime<Utc>,
+    hours: u32,
+) -> anyhow::Result<String> {
+    let totals = store.classification_totals(since).await?;
+    let counts = store.pipeline_counts().await?;
+    Ok(render(&totals, &counts, hours))
+}
+
+/// Whether a model name is the local model's (`local:<hash>`).
+fn is_local(t: &ClassificationTotals) -> bool {
+    t.prompt_version
+        .as_deref()
+        .is_some_and(|v| v.starts_with("local"))
+}
+
+pub fn render(
+    totals: &[ClassificationTotals],
+    counts: &jobwire_store::PipelineCounts,
+    hours: u32,
+) -> String {
+    let mut out = String::new();
+    let posts: u64 = totals.iter().map(|t| t.posts).sum();
+    let jobs: u64 = totals.iter().map(|t| t.jobs).sum();
+    let llm_posts: u64 = totals
+        .iter()
+        .filter(|t| !is_local(t))
+        .map(|t| t.posts)
+        .sum();
+    let cost: f64 = totals.iter().map(|t| t.cost_usd).sum();
+    let _ = writeln!(
+        out,
+        "last {hours} h: {posts} posts classified, {jobs} jobs; {llm_posts} by the LLM ({:.1}%), ${cost:.4}",
+        if posts == 0 {
+            0.0
+        } else {
+            llm_posts as f64 * 100.0 / posts as f64
+        }
+    );
+    for t in totals {
+        let _ = writeln!(
+            out,
+            "  {:<28} {:<12} {:>6} posts {:>6} jobs {:>9} tokens in {:>8} out  ${:.4}  {:.0} ms avg",
+            t.model,
+            t.prompt_version.as_deref().unwrap_or("-"),
+            t.posts,
+            t.jobs,
+            t.tokens_in,
+            t.tokens_out,
+            t.cost_usd,
+            if t.posts == 0 {
+                0.0
+            } else {
+                t.latency_ms as f64 / t.posts as f64
+            }
+        );
+    }
+    let _ = writeln!(
+        out,
+        "now: {} waiting for the classifier, {} deliveries pending, {} held, {} sent, {} blocked, {} failed",
+        counts.waiting,
+        counts.deliveries_pending,
+        counts.deliveries_held,
+        counts.deliveries_sent,
+        counts.deliveries_blocked,
+        counts.deliveries_failed
+    );
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_report_sums_models_and_shows_the_llm_share_and_cost() {
+        let totals = vec![
+            ClassificationTotals {
+                model: "local:ab12".into(),
+                prompt_version: Some("local.v2".into()),
+                posts: 75,
+                jobs: 40,
+                tokens_in: 0,
+                tokens_out: 0,
+                cost_usd: 0.0,
+                latency_ms: 75,
+            },
+            ClassificationTotals {
+                model: "gpt-4o-mini".into(),
+                prompt_version: Some("classify.v2".into()),
+                posts: 25,
+                jobs: 10,
+                tokens_in: 20_000,
+                tokens_out: 3_000,
+                cost_usd: 0.0048,
+                latency_ms: 25_000,
+            },
+        ];
+        let text = render(&totals, &jobwire_store::PipelineCounts::default(), 24);
+        assert!(
+            text.starts_with(
+                "last 24 h: 100 posts classified, 50 jobs; 25 by the LLM (25.0%), $0.0048"
+            ),
+            "{text}"
+        );
+        assert!(text.contains("gpt-4o-mini"), "{text}");
+        assert!(text.contains("1000 ms avg"), "{text}");
+    }
+}
