@@ -191,6 +191,9 @@ impl std::hash::Hasher for IdHasher {
     fn write_u32(&mut self, n: u32) {
         self.0 = u64::from(n).wrapping_mul(0x9e37_79b9_7f4a_7c15);
     }
+    fn write_u64(&mut self, n: u64) {
+        self.0 = (n ^ (n >> 29)).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    }
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -302,10 +305,13 @@ impl LocalModel {
             ));
         }
         let all: Vec<usize> = (0..prepared.len()).collect();
-        let mut model = Self::fit(&prepared, &all, categories, opts, &lexicon);
-        if let Some((calibration, thresholds)) =
-            Self::calibrate(&prepared, categories, opts, &lexicon)
-        {
+        // The final model and the inner folds are independent: train them side by side.
+        let (mut model, calibration) = std::thread::scope(|s| {
+            let calibration = s.spawn(|| Self::calibrate(&prepared, categories, opts, &lexicon));
+            let model = Self::fit(&prepared, &all, categories, opts, &lexicon);
+            (model, calibration.join().ok().flatten())
+        });
+        if let Some((calibration, thresholds)) = calibration {
             model.calibration = calibration;
             model.category_thresholds = thresholds;
         }
@@ -404,22 +410,24 @@ impl LocalModel {
     ) -> LocalModel {
         debug_assert!(idx.windows(2).all(|w| w[0] < w[1]), "idx must be sorted");
         // Vocabulary: features present in at least `min_df` posts.
-        let mut df: HashMap<(u32, u8), u32> = HashMap::new();
+        // Key: the feature hash, then its row kind in the low byte.
+        let key = |h: u32, kind: u8| (u64::from(h) << 8) | u64::from(kind);
+        let mut df: HashMap<u64, u32, IdHash> = HashMap::default();
         for &i in idx {
             let r = &prepared[i].raw;
             for &(h, _) in &r.terms {
-                *df.entry((h, ROW_TERM)).or_default() += 1;
+                *df.entry(key(h, ROW_TERM)).or_default() += 1;
             }
             for &h in &r.cues {
-                *df.entry((h, ROW_CUE)).or_default() += 1;
+                *df.entry(key(h, ROW_CUE)).or_default() += 1;
             }
             if opts.features.topic_weight != 0.0 {
                 for &h in &r.topics {
-                    *df.entry((h, ROW_TOPIC)).or_default() += 1;
+                    *df.entry(key(h, ROW_TOPIC)).or_default() += 1;
                 }
             }
         }
-        let mut kept: Vec<((u32, u8), u32)> = df
+        let mut kept: Vec<(u64, u32)> = df
             .into_iter()
             .filter(|(_, n)| *n >= opts.min_df.max(1))
             .collect();
@@ -449,7 +457,8 @@ impl LocalModel {
         };
         // Cue and n-gram hashes live in different namespaces of one hash, so a collision
         // between a cue and an n-gram key is as unlikely as any other; keep the first.
-        for ((h, kind), n) in kept {
+        for (k, n) in kept {
+            let (h, kind) = ((k >> 8) as u32, (k & 0xff) as u8);
             if model.index.contains_key(&h) {
                 continue;
             }
