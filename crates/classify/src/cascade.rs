@@ -29,44 +29,51 @@ use crate::{Classified, Classifier, ClassifyError, ClassifyInput};
 /// classified. Jobs get their fields from [`jobwire_core::extract::extract`].
 #[derive(Debug)]
 pub struct LiveLocal {
-    model: RwLock<Arc<LocalModel>>,
+    /// The model and its id (hashing the weights is done once per model, not per post).
+    model: RwLock<(Arc<LocalModel>, String)>,
 }
 
 impl LiveLocal {
     pub fn new(model: Arc<LocalModel>) -> Self {
+        let id = model.id();
         Self {
-            model: RwLock::new(model),
+            model: RwLock::new((model, id)),
         }
     }
 
-    /// The model answering now.
-    pub fn model(&self) -> Arc<LocalModel> {
+    fn current(&self) -> (Arc<LocalModel>, String) {
         match self.model.read() {
             Ok(m) => m.clone(),
             Err(poisoned) => poisoned.into_inner().clone(),
         }
     }
 
+    /// The model answering now.
+    pub fn model(&self) -> Arc<LocalModel> {
+        self.current().0
+    }
+
     /// Puts a newly trained model in place; posts already being classified finish with the
     /// old one.
     pub fn replace(&self, model: Arc<LocalModel>) {
+        let entry = (model.clone(), model.id());
         match self.model.write() {
-            Ok(mut m) => *m = model,
-            Err(poisoned) => *poisoned.into_inner() = model,
+            Ok(mut m) => *m = entry,
+            Err(poisoned) => *poisoned.into_inner() = entry,
         }
     }
 
     /// Classifies without awaiting anything (the model is plain arithmetic).
     pub fn classify_now(&self, post: &ClassifyInput) -> Classified {
         let started = Instant::now();
-        let model = self.model();
+        let (model, id) = self.current();
         let verdict = model.predict(&post.text);
         let extraction = verdict
             .is_job
             .then(|| jobwire_core::extract::extract(&post.text));
         Classified {
             verdict,
-            model: model.id(),
+            model: id,
             prompt_version: MODEL_FORMAT.to_owned(),
             tokens_in: 0,
             tokens_out: 0,

@@ -3,9 +3,9 @@
 //!
 //! Two classifiers share one trait, [`Classifier`]:
 //!
-//! * [`local::LocalClassifier`] — a small linear model over character n-grams and word
-//!   features, trained in pure Rust from a labeled JSONL file (fast, offline, free; used as a
-//!   fallback and first pass);
+//! * [`cascade::LiveLocal`] over [`local::LocalModel`] — a small linear model over character
+//!   n-grams and word features, trained in pure Rust from a labeled JSONL file (fast, offline,
+//!   free; the first pass and the fallback; replaced in place when retrained);
 //! * [`llm::LlmClassifier`] — any OpenAI-compatible chat-completions endpoint with strict
 //!   JSON-schema output, retries with backoff, and validation of every answer.
 //!

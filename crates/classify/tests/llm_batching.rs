@@ -4,40 +4,19 @@
 mod common;
 
 use std::collections::HashSet;
-use std::time::Duration;
 
 use jobwire_classify::llm::{FewShot, LlmClassifier, LlmConfig, MAX_BATCH};
 use jobwire_classify::{Classified, Classifier, ClassifyError, ClassifyInput};
 use jobwire_core::dataset::LabeledPost;
 use jobwire_core::{CategorySlug, PostKind};
-use jobwire_testkit::llm::{FakeLlm, FakeLlmConfig, Fault, FaultPlan, load_oracle_jsonl};
+use jobwire_testkit::llm::{FakeLlm, Fault, FaultPlan};
 
 async fn fake(faults: FaultPlan) -> FakeLlm {
-    let config = FakeLlmConfig {
-        oracle: load_oracle_jsonl(&common::dev_jsonl()).expect("oracle loads"),
-        faults,
-        seed: 42,
-        ..FakeLlmConfig::default()
-    };
-    FakeLlm::start("127.0.0.1:0".parse().expect("addr"), config)
-        .await
-        .expect("fake LLM starts")
+    common::fake_llm(faults, 42).await
 }
 
 fn config(server: &FakeLlm) -> LlmConfig {
-    let categories = common::categories()
-        .into_iter()
-        .map(|c| {
-            let d = format!("work of the {c} kind");
-            (c, d)
-        })
-        .collect();
-    let mut c = LlmConfig::new(server.url().to_string(), "fake-model", categories);
-    c.timeout = Duration::from_millis(1500);
-    c.max_retries = 2;
-    c.min_backoff = Duration::from_millis(5);
-    c.max_backoff = Duration::from_millis(20);
-    c
+    common::llm_config(server, "fake-model")
 }
 
 /// Inputs with database-like ids (which must never reach the model).

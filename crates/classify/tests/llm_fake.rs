@@ -8,31 +8,15 @@ use jobwire_classify::eval::evaluate;
 use jobwire_classify::llm::{LlmClassifier, LlmConfig, PROMPT_VERSION};
 use jobwire_classify::{Classifier, ClassifyError, ClassifyInput};
 use jobwire_core::dataset::LabeledPost;
-use jobwire_testkit::llm::{FakeLlm, FakeLlmConfig, Fault, FaultPlan, load_oracle_jsonl};
+use jobwire_testkit::llm::{FakeLlm, FakeLlmConfig, Fault, FaultPlan};
 
 async fn fake(faults: FaultPlan) -> FakeLlm {
-    let oracle = load_oracle_jsonl(&common::dev_jsonl()).expect("oracle loads");
-    let config = FakeLlmConfig {
-        oracle,
-        faults,
-        ..FakeLlmConfig::default()
-    };
-    FakeLlm::start("127.0.0.1:0".parse().expect("addr"), config)
-        .await
-        .expect("fake LLM starts")
+    common::fake_llm(faults, FakeLlmConfig::default().seed).await
 }
 
 fn config(server: &FakeLlm) -> LlmConfig {
-    let categories = common::categories()
-        .into_iter()
-        .map(|c| {
-            let d = format!("work of the {c} kind");
-            (c, d)
-        })
-        .collect();
-    let mut c = LlmConfig::new(server.url().to_string(), "fake-model", categories);
+    let mut c = common::llm_config(server, "fake-model");
     c.api_key = Some("sk-test".into());
-    c.timeout = Duration::from_millis(1500);
     c.max_retries = 3;
     c.min_backoff = Duration::from_millis(10);
     c.max_backoff = Duration::from_millis(50);

@@ -8,35 +8,17 @@ use std::time::Duration;
 
 use jobwire_classify::llm::{LlmClassifier, LlmConfig};
 use jobwire_classify::{Classified, Classifier, ClassifyError, ClassifyInput};
-use jobwire_testkit::llm::{FakeLlm, FakeLlmConfig, Fault, FaultPlan, load_oracle_jsonl};
+use jobwire_testkit::llm::{FakeLlm, Fault, FaultPlan};
 
 const MAX_POST_CHARS: usize = 2000;
 
 async fn fake(faults: FaultPlan) -> FakeLlm {
-    let config = FakeLlmConfig {
-        oracle: load_oracle_jsonl(&common::dev_jsonl()).expect("oracle loads"),
-        faults,
-        seed: 7,
-        ..FakeLlmConfig::default()
-    };
-    FakeLlm::start("127.0.0.1:0".parse().expect("addr"), config)
-        .await
-        .expect("fake LLM starts")
+    common::fake_llm(faults, 7).await
 }
 
 fn config(server: &FakeLlm) -> LlmConfig {
-    let categories = common::categories()
-        .into_iter()
-        .map(|c| {
-            let d = format!("work of the {c} kind");
-            (c, d)
-        })
-        .collect();
-    let mut c = LlmConfig::new(server.url().to_string(), "fake-model", categories);
+    let mut c = common::llm_config(server, "fake-model");
     c.timeout = Duration::from_millis(3000);
-    c.max_retries = 2;
-    c.min_backoff = Duration::from_millis(5);
-    c.max_backoff = Duration::from_millis(20);
     c.max_post_chars = MAX_POST_CHARS;
     c.batch_size = 25;
     c

@@ -8,37 +8,19 @@ use std::time::Duration;
 use jobwire_classify::llm::{LlmClassifier, LlmConfig, LlmEndpoint};
 use jobwire_classify::{Classifier, ClassifyError, ClassifyInput};
 use jobwire_core::dataset::LabeledPost;
-use jobwire_testkit::llm::{FakeLlm, FakeLlmConfig, Fault, FaultPlan, load_oracle_jsonl};
+use jobwire_testkit::llm::{FakeLlm, FakeLlmConfig, Fault, FaultPlan};
 
 const PRIMARY: &str = "primary-model";
 const FALLBACK: &str = "fallback-model";
 
 async fn fake(faults: FaultPlan) -> FakeLlm {
-    let config = FakeLlmConfig {
-        oracle: load_oracle_jsonl(&common::dev_jsonl()).expect("oracle loads"),
-        faults,
-        ..FakeLlmConfig::default()
-    };
-    FakeLlm::start("127.0.0.1:0".parse().expect("addr"), config)
-        .await
-        .expect("fake LLM starts")
+    common::fake_llm(faults, FakeLlmConfig::default().seed).await
 }
 
 /// The primary and the fallback are two models of the same fake server.
 fn config(server: &FakeLlm, with_fallback: bool) -> LlmConfig {
-    let categories = common::categories()
-        .into_iter()
-        .map(|c| {
-            let d = format!("work of the {c} kind");
-            (c, d)
-        })
-        .collect();
-    let mut c = LlmConfig::new(server.url().to_string(), PRIMARY, categories);
+    let mut c = common::llm_config(server, PRIMARY);
     c.api_key = Some("sk-primary".into());
-    c.timeout = Duration::from_millis(1500);
-    c.max_retries = 2;
-    c.min_backoff = Duration::from_millis(5);
-    c.max_backoff = Duration::from_millis(20);
     c.price_in_per_mtok = 1.0;
     c.price_out_per_mtok = 1.0;
     if with_fallback {

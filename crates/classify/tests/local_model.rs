@@ -5,8 +5,9 @@ mod common;
 
 use std::sync::Arc;
 
+use jobwire_classify::cascade::LiveLocal;
 use jobwire_classify::eval::{cross_validate, evaluate};
-use jobwire_classify::local::{LocalClassifier, LocalModel, TrainOptions};
+use jobwire_classify::local::{LocalModel, TrainOptions};
 use jobwire_classify::{Classifier, ClassifyInput};
 
 #[test]
@@ -102,7 +103,7 @@ async fn evaluating_on_the_training_set_reports_the_overlap() {
     let data = common::dev_set();
     let model =
         LocalModel::train(&data, &common::categories(), &TrainOptions::default()).expect("trains");
-    let classifier = LocalClassifier::new(Arc::new(model));
+    let classifier = LiveLocal::new(Arc::new(model));
     let report = evaluate(&classifier, &data).await.expect("evaluates");
     assert_eq!(report.n_posts, 240);
     assert_eq!(report.trained_on_eval_posts, 240);
@@ -116,7 +117,7 @@ async fn hostile_posts_never_panic_and_yield_only_configured_categories() {
     let data = common::dev_set();
     let cats = common::categories();
     let model = LocalModel::train(&data, &cats, &TrainOptions::default()).expect("trains");
-    let classifier = LocalClassifier::new(Arc::new(model));
+    let classifier = LiveLocal::new(Arc::new(model));
     let huge = "Нужен сайт на Тильде, бюджет 10000₽. ".repeat(3000);
     assert!(huge.len() > 100_000);
     let hostile = [

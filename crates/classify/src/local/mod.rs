@@ -58,16 +58,14 @@ mod lexicon;
 use std::collections::HashMap;
 use std::io::{Read, Write};
 use std::sync::Arc;
-use std::time::Instant;
 
-use async_trait::async_trait;
 use jobwire_core::dataset::{Label, LabeledPost};
 use jobwire_core::{CategorySlug, PostKind, Verdict};
 use serde::{Deserialize, Serialize};
 
 pub use features::{FeatureOptions, default_topic_words};
 
-use crate::{Classified, Classifier, ClassifyError, ClassifyInput};
+use crate::ClassifyError;
 use calibrate::{CategoryPoint, Platt, logit, sigmoid};
 use lexicon::{LEX_DIM, Lexicon};
 
@@ -1099,52 +1097,6 @@ fn step(w: &mut [f32], acc: &mut [f32], x: &Sparse, g: f32, lr: f32, l2: f32) {
         let grad = g * v + l2 * w[r];
         acc[r] += grad * grad;
         w[r] -= lr * grad / (acc[r].sqrt() + 1e-6);
-    }
-}
-
-/// [`Classifier`] over a shared [`LocalModel`].
-#[derive(Debug, Clone)]
-pub struct LocalClassifier {
-    model: Arc<LocalModel>,
-    model_id: String,
-}
-
-impl LocalClassifier {
-    /// Wraps a trained model.
-    pub fn new(model: Arc<LocalModel>) -> Self {
-        let model_id = model.id();
-        Self { model, model_id }
-    }
-
-    /// The wrapped model.
-    pub fn model(&self) -> &Arc<LocalModel> {
-        &self.model
-    }
-}
-
-#[async_trait]
-impl Classifier for LocalClassifier {
-    async fn classify(&self, post: &ClassifyInput) -> Result<Classified, ClassifyError> {
-        let started = Instant::now();
-        let verdict = self.model.predict(&post.text);
-        Ok(Classified {
-            verdict,
-            model: self.model_id.clone(),
-            prompt_version: MODEL_FORMAT.to_owned(),
-            tokens_in: 0,
-            tokens_out: 0,
-            latency_ms: u32::try_from(started.elapsed().as_millis()).unwrap_or(u32::MAX),
-            extraction: None,
-            cost_usd: 0.0,
-        })
-    }
-
-    fn name(&self) -> &str {
-        "local"
-    }
-
-    fn was_trained_on(&self, text: &str) -> bool {
-        self.model.was_trained_on(text)
     }
 }
 

@@ -1,8 +1,12 @@
 //! Shared helpers of the integration tests.
 #![allow(dead_code)]
 
+use std::time::Duration;
+
+use jobwire_classify::llm::LlmConfig;
 use jobwire_core::CategorySlug;
 use jobwire_core::dataset::LabeledPost;
+use jobwire_testkit::llm::{FakeLlm, FakeLlmConfig, FaultPlan, load_oracle_jsonl};
 
 /// The 12 categories of the standard taxonomy.
 pub const SLUGS: [&str; 12] = [
@@ -34,4 +38,35 @@ pub fn dev_jsonl() -> String {
 
 pub fn dev_set() -> Vec<LabeledPost> {
     LabeledPost::parse_all(&dev_jsonl()).expect("dev.jsonl parses")
+}
+
+/// The fake OpenAI-compatible server answering from dev.jsonl's labels, with `faults`.
+pub async fn fake_llm(faults: FaultPlan, seed: u64) -> FakeLlm {
+    let config = FakeLlmConfig {
+        oracle: load_oracle_jsonl(&dev_jsonl()).expect("oracle loads"),
+        faults,
+        seed,
+        ..FakeLlmConfig::default()
+    };
+    FakeLlm::start("127.0.0.1:0".parse().expect("addr"), config)
+        .await
+        .expect("fake LLM starts")
+}
+
+/// A client config for `server`: the 12 categories, `model`, a 1.5 s timeout, two retries
+/// with short backoff. Tests change what they measure.
+pub fn llm_config(server: &FakeLlm, model: &str) -> LlmConfig {
+    let categories = categories()
+        .into_iter()
+        .map(|c| {
+            let d = format!("work of the {c} kind");
+            (c, d)
+        })
+        .collect();
+    let mut c = LlmConfig::new(server.url().to_string(), model, categories);
+    c.timeout = Duration::from_millis(1500);
+    c.max_retries = 2;
+    c.min_backoff = Duration::from_millis(5);
+    c.max_backoff = Duration::from_millis(20);
+    c
 }

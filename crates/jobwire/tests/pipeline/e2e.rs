@@ -3,7 +3,6 @@
 
 use std::time::Duration;
 
-use chrono::Utc;
 use jobwire::testbed::{Bed, temp_db};
 
 use crate::expect::*;
@@ -38,20 +37,7 @@ async fn every_subscriber_gets_exactly_the_jobs_that_match_them() {
         .unwrap();
 
     let data = dataset();
-    for post in &data {
-        running
-            .intake
-            .ingest(jobwire_core::IncomingPost {
-                channel: post.channel.clone(),
-                external_id: post.id.clone(),
-                text: post.text.clone(),
-                author: None,
-                url: None,
-                posted_at: Utc::now(),
-            })
-            .await
-            .unwrap();
-    }
+    ingest_all(&running, &data).await;
     let counts = running
         .wait_settled(Duration::from_secs(180))
         .await
@@ -108,20 +94,7 @@ async fn during_an_llm_outage_posts_wait_and_are_classified_when_it_returns() {
         .filter(|p| p.label.as_ref().is_some_and(|l| l.is_job))
         .take(5)
         .collect();
-    for post in &jobs {
-        running
-            .intake
-            .ingest(jobwire_core::IncomingPost {
-                channel: post.channel.clone(),
-                external_id: post.id.clone(),
-                text: post.text.clone(),
-                author: None,
-                url: None,
-                posted_at: Utc::now(),
-            })
-            .await
-            .unwrap();
-    }
+    ingest_all(&running, &jobs).await;
     // The LLM fails every call: the posts wait (and are retried), none is dropped or guessed.
     let deadline = std::time::Instant::now() + Duration::from_secs(30);
     loop {

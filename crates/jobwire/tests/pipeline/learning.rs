@@ -66,20 +66,7 @@ async fn the_cascade_sends_only_unsure_posts_to_the_llm_and_learns_from_its_answ
     .unwrap();
 
     let fresh: Vec<_> = data.iter().skip(1).step_by(2).collect();
-    for post in &fresh {
-        running
-            .intake
-            .ingest(jobwire_core::IncomingPost {
-                channel: post.channel.clone(),
-                external_id: post.id.clone(),
-                text: post.text.clone(),
-                author: None,
-                url: None,
-                posted_at: Utc::now(),
-            })
-            .await
-            .unwrap();
-    }
+    ingest_all(&running, fresh.iter().copied()).await;
     let counts = running
         .wait_settled(Duration::from_secs(120))
         .await

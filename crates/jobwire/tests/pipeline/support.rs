@@ -98,3 +98,24 @@ pub fn gist(text: &str, chars: usize) -> String {
 pub fn collapse(text: &str) -> String {
     text.split_whitespace().collect::<Vec<_>>().join(" ")
 }
+
+/// Feeds dataset posts to intake as if they had just been posted in their channels.
+pub async fn ingest_all<'a>(
+    running: &jobwire::pipeline::Pipeline,
+    posts: impl IntoIterator<Item = &'a LabeledPost>,
+) {
+    for post in posts {
+        running
+            .intake
+            .ingest(jobwire_core::IncomingPost {
+                channel: post.channel.clone(),
+                external_id: post.id.clone(),
+                text: post.text.clone(),
+                author: None,
+                url: None,
+                posted_at: chrono::Utc::now(),
+            })
+            .await
+            .unwrap();
+    }
+}
