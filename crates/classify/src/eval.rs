@@ -84,8 +84,11 @@ pub struct EvalReport {
 pub struct Usage {
     /// Posts that went to the LLM.
     pub llm_posts: usize,
-    /// LLM requests made (re-asks and retries included).
+    /// LLM requests answered with usable content (what a provider bills; a request that
+    /// carried re-asked posts included).
     pub llm_requests: u64,
+    /// LLM attempts that failed and were retried: 429, 5xx, timeouts, unusable content.
+    pub llm_failed_requests: u64,
     pub tokens_in: u64,
     pub tokens_out: u64,
     pub cost_usd: f64,
@@ -141,6 +144,12 @@ impl EvalReport {
             "cross_validated": self.cross_validated,
             "llm_share": self.llm_share(),
             "llm_requests_per_1000": self.llm_requests_per_1000(),
+            "llm_requests_per_100_llm_posts": self.llm_requests_per_100_llm_posts(),
+            "llm_failed_requests_per_1000": if self.n_posts == 0 {
+                0.0
+            } else {
+                self.usage.llm_failed_requests as f64 * 1000.0 / self.n_posts as f64
+            },
             "tokens_per_post": self.tokens_per_post(),
             "cost_usd": self.usage.cost_usd,
             "extraction": self.extraction.as_ref().map(|e| {
@@ -172,6 +181,16 @@ impl EvalReport {
             0.0
         } else {
             self.usage.llm_requests as f64 * 1000.0 / self.n_posts as f64
+        }
+    }
+
+    /// LLM requests per 100 posts that reached the LLM (how full the requests were: 100 / the
+    /// mean posts per request, re-asks and retries included).
+    pub fn llm_requests_per_100_llm_posts(&self) -> f64 {
+        if self.usage.llm_posts == 0 {
+            0.0
+        } else {
+            self.usage.llm_requests as f64 * 100.0 / self.usage.llm_posts as f64
         }
     }
 
@@ -223,9 +242,11 @@ impl fmt::Display for EvalReport {
         }
         writeln!(
             f,
-            "LLM         {:.1}% of posts, {:.1} requests per 1000 posts, {:.1} tokens per post, ${:.4}",
+            "LLM         {:.1}% of posts, {:.1} answered requests per 1000 posts ({:.1} per 100 posts sent to it; {} failed attempts retried), {:.1} tokens per post, ${:.4}",
             self.llm_share() * 100.0,
             self.llm_requests_per_1000(),
+            self.llm_requests_per_100_llm_posts(),
+            self.usage.llm_failed_requests,
             self.tokens_per_post(),
             self.usage.cost_usd
         )?;
@@ -492,8 +513,10 @@ pub const CURVE_THRESHOLDS: [f32; 12] = [
 
 /// Evaluates the cascade: per fold, trains the local model on the other folds; the LLM
 /// answers every post once (for the curve and the LLM-alone score); then the real cascade
-/// runs fold by fold at `threshold`, so its LLM share and requests are what the service
-/// would see. `count_requests` reads the LLM's request counter (before and after).
+/// runs at `threshold`, all folds at once (as posts arrive in a service, so the LLM client
+/// gathers their unsure posts into its requests), and its LLM share and requests are what
+/// the service would see. `count_requests` reads the LLM's counters (answered requests,
+/// failed attempts), before and after.
 #[allow(clippy::too_many_arguments)]
 pub async fn evaluate_cascade(
     data: &[LabeledPost],
@@ -503,7 +526,7 @@ pub async fn evaluate_cascade(
     opts: &TrainOptions,
     llm: std::sync::Arc<dyn Classifier>,
     threshold: f32,
-    count_requests: &(dyn Fn() -> u64 + Send + Sync),
+    count_requests: &(dyn Fn() -> (u64, u64) + Send + Sync),
 ) -> Result<CascadeEval, ClassifyError> {
     use crate::cascade::{Cascade, CascadeConfig, LiveLocal};
     if k < 2 {
@@ -541,7 +564,9 @@ pub async fn evaluate_cascade(
     // The LLM on every post.
     let before = count_requests();
     let (mut llm_report, llm_outputs) = evaluate_outputs(llm.as_ref(), data).await?;
-    llm_report.usage.llm_requests = count_requests().saturating_sub(before);
+    let after = count_requests();
+    llm_report.usage.llm_requests = after.0.saturating_sub(before.0);
+    llm_report.usage.llm_failed_requests = after.1.saturating_sub(before.1);
     let mut llm_verdicts: Vec<Option<Verdict>> = vec![None; data.len()];
     for (i, c) in &llm_outputs {
         llm_verdicts[*i] = Some(c.verdict.clone());
@@ -625,12 +650,14 @@ pub async fn evaluate_cascade(
         .min_by(|a, b| a.llm_share.total_cmp(&b.llm_share))
         .copied();
 
-    // The real cascade, fold by fold, at the chosen threshold.
+    // The real cascade at the chosen threshold: every fold's model on its held-out posts, all
+    // folds at once, as posts arrive in a running service (the LLM's pool gathers the
+    // unsure posts of every fold into its requests).
     let mut scorer = Scorer::new(categories);
     let mut usage = Usage::default();
     let mut extractions = Vec::new();
     let before = count_requests();
-    for (fold, model) in models.into_iter().enumerate() {
+    let runs = models.into_iter().enumerate().map(|(fold, model)| {
         let held_at: Vec<usize> = (0..data.len())
             .filter(|&i| folds[i] == Some(fold))
             .collect();
@@ -641,7 +668,13 @@ pub async fn evaluate_cascade(
             CascadeConfig { threshold },
             None,
         );
-        let (r, outputs) = evaluate_outputs(&cascade, &held).await?;
+        async move {
+            let result = evaluate_outputs(&cascade, &held).await;
+            (held_at, held, result)
+        }
+    });
+    for (held_at, held, result) in futures::future::join_all(runs).await {
+        let (r, outputs) = result?;
         usage.llm_posts += r.usage.llm_posts;
         usage.tokens_in += r.usage.tokens_in;
         usage.tokens_out += r.usage.tokens_out;
@@ -653,7 +686,9 @@ pub async fn evaluate_cascade(
             extractions.push((held_at[i], c.extraction));
         }
     }
-    usage.llm_requests = count_requests().saturating_sub(before);
+    let after = count_requests();
+    usage.llm_requests = after.0.saturating_sub(before.0);
+    usage.llm_failed_requests = after.1.saturating_sub(before.1);
     let mut cascade = scorer.report(Some(k));
     cascade.usage = usage;
     Ok(CascadeEval {
@@ -951,7 +986,9 @@ mod tests {
                 "extraction",
                 "is_job",
                 "kinds",
+                "llm_failed_requests_per_1000",
                 "llm_requests_per_1000",
+                "llm_requests_per_100_llm_posts",
                 "llm_share",
                 "n_posts",
                 "tokens_per_post",

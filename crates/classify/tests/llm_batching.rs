@@ -307,3 +307,154 @@ async fn the_system_prompt_is_byte_identical_across_requests() {
     let users: HashSet<&str> = log.iter().map(|r| r.user.as_str()).collect();
     assert_eq!(users.len(), 3, "the per-request part differs");
 }
+
+/// A fake whose every answer takes `latency`.
+async fn slow_fake(faults: FaultPlan, latency: std::time::Duration) -> FakeLlm {
+    let config = jobwire_testkit::llm::FakeLlmConfig {
+        oracle: jobwire_testkit::llm::load_oracle_jsonl(&common::dev_jsonl()).expect("oracle"),
+        faults,
+        latency,
+        seed: 7,
+        ..Default::default()
+    };
+    FakeLlm::start("127.0.0.1:0".parse().expect("addr"), config)
+        .await
+        .expect("fake LLM starts")
+}
+
+#[tokio::test]
+async fn posts_of_concurrent_callers_share_full_requests() {
+    let server = fake(FaultPlan::default()).await;
+    let mut cfg = config(&server);
+    cfg.batch_size = 20;
+    cfg.batch_linger = std::time::Duration::from_secs(2);
+    let classifier = std::sync::Arc::new(LlmClassifier::new(cfg).expect("client builds"));
+    let data = common::dev_set();
+    // Eight callers (as the classify stage's batches would be) with five unsure posts each.
+    let calls = data[..40].chunks(5).map(|chunk| {
+        let classifier = classifier.clone();
+        let chunk = chunk.to_vec();
+        async move {
+            (
+                chunk.clone(),
+                classifier.classify_many(&inputs(&chunk)).await,
+            )
+        }
+    });
+    for (chunk, out) in futures::future::join_all(calls).await {
+        for (post, got) in chunk.iter().zip(&out) {
+            assert_matches_label(post, ok(got));
+        }
+    }
+    let sizes: Vec<usize> = server.requests_log().iter().map(|r| r.ids.len()).collect();
+    assert_eq!(
+        sizes,
+        [20, 20],
+        "40 posts from 8 callers in two full requests"
+    );
+    assert_eq!(server.stats().requests_per_1000_posts(), 50.0);
+}
+
+#[tokio::test]
+async fn a_reasked_post_rides_along_with_the_next_posts() {
+    let latency = std::time::Duration::from_millis(150);
+    let server = slow_fake(FaultPlan::scripted([Fault::Partial, Fault::Ok]), latency).await;
+    let mut cfg = config(&server);
+    cfg.batch_size = 6;
+    cfg.batch_linger = std::time::Duration::from_secs(2);
+    let classifier = std::sync::Arc::new(LlmClassifier::new(cfg).expect("client builds"));
+    let data = common::dev_set();
+    let first = data[..6].to_vec();
+    let later = data[6..9].to_vec();
+    let a = {
+        let classifier = classifier.clone();
+        let first = first.clone();
+        tokio::spawn(async move { classifier.classify_many(&inputs(&first)).await })
+    };
+    // The second caller's posts arrive while the first request is in flight.
+    tokio::time::sleep(std::time::Duration::from_millis(30)).await;
+    let b = classifier.classify_many(&inputs(&later)).await;
+    let a = a.await.expect("first caller");
+    for (post, got) in first.iter().zip(&a).chain(later.iter().zip(&b)) {
+        assert_matches_label(post, ok(got));
+    }
+    let log = server.requests_log();
+    assert_eq!(
+        log.len(),
+        2,
+        "the re-ask did not cost a request of its own: {log:?}"
+    );
+    assert_eq!(log[0].ids, ["p1", "p2", "p3", "p4", "p5", "p6"]);
+    let second: HashSet<&str> = log[1].ids.iter().map(String::as_str).collect();
+    assert_eq!(second.len(), 6);
+    for id in ["p7", "p8", "p9"] {
+        assert!(second.contains(id), "{second:?}");
+    }
+    let reasked: Vec<&&str> = second
+        .iter()
+        .filter(|id| !["p7", "p8", "p9"].contains(id))
+        .collect();
+    assert!(
+        reasked
+            .iter()
+            .all(|id| log[0].ids.iter().any(|x| x == **id))
+    );
+    assert_eq!(classifier.stats().reasks, 1);
+}
+
+#[tokio::test]
+async fn a_lone_post_goes_at_once_when_the_llm_is_idle() {
+    let server = fake(FaultPlan::default()).await;
+    let mut cfg = config(&server);
+    cfg.idle_linger = std::time::Duration::from_millis(100);
+    cfg.batch_linger = std::time::Duration::from_secs(30);
+    let classifier = LlmClassifier::new(cfg).expect("client builds");
+    let data = common::dev_set();
+    let started = std::time::Instant::now();
+    let got = classifier.classify(&inputs(&data[..1])[0]).await;
+    assert_matches_label(&data[0], ok(&got));
+    // It waited the short idle gathering window, not the long one.
+    let waited = started.elapsed();
+    assert!(
+        waited >= std::time::Duration::from_millis(100),
+        "{waited:?}"
+    );
+    assert!(waited < std::time::Duration::from_secs(30), "{waited:?}");
+    // The wait is part of the post's latency.
+    assert!(ok(&got).latency_ms >= 100);
+    let sizes: Vec<usize> = server.requests_log().iter().map(|r| r.ids.len()).collect();
+    assert_eq!(sizes, [1]);
+}
+
+#[tokio::test]
+async fn while_a_request_is_in_flight_posts_gather_for_the_next() {
+    let latency = std::time::Duration::from_millis(300);
+    let server = slow_fake(FaultPlan::default(), latency).await;
+    let mut cfg = config(&server);
+    cfg.batch_size = 30;
+    cfg.idle_linger = std::time::Duration::from_millis(10);
+    cfg.batch_linger = std::time::Duration::from_secs(30);
+    let classifier = std::sync::Arc::new(LlmClassifier::new(cfg).expect("client builds"));
+    let data = common::dev_set();
+    // One post, then four callers trickling in while its request is in flight.
+    let mut calls = Vec::new();
+    for (n, chunk) in data[..13].chunks(3).enumerate() {
+        let classifier = classifier.clone();
+        let chunk = chunk.to_vec();
+        calls.push(tokio::spawn(async move {
+            tokio::time::sleep(std::time::Duration::from_millis(50 * n as u64)).await;
+            let out = classifier.classify_many(&inputs(&chunk)).await;
+            (chunk, out)
+        }));
+    }
+    for call in calls {
+        let (chunk, out) = call.await.expect("caller");
+        for (post, got) in chunk.iter().zip(&out) {
+            assert_matches_label(post, ok(got));
+        }
+    }
+    let sizes: Vec<usize> = server.requests_log().iter().map(|r| r.ids.len()).collect();
+    // The first three went alone (the LLM was idle); the other ten waited for it, together,
+    // and went as soon as it answered — not after the 30 s linger.
+    assert_eq!(sizes, [3, 10]);
+}

@@ -405,7 +405,9 @@ pub struct LlmSection {
     /// The environment variable holding the API key (none needed for local servers).
     #[serde(default = "default_llm_key_env")]
     pub api_key_env: String,
-    #[serde(default = "d30")]
+    /// One request's timeout. A full batch of 30 answers is about 3,000 completion tokens:
+    /// 20-40 s on common hosted models, so the default leaves room (120).
+    #[serde(default = "d120u32")]
     pub timeout_secs: u32,
     #[serde(default = "d3")]
     pub max_retries: u32,
@@ -418,10 +420,24 @@ pub struct LlmSection {
     /// Past this many dollars of LLM spend in a UTC day, only the local classifier runs
     /// (and the admin is told). No limit when unset.
     pub daily_spend_limit_usd: Option<f64>,
-    /// Posts per LLM request (1-25). Each answer is tied to its post by id; a partial answer
-    /// re-asks only for the missing posts.
-    #[serde(default = "d20usize")]
+    /// Posts per LLM request (1-50). Each answer is tied to its post by id; posts an answer
+    /// lacked are asked again with the next request.
+    #[serde(default = "d30usize")]
     pub batch_size: usize,
+    /// How long the oldest unsure post waits for others to fill a request while other
+    /// requests are in flight (0-60000 ms).
+    #[serde(default = "d1000u64")]
+    pub batch_linger_ms: u64,
+    /// When no request is in flight, a partial request goes once no unsure post came in for
+    /// this long (0-60000 ms; short: a quiet service answers at once, a burst is gathered).
+    #[serde(default = "d20u64")]
+    pub idle_linger_ms: u64,
+    /// LLM requests in flight at once (1-64).
+    #[serde(default = "d8usize")]
+    pub max_in_flight: usize,
+    /// The most completion tokens one request may ask for (some models allow 4,096 only).
+    #[serde(default = "d16384u32")]
+    pub max_output_tokens: u32,
     /// People's labeled examples most like the posts, put into each request.
     #[serde(default = "d3usize")]
     pub few_shot: usize,
@@ -437,12 +453,16 @@ impl LlmSection {
             base_url,
             model: model.to_owned(),
             api_key_env: default_llm_key_env(),
-            timeout_secs: 30,
+            timeout_secs: 120,
             max_retries: 3,
             price_in_per_mtok: 0.0,
             price_out_per_mtok: 0.0,
             daily_spend_limit_usd: None,
-            batch_size: 20,
+            batch_size: 30,
+            batch_linger_ms: 1000,
+            idle_linger_ms: 20,
+            max_in_flight: 8,
+            max_output_tokens: 16_384,
             few_shot: 3,
             fallback: None,
         }
@@ -464,8 +484,23 @@ pub struct LlmFallbackSection {
     pub price_out_per_mtok: f64,
 }
 
-fn d20usize() -> usize {
+fn d30usize() -> usize {
+    30
+}
+fn d1000u64() -> u64 {
+    1000
+}
+fn d120u32() -> u32 {
+    120
+}
+fn d20u64() -> u64 {
     20
+}
+fn d8usize() -> usize {
+    8
+}
+fn d16384u32() -> u32 {
+    16_384
 }
 fn d3usize() -> usize {
     3
@@ -621,6 +656,10 @@ pub struct LlmSettings {
     pub price_out_per_mtok: f64,
     pub daily_spend_limit_usd: Option<f64>,
     pub batch_size: usize,
+    pub batch_linger: Duration,
+    pub idle_linger: Duration,
+    pub max_in_flight: usize,
+    pub max_output_tokens: u32,
     pub few_shot: usize,
     pub fallback: Option<LlmFallbackSettings>,
 }
@@ -651,7 +690,11 @@ impl std::fmt::Debug for LlmSettings {
             .field("base_url", &self.base_url.as_str())
             .field("model", &self.model)
             .field("api_key", &self.api_key.as_ref().map(|_| "<redacted>"))
-            .finish()
+            .field("batch_size", &self.batch_size)
+            .field("batch_linger", &self.batch_linger)
+            .field("idle_linger", &self.idle_linger)
+            .field("max_in_flight", &self.max_in_flight)
+            .finish_non_exhaustive()
     }
 }
 
@@ -942,8 +985,26 @@ impl Config {
                         Err(invalid(key, "must be a price of at least 0"))
                     }
                 };
-                if !(1..=25).contains(&l.batch_size) {
-                    return Err(invalid("llm.batch_size", "must be between 1 and 25"));
+                if !(1..=50).contains(&l.batch_size) {
+                    return Err(invalid("llm.batch_size", "must be between 1 and 50"));
+                }
+                if l.batch_linger_ms > 60_000 {
+                    return Err(invalid(
+                        "llm.batch_linger_ms",
+                        "must be at most 60000 (a minute)",
+                    ));
+                }
+                if l.idle_linger_ms > 60_000 {
+                    return Err(invalid(
+                        "llm.idle_linger_ms",
+                        "must be at most 60000 (a minute)",
+                    ));
+                }
+                if !(1..=64).contains(&l.max_in_flight) {
+                    return Err(invalid("llm.max_in_flight", "must be between 1 and 64"));
+                }
+                if l.max_output_tokens < 256 {
+                    return Err(invalid("llm.max_output_tokens", "must be at least 256"));
                 }
                 if let Some(limit) = l.daily_spend_limit_usd
                     && !(limit.is_finite() && limit >= 0.0)
@@ -984,6 +1045,10 @@ impl Config {
                     price_out_per_mtok: price("llm.price_out_per_mtok", l.price_out_per_mtok)?,
                     daily_spend_limit_usd: l.daily_spend_limit_usd,
                     batch_size: l.batch_size,
+                    batch_linger: Duration::from_millis(l.batch_linger_ms),
+                    idle_linger: Duration::from_millis(l.idle_linger_ms),
+                    max_in_flight: l.max_in_flight,
+                    max_output_tokens: l.max_output_tokens,
                     few_shot: l.few_shot,
                     fallback,
                 })

@@ -220,9 +220,14 @@ pub async fn run(
         }
         (EvalClassifier::Llm, None) => {
             let llm = need_llm(settings, "llm")?;
-            let before = llm.stats().requests;
+            let before = llm.stats();
             let (mut report, outputs) = evaluate_outputs(llm.as_ref(), data).await?;
-            report.usage.llm_requests = llm.stats().requests.saturating_sub(before);
+            let after = llm.stats();
+            let answered =
+                |s: &jobwire_classify::llm::LlmStats| s.requests.saturating_sub(s.failed_requests);
+            report.usage.llm_requests = answered(&after).saturating_sub(answered(&before));
+            report.usage.llm_failed_requests =
+                after.failed_requests.saturating_sub(before.failed_requests);
             score(
                 &mut report,
                 outputs
@@ -246,7 +251,13 @@ pub async fn run(
                 &TrainOptions::default(),
                 llm,
                 settings.classifier.cascade_threshold,
-                &move || counter.stats().requests,
+                &move || {
+                    let s = counter.stats();
+                    (
+                        s.requests.saturating_sub(s.failed_requests),
+                        s.failed_requests,
+                    )
+                },
             )
             .await?;
             score(

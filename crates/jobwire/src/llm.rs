@@ -21,6 +21,10 @@ pub fn build(settings: &Settings, llm: &LlmSettings) -> anyhow::Result<Arc<LlmCl
     config.price_in_per_mtok = llm.price_in_per_mtok;
     config.price_out_per_mtok = llm.price_out_per_mtok;
     config.batch_size = llm.batch_size;
+    config.batch_linger = llm.batch_linger;
+    config.idle_linger = llm.idle_linger;
+    config.max_in_flight = llm.max_in_flight;
+    config.max_output_tokens = llm.max_output_tokens;
     config.few_shot = llm.few_shot;
     config.fallback = llm.fallback.as_ref().map(|f| {
         let mut e = LlmEndpoint::new(f.base_url.as_str(), f.model.clone());

@@ -9,8 +9,8 @@
 //!   is byte-identical in every request, so providers' prompt caching applies to it.
 //! * User message: first the [few-shot examples](FewShot) people labeled that are most
 //!   similar to this request's posts (one JSON object a line), then the posts as one line of
-//!   JSON `{"posts":[{"id":"p1","text":"..."}]}`. Ids are short per-batch ids (`p1`..`pN`),
-//!   never database ids. Texts are cut to [`LlmConfig::max_post_chars`] characters and are
+//!   JSON `{"posts":[{"id":"p1","text":"..."}]}`. Ids are short ids (`p1`, `p2`, …, see
+//!   [the pool](#the-pool)), never database ids. Texts are cut to [`LlmConfig::max_post_chars`] characters and are
 //!   serialized by `serde_json`, so a post is escaped data and can never break out of its
 //!   string; the prompt says that post texts are untrusted data.
 //! * `response_format`: `json_schema`, strict ([`response_schema`]):
@@ -32,10 +32,22 @@
 //! same way (or there is no re-ask left), it is accepted as a job with no category — the
 //! model did say it is a job, and dropping or guessing would both be worse.
 //!
-//! Posts whose item is missing or invalid are **re-asked** in a smaller request with only
-//! them (same short ids), at most [`MAX_REASKS`] times. A post still unanswered after that
-//! gets [`ClassifyError::Unavailable`]: it stays waiting and is classified later — never
-//! lost, never guessed.
+//! Posts whose item is missing or invalid are **re-asked**: they go back to the front of the
+//! pool (same short ids) and ride along with the next request, at most [`MAX_REASKS`] times.
+//! A post still unanswered after that gets [`ClassifyError::Unavailable`]: it stays waiting
+//! and is classified later — never lost, never guessed.
+//!
+//! # The pool
+//!
+//! Every caller's posts (the classify stage runs several batches at once, the cascade sends
+//! only its unsure posts) gather in one pool. A request is sent as soon as
+//! [`LlmConfig::batch_size`] posts wait; otherwise, when no request is in flight, as soon as
+//! no post came in for [`LlmConfig::idle_linger`] (20 ms), and in any case when the oldest
+//! waiting post has waited [`LlmConfig::batch_linger`] (1 s). At most [`LlmConfig::max_in_flight`]
+//! requests are in flight, and while they all are, posts keep gathering. So a quiet service
+//! sends a lone post at once, and under load (a burst, a backlog, an imported history)
+//! requests are full. Short ids (`p1`, `p2`, …) are unique over the classifier's
+//! life, never database ids.
 //!
 //! # Failures and fallback
 //!
@@ -62,7 +74,7 @@ mod fewshot;
 mod prompt;
 mod transport;
 
-use std::collections::HashSet;
+use std::collections::{HashSet, VecDeque};
 use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError, RwLock};
@@ -80,6 +92,7 @@ use backon::{BackoffBuilder, ExponentialBuilder};
 use jobwire_core::{CategorySlug, PostKind};
 use serde::Serialize;
 use serde_json::Value;
+use tokio::sync::{Notify, Semaphore, oneshot};
 
 use crate::{Classified, Classifier, ClassifyError, ClassifyInput};
 use answer::{ItemCheck, check_item, item_id, parse_items};
@@ -89,10 +102,10 @@ pub use prompt::{PROMPT_TEMPLATE, PROMPT_VERSION, response_schema, system_prompt
 use transport::{AttemptError, PlainTransport, Switch, classify_openai_error};
 
 /// Posts per request by default.
-pub const DEFAULT_BATCH: usize = 10;
+pub const DEFAULT_BATCH: usize = 30;
 
 /// The most posts one request carries, whatever is configured.
-pub const MAX_BATCH: usize = 25;
+pub const MAX_BATCH: usize = 50;
 
 /// How many times the posts missing from an answer are asked again.
 pub const MAX_REASKS: u32 = 2;
@@ -180,14 +193,27 @@ pub struct LlmConfig {
     pub max_post_chars: usize,
     /// Posts per request (clamped to `1..=`[`MAX_BATCH`]).
     pub batch_size: usize,
+    /// How long the oldest post in the pool waits for a batch to fill while other requests
+    /// are in flight, before a request is sent with what there is.
+    pub batch_linger: Duration,
+    /// When no request is in flight, a partial batch goes once no post came in for this long
+    /// (kept short: a quiet service answers at once, a burst is still gathered).
+    pub idle_linger: Duration,
+    /// Requests in flight at once; while all are busy, posts keep gathering in the pool.
+    pub max_in_flight: usize,
+    /// The most completion tokens a request may ask for (the per-request budget is 300 plus
+    /// 200 per post, capped by this; some models accept no more than 4,096).
+    pub max_output_tokens: u32,
     /// How many few-shot examples (the most similar to the request's posts) go into a request.
     pub few_shot: usize,
 }
 
 impl LlmConfig {
-    /// A configuration with defaults: 30 s timeout, 4 retries, backoff 0.5–20 s, confidence
-    /// 0.9 when missing, posts cut at 8000 characters, 10 posts a request, 3 few-shot
-    /// examples, no fallback, 10 min quota cool-down, prices 0.
+    /// A configuration with defaults: 120 s timeout (a full batch's answer takes a while), 4 retries, backoff 0.5–20 s, confidence
+    /// 0.9 when missing, posts cut at 8000 characters, 30 posts a request gathered for at
+    /// most 20 ms when the LLM is idle and 1 s while requests are in flight, 8 requests in
+    /// flight, at most 16,384 completion tokens, 3 few-shot examples,
+    /// no fallback, 10 min quota cool-down, prices 0.
     pub fn new(
         base_url: impl Into<String>,
         model: impl Into<String>,
@@ -201,7 +227,7 @@ impl LlmConfig {
             price_out_per_mtok: 0.0,
             fallback: None,
             quota_cooldown: Duration::from_secs(600),
-            timeout: Duration::from_secs(30),
+            timeout: Duration::from_secs(120),
             max_retries: 4,
             categories,
             min_backoff: Duration::from_millis(500),
@@ -209,6 +235,10 @@ impl LlmConfig {
             assumed_confidence: 0.9,
             max_post_chars: 8000,
             batch_size: DEFAULT_BATCH,
+            batch_linger: Duration::from_secs(1),
+            idle_linger: Duration::from_millis(20),
+            max_in_flight: 8,
+            max_output_tokens: 16_384,
             few_shot: 3,
         }
     }
@@ -239,6 +269,10 @@ impl fmt::Debug for LlmConfig {
             .field("assumed_confidence", &self.assumed_confidence)
             .field("max_post_chars", &self.max_post_chars)
             .field("batch_size", &self.batch_size)
+            .field("batch_linger", &self.batch_linger)
+            .field("idle_linger", &self.idle_linger)
+            .field("max_in_flight", &self.max_in_flight)
+            .field("max_output_tokens", &self.max_output_tokens)
             .field("few_shot", &self.few_shot)
             .finish()
     }
@@ -251,7 +285,7 @@ pub struct LlmStats {
     pub requests: u64,
     /// Requests that failed (HTTP error, timeout, unusable content).
     pub failed_requests: u64,
-    /// Re-ask rounds (requests for posts missing from an answer; each may take retries).
+    /// Answers that lacked posts (missing or invalid items) whose posts were asked again.
     pub reasks: u64,
     /// Prompt tokens billed.
     pub tokens_in: u64,
@@ -342,7 +376,18 @@ struct Share {
 }
 
 /// Classifies posts with an LLM.
+///
+/// Posts from every caller gather in one pool; a request is sent when [`LlmConfig::batch_size`]
+/// posts wait, or (no request in flight) when no post came in for [`LlmConfig::idle_linger`],
+/// or when the oldest waited [`LlmConfig::batch_linger`], with at most
+/// [`LlmConfig::max_in_flight`] requests at once. Posts an answer lacked go back to the front
+/// of the pool and ride along with the next request (at most [`MAX_REASKS`] times), so a
+/// re-ask rarely costs a request of its own.
 pub struct LlmClassifier {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
     config: LlmConfig,
     primary: Endpoint,
     fallback: Option<Endpoint>,
@@ -354,12 +399,51 @@ pub struct LlmClassifier {
     /// Until when the primary is skipped, and why.
     cooldown: Mutex<Option<(Instant, Switch)>>,
     counters: Counters,
+    pool: Mutex<Pool>,
+    /// Tells the flusher that the pool changed.
+    wake: Notify,
+    /// One permit per request in flight.
+    slots: Arc<Semaphore>,
+    /// Short ids (`p1`, `p2`, …) are unique over the classifier's life, so a re-asked post
+    /// keeps its id next to new posts.
+    next_id: AtomicU64,
+}
+
+/// Posts waiting for a request, oldest first (re-asked posts at the front).
+#[derive(Default)]
+struct Pool {
+    queue: VecDeque<Waiting>,
+    /// Whether a flusher task is running.
+    flushing: bool,
+    /// When posts last came in.
+    last_arrival: Option<Instant>,
+}
+
+/// A post in the pool.
+struct Waiting {
+    /// The short id the model sees.
+    id: String,
+    /// The caller's id (for logs only).
+    post: String,
+    text: String,
+    /// Trigrams for picking few-shot examples (empty when none are used).
+    grams: Vec<u64>,
+    started: Instant,
+    queued_at: Instant,
+    /// How many times it was asked again.
+    reasks: u32,
+    /// A job without any configured category was answered once already.
+    struck: bool,
+    /// Why the last answer did not settle it.
+    problem: String,
+    share: Share,
+    tx: oneshot::Sender<Result<Classified, ClassifyError>>,
 }
 
 impl fmt::Debug for LlmClassifier {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("LlmClassifier")
-            .field("config", &self.config)
+            .field("config", &self.inner.config)
             .finish_non_exhaustive()
     }
 }
@@ -383,28 +467,35 @@ impl LlmClassifier {
             .transpose()?;
         let slugs: Vec<CategorySlug> = config.categories.iter().map(|(s, _)| s.clone()).collect();
         Ok(Self {
-            system_prompt: system_prompt(&config.categories),
-            schema: response_schema(&slugs),
-            name: format!("llm:{}", config.model),
-            slugs,
-            primary,
-            fallback,
-            examples: RwLock::new(Arc::new(Vec::new())),
-            cooldown: Mutex::new(None),
-            counters: Counters::default(),
-            config,
+            inner: Arc::new(Inner {
+                system_prompt: system_prompt(&config.categories),
+                schema: response_schema(&slugs),
+                name: format!("llm:{}", config.model),
+                slugs,
+                primary,
+                fallback,
+                examples: RwLock::new(Arc::new(Vec::new())),
+                cooldown: Mutex::new(None),
+                counters: Counters::default(),
+                pool: Mutex::new(Pool::default()),
+                wake: Notify::new(),
+                slots: Arc::new(Semaphore::new(config.max_in_flight.max(1))),
+                next_id: AtomicU64::new(0),
+                config,
+            }),
         })
     }
 
     /// The system prompt sent with every request (identical in all of them).
     pub fn system_prompt(&self) -> &str {
-        &self.system_prompt
+        &self.inner.system_prompt
     }
 
     /// Replaces the examples people labeled (at most [`MAX_EXAMPLES`], the first ones).
     /// Categories that are not configured are dropped, `is_job` and `kind` made consistent
     /// (`is_job` wins), empty texts skipped. Takes effect for the next request.
     pub fn set_examples(&self, examples: Vec<FewShot>) {
+        let slugs = &self.inner.slugs;
         let kept: Vec<Example> = examples
             .into_iter()
             .filter(|e| !e.text.trim().is_empty())
@@ -414,7 +505,7 @@ impl LlmClassifier {
                     e.kind = PostKind::Job;
                     let mut cats: Vec<CategorySlug> = Vec::new();
                     for c in e.categories.drain(..) {
-                        if self.slugs.contains(&c) && !cats.contains(&c) {
+                        if slugs.contains(&c) && !cats.contains(&c) {
                             cats.push(c);
                         }
                     }
@@ -429,6 +520,7 @@ impl LlmClassifier {
             })
             .collect();
         *self
+            .inner
             .examples
             .write()
             .unwrap_or_else(PoisonError::into_inner) = Arc::new(kept);
@@ -436,9 +528,9 @@ impl LlmClassifier {
 
     /// The few-shot examples a request with these post texts would carry, best first.
     pub fn pick_examples(&self, texts: &[&str]) -> Vec<FewShot> {
-        let examples = self.current_examples();
+        let examples = self.inner.current_examples();
         let grams: Vec<Vec<u64>> = texts.iter().map(|t| fewshot::trigrams(t)).collect();
-        fewshot::pick(&examples, &grams, self.config.few_shot)
+        fewshot::pick(&examples, &grams, self.inner.config.few_shot)
             .into_iter()
             .cloned()
             .collect()
@@ -446,7 +538,7 @@ impl LlmClassifier {
 
     /// Running totals since the classifier was built.
     pub fn stats(&self) -> LlmStats {
-        let c = &self.counters;
+        let c = &self.inner.counters;
         let g = |a: &AtomicU64| a.load(Ordering::Relaxed);
         LlmStats {
             requests: g(&c.requests),
@@ -458,7 +550,9 @@ impl LlmClassifier {
             fallback_requests: g(&c.fallback_requests),
         }
     }
+}
 
+impl Inner {
     fn current_examples(&self) -> Arc<Vec<Example>> {
         self.examples
             .read()
@@ -470,133 +564,197 @@ impl LlmClassifier {
         self.config.batch_size.clamp(1, MAX_BATCH)
     }
 
-    /// Classifies up to one batch of posts: one request, then re-asks for what is missing.
-    async fn classify_batch(
-        &self,
-        posts: &[ClassifyInput],
-    ) -> Vec<Result<Classified, ClassifyError>> {
-        let started = Instant::now();
-        let n = posts.len();
-        let ids: Vec<String> = (1..=n).map(|i| format!("p{i}")).collect();
-        let mut done: Vec<Option<Result<Classified, ClassifyError>>> =
-            (0..n).map(|_| None).collect();
-        let mut shares = vec![Share::default(); n];
-        let mut struck = vec![false; n];
-        let mut problem: Vec<String> = vec![String::new(); n];
-        let examples = self.current_examples();
-        let want_shots = self.config.few_shot > 0 && !examples.is_empty();
-        let grams: Vec<Vec<u64>> = if want_shots {
-            posts.iter().map(|p| fewshot::trigrams(&p.text)).collect()
-        } else {
-            vec![Vec::new(); n]
-        };
+    fn lock_pool(&self) -> std::sync::MutexGuard<'_, Pool> {
+        self.pool.lock().unwrap_or_else(PoisonError::into_inner)
+    }
 
-        for round in 0..=MAX_REASKS {
-            let pending: Vec<usize> = (0..n).filter(|&i| done[i].is_none()).collect();
-            if pending.is_empty() {
-                break;
-            }
-            if round > 0 {
-                bump(&self.counters.reasks, 1);
-                let asked: Vec<&str> = pending.iter().map(|&i| ids[i].as_str()).collect();
-                tracing::info!(round, ids = ?asked, "re-asking the LLM for posts its answer lacked");
-            }
-            let shots = if want_shots {
-                let g: Vec<Vec<u64>> = pending.iter().map(|&i| grams[i].clone()).collect();
-                fewshot::pick(&examples, &g, self.config.few_shot)
+    /// Puts posts into the pool (re-asked ones at the front) and makes sure a flusher runs.
+    fn enqueue(self: &Arc<Self>, items: Vec<Waiting>, front: bool) {
+        if items.is_empty() {
+            return;
+        }
+        let start = {
+            let mut pool = self.lock_pool();
+            if front {
+                for item in items.into_iter().rev() {
+                    pool.queue.push_front(item);
+                }
             } else {
-                Vec::new()
-            };
-            let asked: Vec<(&str, &str)> = pending
-                .iter()
-                .map(|&i| (ids[i].as_str(), posts[i].text.as_str()))
-                .collect();
-            let user = prompt::user_message(&shots, &asked, self.config.max_post_chars);
-            let (outcome, spent) = self.ask(&user, pending.len()).await;
+                pool.queue.extend(items);
+            }
+            pool.last_arrival = Some(Instant::now());
+            !std::mem::replace(&mut pool.flushing, true)
+        };
+        self.wake.notify_one();
+        if start {
+            tokio::spawn(self.clone().flush());
+        }
+    }
 
-            let k = pending.len() as u64;
-            for (j, &i) in pending.iter().enumerate() {
-                let j = j as u64;
-                let part = |total: u64| total / k + u64::from(j < total % k);
-                let s = &mut shares[i];
-                s.tokens_in += part(spent.tokens_in);
-                s.tokens_out += part(spent.tokens_out);
-                s.cost_usd += spent.cost_usd / k as f64;
-                s.requests += spent.requests;
-            }
-
-            let reply = match outcome {
-                Ok(reply) => reply,
-                Err(e) => {
-                    for &i in &pending {
-                        done[i] = Some(Err(copy_error(&e)));
+    /// Sends requests while posts wait: a full batch at once; a partial one when no other
+    /// request is in flight and no post came in for `idle_linger` (a quiet service answers
+    /// at once, a burst is gathered), or when its oldest post waited `batch_linger` (under
+    /// load, posts gather while the LLM is busy anyway). Ends when the pool is empty.
+    async fn flush(self: Arc<Self>) {
+        let size = self.batch_size();
+        let linger = self.config.batch_linger;
+        let idle_linger = self.config.idle_linger.min(linger);
+        let max_in_flight = self.config.max_in_flight.max(1);
+        loop {
+            let Ok(permit) = self.slots.clone().acquire_owned().await else {
+                self.lock_pool().flushing = false;
+                return;
+            };
+            let batch = loop {
+                let until = {
+                    let mut pool = self.lock_pool();
+                    // Posts whose caller gave up are not worth a request.
+                    pool.queue.retain(|w| !w.tx.is_closed());
+                    let Some(oldest) = pool.queue.iter().map(|w| w.queued_at).min() else {
+                        pool.flushing = false;
+                        return;
+                    };
+                    // This flusher holds one permit; the others are requests in flight.
+                    let busy = max_in_flight - self.slots.available_permits() > 1;
+                    let quiet_at = pool.last_arrival.unwrap_or(oldest) + idle_linger;
+                    let until = if busy {
+                        oldest + linger
+                    } else {
+                        (oldest + linger).min(quiet_at)
+                    };
+                    if pool.queue.len() >= size || Instant::now() >= until {
+                        let n = pool.queue.len().min(size);
+                        break pool.queue.drain(..n).collect::<Vec<_>>();
                     }
-                    break;
+                    until
+                };
+                tokio::select! {
+                    () = self.wake.notified() => {}
+                    () = tokio::time::sleep_until(until.into()) => {}
                 }
             };
-            let mut seen: HashSet<&str> = HashSet::new();
-            for item in &reply.items {
-                let Some(id) = item_id(item) else {
-                    tracing::warn!("LLM answered an item without an id; ignored");
-                    continue;
-                };
-                let Some(&i) = pending.iter().find(|&&i| ids[i] == id) else {
-                    tracing::warn!(id = %id.chars().take(20).collect::<String>(), "LLM answered an id that was not asked; ignored");
-                    continue;
-                };
-                if !seen.insert(ids[i].as_str()) {
-                    tracing::warn!(id, "LLM answered a post twice; the first answer is kept");
-                    continue;
-                }
-                let checked = match check_item(item, &self.slugs, self.config.assumed_confidence) {
-                    ItemCheck::Valid(c) => c,
-                    ItemCheck::JobWithoutCategory(c) if struck[i] || round == MAX_REASKS => c,
-                    ItemCheck::JobWithoutCategory(_) => {
-                        struck[i] = true;
-                        problem[i] = "a job without any configured category".into();
-                        continue;
-                    }
-                    ItemCheck::Invalid(why) => {
-                        tracing::warn!(id, problem = %why, "LLM answered an invalid item");
-                        problem[i] = why;
-                        continue;
-                    }
-                };
-                tracing::debug!(post = %posts[i].id, reason = %checked.reason, "LLM verdict");
-                let s = shares[i];
-                done[i] = Some(Ok(Classified {
-                    verdict: checked.verdict,
-                    model: reply.model.clone(),
-                    prompt_version: PROMPT_VERSION.to_owned(),
-                    tokens_in: u32::try_from(s.tokens_in).unwrap_or(u32::MAX),
-                    tokens_out: u32::try_from(s.tokens_out).unwrap_or(u32::MAX),
-                    latency_ms: u32::try_from(started.elapsed().as_millis()).unwrap_or(u32::MAX),
-                    extraction: checked.extraction,
-                    cost_usd: s.cost_usd,
-                }));
-            }
-            for &i in &pending {
-                if done[i].is_none() && !seen.contains(ids[i].as_str()) {
-                    problem[i] = "missing from the answer".into();
-                }
-            }
+            let this = self.clone();
+            tokio::spawn(async move {
+                this.send(batch).await;
+                drop(permit);
+                // One request fewer in flight: a waiting partial batch may go now.
+                this.wake.notify_one();
+            });
+        }
+    }
+
+    /// One request for `batch`; settled posts are answered, the ones the answer lacked go
+    /// back to the pool (or fail once they were re-asked [`MAX_REASKS`] times).
+    async fn send(self: &Arc<Self>, mut batch: Vec<Waiting>) {
+        let examples = self.current_examples();
+        let shots = if self.config.few_shot > 0 && !examples.is_empty() {
+            let g: Vec<Vec<u64>> = batch.iter().map(|w| w.grams.clone()).collect();
+            fewshot::pick(&examples, &g, self.config.few_shot)
+        } else {
+            Vec::new()
+        };
+        let asked: Vec<(&str, &str)> = batch
+            .iter()
+            .map(|w| (w.id.as_str(), w.text.as_str()))
+            .collect();
+        let user = prompt::user_message(&shots, &asked, self.config.max_post_chars);
+        let (outcome, spent) = self.ask(&user, batch.len()).await;
+
+        let k = batch.len() as u64;
+        for (j, w) in batch.iter_mut().enumerate() {
+            let j = j as u64;
+            let part = |total: u64| total / k + u64::from(j < total % k);
+            let s = &mut w.share;
+            s.tokens_in += part(spent.tokens_in);
+            s.tokens_out += part(spent.tokens_out);
+            s.cost_usd += spent.cost_usd / k as f64;
+            s.requests += spent.requests;
         }
 
-        done.into_iter()
-            .enumerate()
-            .map(|(i, r)| {
-                r.unwrap_or_else(|| {
-                    Err(ClassifyError::Unavailable {
-                        attempts: shares[i].requests,
-                        last_error: format!(
-                            "no valid answer for this post after {MAX_REASKS} re-asks (last: {})",
-                            problem[i]
-                        ),
-                        retry_after: None,
-                    })
-                })
-            })
-            .collect()
+        let reply = match outcome {
+            Ok(reply) => reply,
+            Err(e) => {
+                for w in batch {
+                    let _ = w.tx.send(Err(copy_error(&e)));
+                }
+                return;
+            }
+        };
+        let mut answers: Vec<Option<Classified>> = batch.iter().map(|_| None).collect();
+        let mut seen: HashSet<usize> = HashSet::new();
+        for item in &reply.items {
+            let Some(id) = item_id(item) else {
+                tracing::warn!("LLM answered an item without an id; ignored");
+                continue;
+            };
+            let Some(i) = batch.iter().position(|w| w.id == id) else {
+                tracing::warn!(id = %id.chars().take(20).collect::<String>(), "LLM answered an id that was not asked; ignored");
+                continue;
+            };
+            if !seen.insert(i) {
+                tracing::warn!(id, "LLM answered a post twice; the first answer is kept");
+                continue;
+            }
+            let w = &mut batch[i];
+            let checked = match check_item(item, &self.slugs, self.config.assumed_confidence) {
+                ItemCheck::Valid(c) => c,
+                ItemCheck::JobWithoutCategory(c) if w.struck || w.reasks >= MAX_REASKS => c,
+                ItemCheck::JobWithoutCategory(_) => {
+                    w.struck = true;
+                    w.problem = "a job without any configured category".into();
+                    continue;
+                }
+                ItemCheck::Invalid(why) => {
+                    tracing::warn!(id, problem = %why, "LLM answered an invalid item");
+                    w.problem = why;
+                    continue;
+                }
+            };
+            tracing::debug!(post = %w.post, reason = %checked.reason, "LLM verdict");
+            let s = w.share;
+            answers[i] = Some(Classified {
+                verdict: checked.verdict,
+                model: reply.model.clone(),
+                prompt_version: PROMPT_VERSION.to_owned(),
+                tokens_in: u32::try_from(s.tokens_in).unwrap_or(u32::MAX),
+                tokens_out: u32::try_from(s.tokens_out).unwrap_or(u32::MAX),
+                latency_ms: u32::try_from(w.started.elapsed().as_millis()).unwrap_or(u32::MAX),
+                extraction: checked.extraction,
+                cost_usd: s.cost_usd,
+            });
+        }
+
+        let mut again = Vec::new();
+        for (i, (mut w, answer)) in batch.into_iter().zip(answers).enumerate() {
+            if let Some(c) = answer {
+                let _ = w.tx.send(Ok(c));
+                continue;
+            }
+            if !seen.contains(&i) {
+                w.problem = "missing from the answer".into();
+            }
+            if w.reasks < MAX_REASKS {
+                w.reasks += 1;
+                w.queued_at = Instant::now();
+                again.push(w);
+            } else {
+                let error = ClassifyError::Unavailable {
+                    attempts: w.share.requests,
+                    last_error: format!(
+                        "no valid answer for this post after {MAX_REASKS} re-asks (last: {})",
+                        w.problem
+                    ),
+                    retry_after: None,
+                };
+                let _ = w.tx.send(Err(error));
+            }
+        }
+        if !again.is_empty() {
+            bump(&self.counters.reasks, 1);
+            let ids: Vec<&str> = again.iter().map(|w| w.id.as_str()).collect();
+            tracing::info!(ids = ?ids, "re-asking the LLM for posts its answer lacked");
+            self.enqueue(again, true);
+        }
     }
 
     /// One round: the primary (unless cooling down), then the fallback.
@@ -722,7 +880,11 @@ impl LlmClassifier {
                     strict: Some(true),
                 },
             })
-            .max_completion_tokens(300u32.saturating_add(n.saturating_mul(300)))
+            .max_completion_tokens(
+                300u32
+                    .saturating_add(n.saturating_mul(200))
+                    .min(self.config.max_output_tokens.max(1)),
+            )
             .build()
             .map_err(|e| ClassifyError::Invalid(format!("cannot build the request: {e}")))
     }
@@ -820,31 +982,67 @@ fn copy_error(e: &ClassifyError) -> ClassifyError {
 #[async_trait]
 impl Classifier for LlmClassifier {
     async fn classify(&self, post: &ClassifyInput) -> Result<Classified, ClassifyError> {
-        self.classify_batch(std::slice::from_ref(post))
+        self.classify_many(std::slice::from_ref(post))
             .await
             .pop()
             .unwrap_or_else(|| Err(ClassifyError::Invalid("empty batch answer".into())))
     }
 
-    /// Sends the posts [`LlmConfig::batch_size`] at a time (one batch after the other), each
-    /// batch as one request plus re-asks for what its answer lacked.
+    /// Puts the posts into the pool shared by every caller and waits for their answers:
+    /// requests carry up to [`LlmConfig::batch_size`] posts, from this call and others.
     async fn classify_many(
         &self,
         posts: &[ClassifyInput],
     ) -> Vec<Result<Classified, ClassifyError>> {
-        let mut out = Vec::with_capacity(posts.len());
-        for chunk in posts.chunks(self.batch_size()) {
-            out.extend(self.classify_batch(chunk).await);
+        let inner = &self.inner;
+        let want_grams = inner.config.few_shot > 0 && !inner.current_examples().is_empty();
+        let now = Instant::now();
+        let mut waits = Vec::with_capacity(posts.len());
+        let items: Vec<Waiting> = posts
+            .iter()
+            .map(|p| {
+                let (tx, rx) = oneshot::channel();
+                waits.push(rx);
+                let n = inner.next_id.fetch_add(1, Ordering::Relaxed) + 1;
+                Waiting {
+                    id: format!("p{n}"),
+                    post: p.id.clone(),
+                    text: p.text.clone(),
+                    grams: if want_grams {
+                        fewshot::trigrams(&p.text)
+                    } else {
+                        Vec::new()
+                    },
+                    started: now,
+                    queued_at: now,
+                    reasks: 0,
+                    struck: false,
+                    problem: String::new(),
+                    share: Share::default(),
+                    tx,
+                }
+            })
+            .collect();
+        inner.enqueue(items, false);
+        let mut out = Vec::with_capacity(waits.len());
+        for rx in waits {
+            out.push(rx.await.unwrap_or_else(|_| {
+                Err(ClassifyError::Unavailable {
+                    attempts: 0,
+                    last_error: "the LLM request was abandoned (shutting down)".into(),
+                    retry_after: None,
+                })
+            }));
         }
         out
     }
 
     fn max_batch(&self) -> usize {
-        self.batch_size()
+        self.inner.batch_size()
     }
 
     fn name(&self) -> &str {
-        &self.name
+        &self.inner.name
     }
 }
 
@@ -882,7 +1080,7 @@ mod tests {
         let c = LlmClassifier::new(config()).unwrap();
         assert!(c.system_prompt().contains("- `web`: web work"));
         assert!(!c.system_prompt().contains("{{categories}}"));
-        let item = &c.schema["properties"]["items"]["items"];
+        let item = &c.inner.schema["properties"]["items"]["items"];
         assert_eq!(
             item["properties"]["categories"]["items"]["enum"],
             json!(["web", "bots"])

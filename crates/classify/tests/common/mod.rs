@@ -54,7 +54,7 @@ pub async fn fake_llm(faults: FaultPlan, seed: u64) -> FakeLlm {
 }
 
 /// A client config for `server`: the 12 categories, `model`, a 1.5 s timeout, two retries
-/// with short backoff. Tests change what they measure.
+/// with short backoff, batches of 10 gathered for at most 50 ms. Tests change what they measure.
 pub fn llm_config(server: &FakeLlm, model: &str) -> LlmConfig {
     let categories = categories()
         .into_iter()
@@ -68,5 +68,7 @@ pub fn llm_config(server: &FakeLlm, model: &str) -> LlmConfig {
     c.max_retries = 2;
     c.min_backoff = Duration::from_millis(5);
     c.max_backoff = Duration::from_millis(20);
+    c.batch_size = 10;
+    c.batch_linger = Duration::from_millis(50);
     c
 }

@@ -1,0 +1,75 @@
+//! The cascade against the oracle fake LLM, as `jobwire eval --classifier cascade` runs it:
+//! the quality, LLM share and requests the issue asks for.
+
+mod common;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use jobwire_classify::eval::evaluate_cascade;
+use jobwire_classify::llm::LlmClassifier;
+use jobwire_classify::local::TrainOptions;
+use jobwire_testkit::llm::{FakeLlm, FakeLlmConfig, FaultPlan, load_oracle_jsonl};
+
+#[tokio::test]
+async fn the_cascade_matches_the_oracle_with_a_fraction_of_the_posts_in_full_requests() {
+    // Latency makes the LLM "busy" while later folds' unsure posts arrive.
+    let server = FakeLlm::start(
+        "127.0.0.1:0".parse().expect("addr"),
+        FakeLlmConfig {
+            oracle: load_oracle_jsonl(&common::dev_jsonl()).expect("oracle"),
+            latency: Duration::from_millis(100),
+            faults: FaultPlan::default(),
+            ..FakeLlmConfig::default()
+        },
+    )
+    .await
+    .expect("fake LLM starts");
+    let mut cfg = common::llm_config(&server, "oracle");
+    cfg.batch_size = 30;
+    cfg.timeout = Duration::from_secs(10);
+    // Generous gathering windows: this checks the batching, not the machine's speed.
+    cfg.idle_linger = Duration::from_millis(500);
+    cfg.batch_linger = Duration::from_secs(5);
+    let llm = Arc::new(LlmClassifier::new(cfg).expect("client builds"));
+    let counter = llm.clone();
+    let data = common::dev_set();
+    let eval = evaluate_cascade(
+        &data,
+        &common::categories(),
+        5,
+        7,
+        &TrainOptions::default(),
+        llm,
+        0.85,
+        &move || {
+            let s = counter.stats();
+            (s.requests - s.failed_requests, s.failed_requests)
+        },
+    )
+    .await
+    .expect("cascade evaluates");
+
+    let cascade = &eval.cascade;
+    assert_eq!(eval.llm.is_job.f1, 1.0, "the oracle is perfect");
+    assert!(
+        cascade.is_job.f1 >= eval.llm.is_job.f1 - 0.02,
+        "cascade is_job F1 {} vs oracle {}",
+        cascade.is_job.f1,
+        eval.llm.is_job.f1
+    );
+    assert!(cascade.llm_share() <= 0.30, "{}", cascade.llm_share());
+    assert!(cascade.llm_share() > 0.0, "some posts are unsure");
+    // Requests are full: the unsure posts of all folds share them.
+    let posts = cascade.usage.llm_posts as u64;
+    assert_eq!(
+        cascade.usage.llm_requests,
+        posts.div_ceil(30),
+        "{posts} posts"
+    );
+    assert!(cascade.llm_requests_per_100_llm_posts() <= 4.0);
+    assert_eq!(cascade.usage.llm_failed_requests, 0);
+    // The local model alone is cross-validated and below the cascade.
+    assert_eq!(eval.local.cross_validated, Some(5));
+    assert!(eval.local.is_job.f1 < cascade.is_job.f1);
+}
