@@ -504,6 +504,10 @@ pub struct SelfTraining {
     pub half_plus_llm: (f64, f64),
     /// All labels (the usual cross-validation).
     pub all_labels: (f64, f64),
+    /// Share of held-out posts below the cascade's threshold (those that would go to the
+    /// LLM) with the half-labels model, and with the model that also learned from the LLM's
+    /// answers.
+    pub unsure_share: (f64, f64),
 }
 
 /// Thresholds the curve is drawn at.
@@ -604,6 +608,8 @@ pub async fn evaluate_cascade(
     // Learning from the LLM's answers on "unlabeled" posts.
     let mut half_scorer = Scorer::new(categories);
     let mut plus_scorer = Scorer::new(categories);
+    // (unsure with the half model, unsure with half + LLM, held-out posts)
+    let mut unsure = (0usize, 0usize, 0usize);
     for fold in 0..k {
         let mut half: Vec<(LabeledPost, f32)> = Vec::new();
         let mut plus: Vec<(LabeledPost, f32)> = Vec::new();
@@ -631,8 +637,15 @@ pub async fn evaluate_cascade(
                 continue;
             }
             if let Some(label) = &data[i].label {
-                half_scorer.add(label, &half_model.predict(&data[i].text), false);
-                plus_scorer.add(label, &plus_model.predict(&data[i].text), false);
+                let (h, p) = (
+                    half_model.predict(&data[i].text),
+                    plus_model.predict(&data[i].text),
+                );
+                unsure.0 += usize::from(h.confidence < threshold);
+                unsure.1 += usize::from(p.confidence < threshold);
+                unsure.2 += 1;
+                half_scorer.add(label, &h, false);
+                plus_scorer.add(label, &p, false);
             }
         }
     }
@@ -641,6 +654,10 @@ pub async fn evaluate_cascade(
         half_labels: (h.is_job.f1, h.categories.micro_f1),
         half_plus_llm: (p.is_job.f1, p.categories.micro_f1),
         all_labels: (local.is_job.f1, local.categories.micro_f1),
+        unsure_share: (
+            unsure.0 as f64 / unsure.2.max(1) as f64,
+            unsure.1 as f64 / unsure.2.max(1) as f64,
+        ),
     });
 
     let tolerance = 0.01;
@@ -738,6 +755,8 @@ impl CascadeEval {
                         "half_labels": {"is_job_f1": st.half_labels.0, "micro_f1": st.half_labels.1},
                         "half_plus_llm": {"is_job_f1": st.half_plus_llm.0, "micro_f1": st.half_plus_llm.1},
                         "all_labels": {"is_job_f1": st.all_labels.0, "micro_f1": st.all_labels.1},
+                        "llm_share_half_labels": st.unsure_share.0,
+                        "llm_share_half_plus_llm": st.unsure_share.1,
                     }),
                 );
             }
@@ -795,6 +814,14 @@ impl fmt::Display for CascadeEval {
                 st.half_plus_llm.1,
                 st.all_labels.0,
                 st.all_labels.1
+            )?;
+            writeln!(
+                f,
+                "  posts the cascade would send to the LLM at {:.2}: {:.1}% with half the labels, \
+                 {:.1}% after learning from the LLM's answers",
+                self.threshold,
+                st.unsure_share.0 * 100.0,
+                st.unsure_share.1 * 100.0
             )?;
         }
         writeln!(f, "cascade at threshold {:.2}:", self.threshold)?;

@@ -69,6 +69,14 @@ async fn the_cascade_matches_the_oracle_with_a_fraction_of_the_posts_in_full_req
     );
     assert!(cascade.llm_requests_per_100_llm_posts() <= 4.0);
     assert_eq!(cascade.usage.llm_failed_requests, 0);
+    // Learning from the LLM's answers makes the local model surer: fewer posts need the LLM.
+    let st = eval.self_training.expect("self-training measured");
+    assert!(
+        st.unsure_share.1 < st.unsure_share.0,
+        "unsure share {:?} did not fall",
+        st.unsure_share
+    );
+    assert!(st.half_plus_llm.0 > st.half_labels.0);
     // The local model alone is cross-validated and below the cascade.
     assert_eq!(eval.local.cross_validated, Some(5));
     assert!(eval.local.is_job.f1 < cascade.is_job.f1);
