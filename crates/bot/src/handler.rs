@@ -839,9 +839,22 @@ impl Turn<'_> {
             text.push_str("\n\n// ");
             text.push_str(&truncate(comment, 500));
         }
+        // The delivered post, so an accepted report teaches the post's own text.
+        let post_id = match self
+            .inner
+            .store
+            .post_of_message(&self.rt.name, self.chat_id, i64::from(replied.id.0))
+            .await
+        {
+            Ok(found) => found,
+            Err(e) => {
+                tracing::warn!(bot = %self.rt.name, error = %e, "could not look up the reported message's post; filed without it");
+                None
+            }
+        };
         let report = NewReport {
             chat_id: self.chat_id,
-            post_id: None,
+            post_id,
             kind: ReportKind::Wrong,
             text,
             link: link_of(replied),

@@ -358,18 +358,24 @@ async fn accept_report(
     label.validate(&api)?;
     let store = api.store()?.as_ref();
     let report = pending_report(store, id).await?;
-    let text = if !report.text.trim().is_empty() {
-        report.text.clone()
-    } else {
-        let post_text = match report.post_id {
-            Some(post_id) => store.post(post_id).await?.map(|p| p.text),
-            None => None,
-        };
-        post_text.filter(|t| !t.trim().is_empty()).ok_or_else(|| {
-            ApiError::bad_request(format!(
+    // The stored post's own text when the report points at one (a `/wrong` reply quotes the
+    // delivered card, with its header and the subscriber's comment); else the report's text.
+    let post_text = match report.post_id {
+        Some(post_id) => store
+            .post(post_id)
+            .await?
+            .map(|p| p.text)
+            .filter(|t| !t.trim().is_empty()),
+        None => None,
+    };
+    let text = match post_text {
+        Some(t) => t,
+        None if !report.text.trim().is_empty() => report.text.clone(),
+        None => {
+            return Err(ApiError::bad_request(format!(
                 "report {id} has no text to learn from (empty, and no stored post)"
-            ))
-        })?
+            )));
+        }
     };
     let example = label.into_example(report.post_id, text, ExampleSource::Report);
     let done = store.decide_report(id, Some(&example), Utc::now()).await?;

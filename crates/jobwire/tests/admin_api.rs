@@ -239,6 +239,25 @@ async fn accepting_a_report_stores_its_label_once() {
 }
 
 #[tokio::test]
+async fn a_report_of_a_delivered_post_learns_from_the_post_not_the_card() {
+    let s = start(Some(TOKEN)).await;
+    let post_text = "Looking for a logo designer, $200 fixed";
+    let post_id = s.add_post(post_text).await;
+    // A `/wrong` reply quotes the delivered card: header, facts, the user's comment.
+    let card = format!("🎨 Design · @channel\n💰 $200\n\n{post_text}\n\n// not design");
+    let id = s.add_report(Some(post_id), &card).await;
+
+    let label = json!({"is_job": true, "kind": "job", "categories": ["design"]});
+    let (code, body) = s
+        .post(&format!("/api/reports/{id}/accept"), Some(label))
+        .await;
+    assert_eq!(code, 200, "{body}");
+    let examples = s.examples().await;
+    assert_eq!(examples.len(), 1);
+    assert_eq!(examples[0].text, post_text);
+}
+
+#[tokio::test]
 async fn a_report_without_text_learns_from_its_post() {
     let s = start(Some(TOKEN)).await;
     let post_text = "Looking for a logo designer, $200 fixed";

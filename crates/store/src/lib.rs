@@ -206,4 +206,11 @@ pub trait Store: Send + Sync + std::fmt::Debug {
     async fn pipeline_counts(&self) -> Result<PipelineCounts>;
     /// Every sent delivery, for reports and tests: `(post id, chat id, bot, parts)`.
     async fn sent_deliveries(&self) -> Result<Vec<SentDelivery>>;
+    /// The post a bot's message in a chat delivered (a subscriber replied `/wrong` to it).
+    async fn post_of_message(
+        &self,
+        bot: &str,
+        chat_id: i64,
+        message_id: i64,
+    ) -> Result<Option<i64>>;
 }

@@ -1304,6 +1304,28 @@ impl Store for PostgresStore {
             })
             .collect()
     }
+
+    async fn post_of_message(
+        &self,
+        bot: &str,
+        chat_id: i64,
+        message_id: i64,
+    ) -> Result<Option<i64>> {
+        // Through the subscriber: deliveries are indexed by subscriber, not by chat.
+        let post: Option<i64> = sqlx::query_scalar(
+            "SELECT d.post_id FROM deliveries d
+             WHERE d.subscriber_id IN (SELECT id FROM subscribers WHERE chat_id = $1)
+               AND d.chat_id = $1 AND d.bot = $2 AND d.status = 'sent'
+               AND d.message_ids @> jsonb_build_array($3::bigint)
+             ORDER BY d.id DESC LIMIT 1",
+        )
+        .bind(chat_id)
+        .bind(bot)
+        .bind(message_id)
+        .fetch_optional(&self.pool)
+        .await?;
+        Ok(post)
+    }
 }
 
 #[cfg(test)]

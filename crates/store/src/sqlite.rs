@@ -1114,4 +1114,27 @@ impl Store for SqliteStore {
             })
             .collect()
     }
+
+    async fn post_of_message(
+        &self,
+        bot: &str,
+        chat_id: i64,
+        message_id: i64,
+    ) -> Result<Option<i64>> {
+        // Through the subscriber: deliveries are indexed by subscriber, not by chat.
+        let post: Option<i64> = sqlx::query_scalar(
+            "SELECT d.post_id FROM deliveries d
+             WHERE d.subscriber_id IN (SELECT id FROM subscribers WHERE chat_id = ?)
+               AND d.chat_id = ? AND d.bot = ? AND d.status = 'sent'
+               AND EXISTS (SELECT 1 FROM json_each(d.message_ids) WHERE json_each.value = ?)
+             ORDER BY d.id DESC LIMIT 1",
+        )
+        .bind(chat_id)
+        .bind(chat_id)
+        .bind(bot)
+        .bind(message_id)
+        .fetch_optional(&self.read)
+        .await?;
+        Ok(post)
+    }
 }

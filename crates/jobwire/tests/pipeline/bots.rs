@@ -1,5 +1,6 @@
 //! The bot role in the running pipeline: a user starts a category bot, gets that
-//! category's jobs from it, and stops getting them after /stop.
+//! category's jobs from it, reports a wrong one (the report points at the post), and stops
+//! getting them after /stop.
 
 use std::time::Duration;
 
@@ -16,12 +17,12 @@ fn command(update_id: i64, text: &str) -> serde_json::Value {
     json!({
         "update_id": update_id,
         "message": {
-            "message_id": update_id,
+            "message_id": 1000 + update_id,
             "from": {"id": USER, "is_bot": false, "first_name": "Анна", "language_code": "ru"},
             "chat": {"id": USER, "type": "private", "first_name": "Анна"},
             "date": 1_767_000_000,
             "text": text,
-            "entities": [{"type": "bot_command", "offset": 0, "length": text.len()}],
+            "entities": [{"type": "bot_command", "offset": 0, "length": text.encode_utf16().count()}],
         }
     })
 }
@@ -95,9 +96,40 @@ async fn a_user_who_starts_a_category_bot_gets_its_jobs_until_stop() {
         "the delivered card holds the job"
     );
 
+    // /wrong in reply to the delivered card files a report that points at the post.
+    let card = after.last().unwrap();
+    let sent = store.sent_deliveries().await.unwrap();
+    let delivered = sent
+        .iter()
+        .find(|d| d.chat_id == USER && d.message_ids.contains(&card.message_id))
+        .expect("the card's delivery is stored");
+    let mut wrong = command(2, "/wrong это не веб");
+    wrong["message"]["entities"] = json!([{"type": "bot_command", "offset": 0, "length": 6}]);
+    wrong["message"]["reply_to_message"] = json!({
+        "message_id": card.message_id,
+        "from": {"id": bot_id(0), "is_bot": true, "first_name": "dev"},
+        "chat": {"id": USER, "type": "private", "first_name": "Анна"},
+        "date": 1_767_000_000,
+        "text": card.visible_text,
+    });
+    telegram.inject_update(bot_id(0), wrong).unwrap();
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    let report = loop {
+        if let Some(r) = store.reports(None, 10).await.unwrap().pop() {
+            break r;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "/wrong filed no report"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    assert_eq!(report.post_id, Some(delivered.post_id));
+    assert!(report.text.ends_with("// это не веб"), "{}", report.text);
+
     // /stop takes the user off the bot's categories.
     telegram
-        .inject_update(bot_id(0), command(2, "/stop"))
+        .inject_update(bot_id(0), command(3, "/stop"))
         .unwrap();
     let deadline = std::time::Instant::now() + Duration::from_secs(20);
     loop {

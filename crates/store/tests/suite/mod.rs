@@ -675,6 +675,25 @@ pub async fn check_send_parts(store: &dyn Store) {
     );
 
     let post_id = store.delivery(a).await.unwrap().unwrap().post_id;
+    // A reply to either part leads back to the post; another bot's or chat's message does not.
+    for part in [501, 502] {
+        assert_eq!(
+            store.post_of_message("rust_bot", 1000, part).await.unwrap(),
+            Some(post_id)
+        );
+    }
+    assert_eq!(
+        store.post_of_message("rust_bot", 1000, 7).await.unwrap(),
+        None
+    );
+    assert_eq!(
+        store.post_of_message("other_bot", 1000, 501).await.unwrap(),
+        None
+    );
+    assert_eq!(
+        store.post_of_message("rust_bot", 1001, 501).await.unwrap(),
+        None
+    );
     assert_eq!(
         store.sent_deliveries().await.unwrap(),
         [SentDelivery {
