@@ -458,3 +458,26 @@ async fn while_a_request_is_in_flight_posts_gather_for_the_next() {
     // and went as soon as it answered — not after the 30 s linger.
     assert_eq!(sizes, [3, 10]);
 }
+
+#[tokio::test]
+async fn an_answer_cut_short_keeps_its_complete_items_and_reasks_the_rest() {
+    // The model runs out of tokens halfway through its answer.
+    let server = fake(FaultPlan::scripted([Fault::Truncated, Fault::Ok])).await;
+    let classifier = LlmClassifier::new(config(&server)).expect("client builds");
+    let data = common::dev_set();
+    let out = classifier.classify_many(&inputs(&data[..8])).await;
+    for (post, got) in data[..8].iter().zip(&out) {
+        assert_matches_label(post, ok(got));
+    }
+    let log = server.requests_log();
+    assert_eq!(log.len(), 2, "{log:?}");
+    assert_eq!(log[0].ids.len(), 8);
+    let again = &log[1].ids;
+    assert!(
+        !again.is_empty() && again.len() < 8,
+        "only the cut-off posts: {again:?}"
+    );
+    assert!(again.iter().all(|id| log[0].ids.contains(id)));
+    let stats = classifier.stats();
+    assert_eq!((stats.failed_requests, stats.reasks), (0, 1));
+}

@@ -18,13 +18,77 @@ pub const MAX_SKILL_CHARS: usize = 40;
 pub const MAX_CONTACT_CHARS: usize = 200;
 
 /// The items of an answer's content, or why the content is not an answer at all.
+///
+/// Models without strict structured output (local servers, some routers) wrap JSON in code
+/// fences or prose, or answer a bare array; those are accepted. An answer cut short (the
+/// model ran out of tokens) keeps its complete items: the posts after the cut are missing
+/// and asked again, instead of the whole request failing the same way again.
 pub(crate) fn parse_items(content: &str) -> Result<Vec<Value>, String> {
-    let v: Value = serde_json::from_str(content).map_err(|e| format!("answer is not JSON: {e}"))?;
-    match v.get("items") {
-        Some(Value::Array(items)) => Ok(items.clone()),
-        Some(_) => Err("answer's `items` is not an array".into()),
-        None => Err("answer has no `items`".into()),
+    let body = strip_fences(content.trim());
+    let error = match serde_json::from_str::<Value>(body) {
+        Ok(v) => return items_of(v),
+        Err(e) => format!("answer is not JSON: {e}"),
+    };
+    // A JSON value after some prose: the first one that parses whole.
+    if let Some(start) = body.find(['{', '[']) {
+        let mut values = serde_json::Deserializer::from_str(&body[start..]).into_iter::<Value>();
+        if let Some(Ok(v)) = values.next() {
+            return items_of(v);
+        }
     }
+    match salvage_items(body) {
+        Some(items) if !items.is_empty() => Ok(items),
+        _ => Err(error),
+    }
+}
+
+fn items_of(v: Value) -> Result<Vec<Value>, String> {
+    match v {
+        Value::Array(items) => Ok(items),
+        Value::Object(mut map) => match map.remove("items") {
+            Some(Value::Array(items)) => Ok(items),
+            Some(_) => Err("answer's `items` is not an array".into()),
+            None => Err("answer has no `items`".into()),
+        },
+        _ => Err("answer is neither an object nor an array".into()),
+    }
+}
+
+/// The inside of a Markdown code fence (```json … ```), or the text itself.
+fn strip_fences(s: &str) -> &str {
+    let Some(rest) = s.strip_prefix("```") else {
+        return s;
+    };
+    // Skip the info string (`json`) up to the end of the line.
+    let rest = rest.split_once('\n').map_or("", |(_, r)| r);
+    rest.trim_end().strip_suffix("```").unwrap_or(rest).trim()
+}
+
+/// The complete items of an `{"items": [...` answer that was cut short.
+fn salvage_items(body: &str) -> Option<Vec<Value>> {
+    let at = body.find("\"items\"")?;
+    let mut rest = body[at + "\"items\"".len()..]
+        .trim_start()
+        .strip_prefix(':')?
+        .trim_start()
+        .strip_prefix('[')?;
+    let mut items = Vec::new();
+    loop {
+        rest = rest.trim_start_matches(|c: char| c.is_whitespace() || c == ',');
+        if rest.is_empty() || rest.starts_with(']') {
+            break;
+        }
+        let mut values = serde_json::Deserializer::from_str(rest).into_iter::<Value>();
+        match values.next() {
+            Some(Ok(v)) => {
+                let end = values.byte_offset();
+                items.push(v);
+                rest = &rest[end..];
+            }
+            _ => break,
+        }
+    }
+    Some(items)
 }
 
 /// The id of an item, when it has a string one.
@@ -316,6 +380,27 @@ mod tests {
         assert!(parse_items("{\"results\":[]}").is_err());
         assert!(parse_items("nope").is_err());
         assert_eq!(parse_items("{\"items\":[1]}").unwrap().len(), 1);
+        // Fences, prose and a bare array, as models without strict mode answer.
+        let fenced = "```json\n{\"items\":[{\"id\":\"p1\"}]}\n```";
+        assert_eq!(parse_items(fenced).unwrap(), [json!({"id": "p1"})]);
+        let prose = "Here you go: {\"items\":[{\"id\":\"p1\"}]} Hope it helps {";
+        assert_eq!(parse_items(prose).unwrap().len(), 1);
+        assert_eq!(
+            parse_items("[{\"id\":\"p1\"},{\"id\":\"p2\"}]")
+                .unwrap()
+                .len(),
+            2
+        );
+        // Cut short: the complete items are kept, the broken one is not.
+        let cut = "{\"items\":[{\"id\":\"p1\",\"x\":[1,2]}, {\"id\":\"p2\"},{\"id\":\"p3\",\"is_j";
+        let items = parse_items(cut).unwrap();
+        assert_eq!(
+            items,
+            [json!({"id": "p1", "x": [1, 2]}), json!({"id": "p2"})]
+        );
+        // Nothing complete: still an error.
+        assert!(parse_items("{\"items\":[{\"id\":\"p1").is_err());
+        assert!(parse_items("{\"items\": 5}").is_err());
     }
 
     #[test]

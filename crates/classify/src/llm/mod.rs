@@ -18,8 +18,10 @@
 //!
 //! # Validation, one item at a time
 //!
-//! Content that is not JSON or has no `items` array is a failed attempt (retried with
-//! backoff). Otherwise every item is checked on its own: an unknown id is ignored, for a
+//! JSON in code fences or after prose, and a bare array of items, are accepted (models
+//! without strict structured output answer so); an answer cut short (out of tokens) keeps
+//! its complete items and the rest are asked again. Content with no usable JSON or no
+//! `items` array is a failed attempt (retried with backoff). Otherwise every item is checked on its own: an unknown id is ignored, for a
 //! duplicate id the first item wins, `kind` must be `job`/`resume`/`ad`/`chatter` and agree
 //! with `is_job`, categories outside the configured set are dropped (never fatal), and the
 //! extraction (jobs only) is cleaned field by field: the title is one line of at most
