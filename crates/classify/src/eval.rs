@@ -84,10 +84,11 @@ pub struct EvalReport {
 pub struct Usage {
     /// Posts that went to the LLM.
     pub llm_posts: usize,
-    /// LLM requests answered with usable content (what a provider bills; a request that
-    /// carried re-asked posts included).
+    /// LLM requests answered with usable content (requests that carried re-asked posts
+    /// included).
     pub llm_requests: u64,
-    /// LLM attempts that failed and were retried: 429, 5xx, timeouts, unusable content.
+    /// LLM attempts that failed: 429, 5xx, timeouts, refused 4xx, unusable content (the last
+    /// is billed by providers too).
     pub llm_failed_requests: u64,
     pub tokens_in: u64,
     pub tokens_out: u64,
@@ -184,8 +185,8 @@ impl EvalReport {
         }
     }
 
-    /// LLM requests per 100 posts that reached the LLM (how full the requests were: 100 / the
-    /// mean posts per request, re-asks and retries included).
+    /// Answered LLM requests per 100 posts that reached the LLM (how full the requests were:
+    /// 100 / the mean posts per request; failed attempts are counted apart).
     pub fn llm_requests_per_100_llm_posts(&self) -> f64 {
         if self.usage.llm_posts == 0 {
             0.0
@@ -242,7 +243,7 @@ impl fmt::Display for EvalReport {
         }
         writeln!(
             f,
-            "LLM         {:.1}% of posts, {:.1} answered requests per 1000 posts ({:.1} per 100 posts sent to it; {} failed attempts retried), {:.1} tokens per post, ${:.4}",
+            "LLM         {:.1}% of posts, {:.1} answered requests per 1000 posts ({:.1} per 100 posts sent to it; {} failed attempts), {:.1} tokens per post, ${:.4}",
             self.llm_share() * 100.0,
             self.llm_requests_per_1000(),
             self.llm_requests_per_100_llm_posts(),

@@ -481,3 +481,15 @@ async fn an_answer_cut_short_keeps_its_complete_items_and_reasks_the_rest() {
     let stats = classifier.stats();
     assert_eq!((stats.failed_requests, stats.reasks), (0, 1));
 }
+
+#[tokio::test]
+async fn an_endless_linger_is_capped_not_an_overflow() {
+    let server = fake(FaultPlan::default()).await;
+    let mut cfg = config(&server);
+    cfg.batch_linger = std::time::Duration::MAX;
+    cfg.idle_linger = std::time::Duration::from_millis(10);
+    let classifier = LlmClassifier::new(cfg).expect("client builds");
+    let data = common::dev_set();
+    let got = classifier.classify(&inputs(&data[..1])[0]).await;
+    assert_matches_label(&data[0], ok(&got));
+}

@@ -29,11 +29,15 @@ pub(crate) fn parse_items(content: &str) -> Result<Vec<Value>, String> {
         Ok(v) => return items_of(v),
         Err(e) => format!("answer is not JSON: {e}"),
     };
-    // A JSON value after some prose: the first one that parses whole.
-    if let Some(start) = body.find(['{', '[']) {
+    // A JSON answer after some prose: the first value, from a `{` or `[` (the first few
+    // tried), that parses whole and holds items (`[30]` in the prose is not an answer).
+    for (start, _) in body.match_indices(['{', '[']).take(MAX_STARTS) {
         let mut values = serde_json::Deserializer::from_str(&body[start..]).into_iter::<Value>();
-        if let Some(Ok(v)) = values.next() {
-            return items_of(v);
+        if let Some(Ok(v)) = values.next()
+            && looks_like_answer(&v)
+            && let Ok(items) = items_of(v)
+        {
+            return Ok(items);
         }
     }
     match salvage_items(body) {
@@ -41,6 +45,24 @@ pub(crate) fn parse_items(content: &str) -> Result<Vec<Value>, String> {
         _ => Err(error),
     }
 }
+
+/// An object with an `items` array, or a non-empty array of objects with ids (not some
+/// value from inside an item, such as `"categories":[]`).
+fn looks_like_answer(v: &Value) -> bool {
+    match v {
+        Value::Object(map) => map.get("items").is_some_and(Value::is_array),
+        Value::Array(items) => {
+            !items.is_empty()
+                && items
+                    .iter()
+                    .all(|i| i.get("id").is_some_and(Value::is_string))
+        }
+        _ => false,
+    }
+}
+
+/// How many `{` / `[` positions are tried as the start of an answer wrapped in prose.
+const MAX_STARTS: usize = 16;
 
 fn items_of(v: Value) -> Result<Vec<Value>, String> {
     match v {
@@ -59,19 +81,29 @@ fn strip_fences(s: &str) -> &str {
     let Some(rest) = s.strip_prefix("```") else {
         return s;
     };
-    // Skip the info string (`json`) up to the end of the line.
-    let rest = rest.split_once('\n').map_or("", |(_, r)| r);
-    rest.trim_end().strip_suffix("```").unwrap_or(rest).trim()
+    // Skip the info string (`json`): up to the end of the line, or on a one-line fence up
+    // to the JSON.
+    let rest = match rest.split_once('\n') {
+        Some((_, r)) => r,
+        None => rest.trim_start_matches(|c: char| c.is_ascii_alphanumeric()),
+    };
+    let rest = rest.trim_end();
+    rest.strip_suffix("```").unwrap_or(rest).trim()
 }
 
-/// The complete items of an `{"items": [...` answer that was cut short.
+/// The complete items of an `{"items": [...` (or bare `[...`) answer that was cut short.
 fn salvage_items(body: &str) -> Option<Vec<Value>> {
-    let at = body.find("\"items\"")?;
-    let mut rest = body[at + "\"items\"".len()..]
-        .trim_start()
-        .strip_prefix(':')?
-        .trim_start()
-        .strip_prefix('[')?;
+    let mut rest = match body.strip_prefix('[') {
+        Some(r) => r,
+        None => {
+            let at = body.find("\"items\"")?;
+            body[at + "\"items\"".len()..]
+                .trim_start()
+                .strip_prefix(':')?
+                .trim_start()
+                .strip_prefix('[')?
+        }
+    };
     let mut items = Vec::new();
     loop {
         rest = rest.trim_start_matches(|c: char| c.is_whitespace() || c == ',');
@@ -398,6 +430,15 @@ mod tests {
             items,
             [json!({"id": "p1", "x": [1, 2]}), json!({"id": "p2"})]
         );
+        // A number in the prose before the answer is not the answer.
+        let counted = "Разобрал [30] постов: {\"items\":[{\"id\":\"p1\"}]}";
+        assert_eq!(parse_items(counted).unwrap(), [json!({"id": "p1"})]);
+        // A fence on one line; a bare array cut short.
+        let one_line = "```json {\"items\":[{\"id\":\"p1\"}]}```";
+        assert_eq!(parse_items(one_line).unwrap().len(), 1);
+        assert_eq!(parse_items("```{\"items\":[]}```").unwrap().len(), 0);
+        let bare_cut = "[{\"id\":\"p1\"},{\"id\":\"p2\"";
+        assert_eq!(parse_items(bare_cut).unwrap(), [json!({"id": "p1"})]);
         // Nothing complete: still an error.
         assert!(parse_items("{\"items\":[{\"id\":\"p1").is_err());
         assert!(parse_items("{\"items\": 5}").is_err());

@@ -418,7 +418,7 @@ struct Pool {
     /// Whether a flusher task is running.
     flushing: bool,
     /// When posts last came in.
-    last_arrival: Option<Instant>,
+    last_arrival: Option<tokio::time::Instant>,
 }
 
 /// A post in the pool.
@@ -431,7 +431,7 @@ struct Waiting {
     /// Trigrams for picking few-shot examples (empty when none are used).
     grams: Vec<u64>,
     started: Instant,
-    queued_at: Instant,
+    queued_at: tokio::time::Instant,
     /// How many times it was asked again.
     reasks: u32,
     /// A job without any configured category was answered once already.
@@ -440,6 +440,33 @@ struct Waiting {
     problem: String,
     share: Share,
     tx: oneshot::Sender<Result<Classified, ClassifyError>>,
+}
+
+/// The longest a post may wait in the pool, whatever is configured.
+const MAX_LINGER: Duration = Duration::from_secs(3600);
+
+/// Resets the pool when a flusher ends abnormally.
+struct FlushGuard {
+    inner: Arc<Inner>,
+    armed: bool,
+}
+
+impl FlushGuard {
+    /// The flusher ended normally (it cleared `flushing` itself, under the lock).
+    fn disarm(mut self) {
+        self.armed = false;
+    }
+}
+
+impl Drop for FlushGuard {
+    fn drop(&mut self) {
+        if self.armed {
+            let mut pool = self.inner.lock_pool();
+            pool.flushing = false;
+            // Dropping the senders tells every waiting caller (as `Unavailable`).
+            pool.queue.clear();
+        }
+    }
 }
 
 impl fmt::Debug for LlmClassifier {
@@ -584,7 +611,7 @@ impl Inner {
             } else {
                 pool.queue.extend(items);
             }
-            pool.last_arrival = Some(Instant::now());
+            pool.last_arrival = Some(tokio::time::Instant::now());
             !std::mem::replace(&mut pool.flushing, true)
         };
         self.wake.notify_one();
@@ -598,13 +625,22 @@ impl Inner {
     /// at once, a burst is gathered), or when its oldest post waited `batch_linger` (under
     /// load, posts gather while the LLM is busy anyway). Ends when the pool is empty.
     async fn flush(self: Arc<Self>) {
+        // Should this task end any other way than through its returns below (a panic, a
+        // runtime shutting down), the guard lets the next caller start a new flusher and
+        // fails the waiting posts (they stay queued in the store and are retried).
+        let guard = FlushGuard {
+            inner: self.clone(),
+            armed: true,
+        };
         let size = self.batch_size();
-        let linger = self.config.batch_linger;
+        // Capped so that adding it to an instant cannot overflow.
+        let linger = self.config.batch_linger.min(MAX_LINGER);
         let idle_linger = self.config.idle_linger.min(linger);
         let max_in_flight = self.config.max_in_flight.max(1);
         loop {
             let Ok(permit) = self.slots.clone().acquire_owned().await else {
                 self.lock_pool().flushing = false;
+                guard.disarm();
                 return;
             };
             let batch = loop {
@@ -614,6 +650,8 @@ impl Inner {
                     pool.queue.retain(|w| !w.tx.is_closed());
                     let Some(oldest) = pool.queue.iter().map(|w| w.queued_at).min() else {
                         pool.flushing = false;
+                        drop(pool);
+                        guard.disarm();
                         return;
                     };
                     // This flusher holds one permit; the others are requests in flight.
@@ -624,7 +662,7 @@ impl Inner {
                     } else {
                         (oldest + linger).min(quiet_at)
                     };
-                    if pool.queue.len() >= size || Instant::now() >= until {
+                    if pool.queue.len() >= size || tokio::time::Instant::now() >= until {
                         let n = pool.queue.len().min(size);
                         break pool.queue.drain(..n).collect::<Vec<_>>();
                     }
@@ -632,7 +670,7 @@ impl Inner {
                 };
                 tokio::select! {
                     () = self.wake.notified() => {}
-                    () = tokio::time::sleep_until(until.into()) => {}
+                    () = tokio::time::sleep_until(until) => {}
                 }
             };
             let this = self.clone();
@@ -737,7 +775,7 @@ impl Inner {
             }
             if w.reasks < MAX_REASKS {
                 w.reasks += 1;
-                w.queued_at = Instant::now();
+                w.queued_at = tokio::time::Instant::now();
                 again.push(w);
             } else {
                 let error = ClassifyError::Unavailable {
@@ -999,6 +1037,7 @@ impl Classifier for LlmClassifier {
         let inner = &self.inner;
         let want_grams = inner.config.few_shot > 0 && !inner.current_examples().is_empty();
         let now = Instant::now();
+        let queued = tokio::time::Instant::now();
         let mut waits = Vec::with_capacity(posts.len());
         let items: Vec<Waiting> = posts
             .iter()
@@ -1016,7 +1055,7 @@ impl Classifier for LlmClassifier {
                         Vec::new()
                     },
                     started: now,
-                    queued_at: now,
+                    queued_at: queued,
                     reasks: 0,
                     struck: false,
                     problem: String::new(),
