@@ -131,6 +131,16 @@ impl Server {
     async fn examples(&self) -> Vec<ExampleRow> {
         self.store.examples(0, 100).await.unwrap()
     }
+
+    /// Accepts report `id` as a design job (the answer must be 200); the stored examples.
+    async fn accept_as_design_job(&self, id: i64) -> Vec<ExampleRow> {
+        let label = json!({"is_job": true, "kind": "job", "categories": ["design"]});
+        let (code, body) = self
+            .post(&format!("/api/reports/{id}/accept"), Some(label))
+            .await;
+        assert_eq!(code, 200, "{body}");
+        self.examples().await
+    }
 }
 
 fn job_label() -> Value {
@@ -247,12 +257,7 @@ async fn a_report_of_a_delivered_post_learns_from_the_post_not_the_card() {
     let card = format!("🎨 Design · @channel\n💰 $200\n\n{post_text}\n\n// not design");
     let id = s.add_report(Some(post_id), &card).await;
 
-    let label = json!({"is_job": true, "kind": "job", "categories": ["design"]});
-    let (code, body) = s
-        .post(&format!("/api/reports/{id}/accept"), Some(label))
-        .await;
-    assert_eq!(code, 200, "{body}");
-    let examples = s.examples().await;
+    let examples = s.accept_as_design_job(id).await;
     assert_eq!(examples.len(), 1);
     assert_eq!(examples[0].text, post_text);
 }
@@ -264,12 +269,7 @@ async fn a_report_without_text_learns_from_its_post() {
     let post_id = s.add_post(post_text).await;
     let id = s.add_report(Some(post_id), "").await;
 
-    let label = json!({"is_job": true, "kind": "job", "categories": ["design"]});
-    let (code, body) = s
-        .post(&format!("/api/reports/{id}/accept"), Some(label))
-        .await;
-    assert_eq!(code, 200, "{body}");
-    let examples = s.examples().await;
+    let examples = s.accept_as_design_job(id).await;
     assert_eq!(examples.len(), 1);
     assert_eq!(examples[0].text, post_text);
     assert_eq!(examples[0].post_id, Some(post_id));
