@@ -12,6 +12,7 @@
 //! [`axum::Router`] so they can be embedded in another server.
 
 pub mod llm;
+mod server;
 pub mod telegram;
 
 use std::net::SocketAddr;
@@ -46,11 +47,4 @@ pub enum TestkitError {
     /// An injected update is not a JSON object.
     #[error("an update must be a JSON object")]
     InvalidUpdate,
-}
-
-/// Binds a listener, mapping the error to [`TestkitError::Bind`].
-pub(crate) async fn bind(addr: SocketAddr) -> Result<tokio::net::TcpListener, TestkitError> {
-    tokio::net::TcpListener::bind(addr)
-        .await
-        .map_err(|source| TestkitError::Bind { addr, source })
 }
