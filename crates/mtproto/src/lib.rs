@@ -14,8 +14,6 @@ mod channel_ref;
 pub mod convert;
 mod grammers;
 mod reader;
-#[cfg(test)]
-mod reader_tests;
 mod scripted;
 mod session;
 mod store;

@@ -1,0 +1,230 @@
+//! Callback data: what a button does, encoded in its callback data and decoded again, and
+//! the handling of a tap on one.
+
+use jobwire_core::CategorySlug;
+use teloxide::prelude::*;
+
+use super::keyboards::categories_keyboard;
+use super::{Turn, describe, display_name, show, truncate, user_chat};
+use crate::BotError;
+use crate::dialogue::DialogueState;
+use crate::runtime::{BotRuntime, Inner};
+use crate::texts::{self, Lang};
+
+/// A screen of the main bot.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Screen {
+    Main,
+    Categories,
+    Filters,
+    Status,
+    Help,
+}
+
+/// What a button does. Encoded in ≤ 64 bytes of callback data; toggles carry the state they
+/// set (`cat:web:1`), so a redelivered tap changes nothing.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) enum Callback {
+    Screen(Screen),
+    Category { slug: String, on: bool },
+    Pause(bool),
+    Ask(DialogueState),
+}
+
+impl Callback {
+    pub(super) fn encode(&self) -> String {
+        match self {
+            Self::Screen(s) => format!(
+                "menu:{}",
+                match s {
+                    Screen::Main => "main",
+                    Screen::Categories => "cats",
+                    Screen::Filters => "filters",
+                    Screen::Status => "status",
+                    Screen::Help => "help",
+                }
+            ),
+            Self::Category { slug, on } => format!("cat:{slug}:{}", u8::from(*on)),
+            Self::Pause(p) => format!("pause:{}", u8::from(*p)),
+            Self::Ask(state) => format!("ask:{}", ask_name(*state)),
+        }
+    }
+
+    fn decode(data: &str) -> Option<Self> {
+        let mut parts = data.split(':');
+        let head = parts.next()?;
+        let a = parts.next()?;
+        let b = parts.next();
+        if parts.next().is_some() {
+            return None;
+        }
+        let flag = |v: Option<&str>| match v {
+            Some("1") => Some(true),
+            Some("0") => Some(false),
+            _ => None,
+        };
+        match head {
+            "menu" if b.is_none() => Some(Self::Screen(match a {
+                "main" => Screen::Main,
+                "cats" => Screen::Categories,
+                "filters" => Screen::Filters,
+                "status" => Screen::Status,
+                "help" => Screen::Help,
+                _ => return None,
+            })),
+            "cat" => Some(Self::Category {
+                slug: CategorySlug::parse(a).ok()?.as_str().to_owned(),
+                on: flag(b)?,
+            }),
+            "pause" if b.is_none() => Some(Self::Pause(flag(Some(a))?)),
+            "ask" if b.is_none() => Some(Self::Ask(match a {
+                "include" => DialogueState::Include,
+                "exclude" => DialogueState::Exclude,
+                "budget" => DialogueState::MinBudget,
+                "quiet" => DialogueState::QuietHours,
+                "report" => DialogueState::Report,
+                _ => return None,
+            })),
+            _ => None,
+        }
+    }
+}
+
+pub(super) fn ask_name(state: DialogueState) -> &'static str {
+    match state {
+        DialogueState::Include => "include",
+        DialogueState::Exclude => "exclude",
+        DialogueState::MinBudget => "budget",
+        DialogueState::QuietHours => "quiet",
+        DialogueState::Report => "report",
+    }
+}
+
+pub(super) async fn on_callback(
+    inner: &Inner,
+    rt: &BotRuntime,
+    q: &teloxide::types::CallbackQuery,
+) -> Result<(), BotError> {
+    let chat_id = q
+        .message
+        .as_ref()
+        .map_or_else(|| user_chat(q.from.id.0), |m| m.chat().id.0);
+    let message_id = q.message.as_ref().map(|m| m.id());
+    let turn = Turn {
+        inner,
+        rt,
+        chat_id,
+        lang: Lang::from_code(q.from.language_code.as_deref()),
+        user_name: Some(display_name(&q.from)),
+    };
+    let action = q.data.as_deref().and_then(Callback::decode);
+    let toast: Option<String> = match action {
+        _ if chat_id <= 0 || !rt.is_main => None,
+        None => {
+            tracing::debug!(bot = %rt.name, chat_id, "unknown callback data");
+            None
+        }
+        Some(Callback::Screen(screen)) => {
+            turn.clear_dialogue().await?;
+            turn.screen(screen, message_id).await?;
+            None
+        }
+        Some(Callback::Pause(paused)) => Some(turn.set_paused(paused, message_id).await?),
+        Some(Callback::Ask(state)) => {
+            turn.ask(state).await?;
+            None
+        }
+        Some(Callback::Category { slug, on }) => {
+            match inner.views.iter().find(|v| v.slug == slug) {
+                None => None,
+                Some(view) => {
+                    let mut loaded = turn.load().await?;
+                    let has = loaded.spec.categories.contains(&slug);
+                    if on != has {
+                        if on {
+                            loaded.spec.categories.push(slug.clone());
+                            turn.sort_categories(&mut loaded.spec.categories);
+                        } else {
+                            loaded.spec.categories.retain(|c| c != &slug);
+                        }
+                        turn.save(&loaded).await?;
+                        tracing::info!(bot = %rt.name, chat_id, category = %slug, on, "category toggled");
+                    }
+                    show(
+                        rt,
+                        chat_id,
+                        message_id,
+                        texts::categories_screen(turn.lang, &inner.views, &loaded.spec.categories),
+                        categories_keyboard(turn.lang, &inner.views, &loaded.spec.categories),
+                    )
+                    .await;
+                    Some(format!("{} {}", if on { "✅" } else { "▫️" }, view.name))
+                }
+            }
+        }
+    };
+    let mut answer = rt.bot.answer_callback_query(q.id.clone());
+    if let Some(t) = toast {
+        answer = answer.text(truncate(&t, 190));
+    }
+    if let Err(e) = answer.await {
+        tracing::debug!(bot = %rt.name, chat_id, error = %describe(&e, &rt.token), "answering a callback failed");
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+
+    #[test]
+    fn callback_data_round_trips_and_fits() {
+        let all = [
+            Callback::Screen(Screen::Main),
+            Callback::Screen(Screen::Categories),
+            Callback::Screen(Screen::Filters),
+            Callback::Screen(Screen::Status),
+            Callback::Screen(Screen::Help),
+            Callback::Category {
+                slug: "x".repeat(32),
+                on: true,
+            },
+            Callback::Category {
+                slug: "web".into(),
+                on: false,
+            },
+            Callback::Pause(true),
+            Callback::Pause(false),
+            Callback::Ask(DialogueState::Include),
+            Callback::Ask(DialogueState::Exclude),
+            Callback::Ask(DialogueState::MinBudget),
+            Callback::Ask(DialogueState::QuietHours),
+            Callback::Ask(DialogueState::Report),
+        ];
+        for cb in all {
+            let data = cb.encode();
+            assert!(data.len() <= 64, "{data}");
+            assert_eq!(Callback::decode(&data), Some(cb));
+        }
+        assert_eq!(
+            Callback::encode(&Callback::Category {
+                slug: "web".into(),
+                on: true
+            }),
+            "cat:web:1"
+        );
+        for bad in [
+            "",
+            "cat:web",
+            "cat:Web!:1",
+            "cat:web:2",
+            "menu:x",
+            "pause:1:1",
+            "x:y",
+        ] {
+            assert_eq!(Callback::decode(bad), None, "{bad}");
+        }
+    }
+}

@@ -1,0 +1,86 @@
+//! The main bot's inline keyboards: the menu, the filters, the categories with their
+//! toggles and bot links, and "back".
+
+use teloxide::types::{InlineKeyboardButton, InlineKeyboardMarkup};
+
+use super::callbacks::{Callback, Screen};
+use crate::dialogue::DialogueState;
+use crate::texts::{self, CategoryView, Lang};
+
+fn button(text: impl Into<String>, cb: &Callback) -> InlineKeyboardButton {
+    InlineKeyboardButton::callback(text.into(), cb.encode())
+}
+
+pub(super) fn main_keyboard(lang: Lang, paused: bool) -> InlineKeyboardMarkup {
+    let l = texts::labels(lang);
+    let pause = if paused {
+        button(l.resume, &Callback::Pause(false))
+    } else {
+        button(l.pause, &Callback::Pause(true))
+    };
+    InlineKeyboardMarkup::new(vec![
+        vec![
+            button(l.categories, &Callback::Screen(Screen::Categories)),
+            button(l.filters, &Callback::Screen(Screen::Filters)),
+        ],
+        vec![pause, button(l.status, &Callback::Screen(Screen::Status))],
+        vec![
+            button(l.report, &Callback::Ask(DialogueState::Report)),
+            button(l.help, &Callback::Screen(Screen::Help)),
+        ],
+    ])
+}
+
+pub(super) fn back_keyboard(lang: Lang) -> InlineKeyboardMarkup {
+    InlineKeyboardMarkup::new(vec![vec![button(
+        texts::labels(lang).back,
+        &Callback::Screen(Screen::Main),
+    )]])
+}
+
+pub(super) fn filters_keyboard(lang: Lang) -> InlineKeyboardMarkup {
+    let l = texts::labels(lang);
+    InlineKeyboardMarkup::new(vec![
+        vec![
+            button(l.include, &Callback::Ask(DialogueState::Include)),
+            button(l.exclude, &Callback::Ask(DialogueState::Exclude)),
+        ],
+        vec![
+            button(l.budget, &Callback::Ask(DialogueState::MinBudget)),
+            button(l.quiet, &Callback::Ask(DialogueState::QuietHours)),
+        ],
+        vec![button(l.back, &Callback::Screen(Screen::Main))],
+    ])
+}
+
+pub(super) fn categories_keyboard(
+    lang: Lang,
+    views: &[CategoryView],
+    selected: &[String],
+) -> InlineKeyboardMarkup {
+    let l = texts::labels(lang);
+    let mut rows = Vec::new();
+    for v in views {
+        let on = selected.contains(&v.slug);
+        let label = format!("{} {}", if on { "✅" } else { "▫️" }, v.name);
+        let mut row = vec![button(
+            label,
+            &Callback::Category {
+                slug: v.slug.clone(),
+                on: !on,
+            },
+        )];
+        if on
+            && !v.delivered_by_main
+            && let Ok(url) = url::Url::parse(&v.start_link())
+        {
+            row.push(InlineKeyboardButton::url(
+                format!("{} @{}", l.open_bot, v.bot_username),
+                url,
+            ));
+        }
+        rows.push(row);
+    }
+    rows.push(vec![button(l.back, &Callback::Screen(Screen::Main))]);
+    InlineKeyboardMarkup::new(rows)
+}

@@ -1,0 +1,260 @@
+//! The main bot: `/start` and its menu screens, pause and resume, the filter questions and
+//! their answers, and reports of missed vacancies; plus the minimum budget as stored.
+
+use chrono::Utc;
+use jobwire_core::subscriber::MinBudget;
+use jobwire_store::{NewReport, ReportKind, SubscriberSpec};
+use teloxide::prelude::*;
+use teloxide::types::MessageId;
+
+use super::callbacks::{Screen, ask_name};
+use super::keyboards::{back_keyboard, categories_keyboard, filters_keyboard, main_keyboard};
+use super::{Loaded, Turn, link_of, message_text, show, truncate};
+use crate::BotError;
+use crate::dialogue::DialogueState;
+use crate::input::{self, InputError};
+use crate::texts::{self, Lang};
+
+impl Turn<'_> {
+    fn settings(&self, loaded: &Loaded) -> String {
+        let budget = budget_of(&loaded.spec);
+        texts::settings(
+            self.lang,
+            &loaded.spec,
+            loaded.blocked,
+            budget.as_ref(),
+            &self.inner.views,
+        )
+    }
+
+    pub(super) async fn screen(
+        &self,
+        screen: Screen,
+        edit: Option<MessageId>,
+    ) -> Result<(), BotError> {
+        let loaded = self.load().await?;
+        let (text, keyboard) = match screen {
+            Screen::Main => (
+                texts::menu(self.lang, &self.settings(&loaded)),
+                main_keyboard(self.lang, loaded.spec.paused),
+            ),
+            Screen::Categories => (
+                texts::categories_screen(self.lang, &self.inner.views, &loaded.spec.categories),
+                categories_keyboard(self.lang, &self.inner.views, &loaded.spec.categories),
+            ),
+            Screen::Filters => (
+                texts::filters_screen(self.lang, &self.settings(&loaded)),
+                filters_keyboard(self.lang),
+            ),
+            Screen::Status => (self.settings(&loaded), back_keyboard(self.lang)),
+            Screen::Help => (
+                texts::help_main(self.lang, &self.inner.views),
+                back_keyboard(self.lang),
+            ),
+        };
+        show(self.rt, self.chat_id, edit, text, keyboard).await;
+        Ok(())
+    }
+
+    pub(super) async fn main_start(&self, payload: &str) -> Result<(), BotError> {
+        let mut loaded = self.load().await?;
+        if let Some(v) = self.inner.views.iter().find(|v| v.slug == payload)
+            && !loaded.spec.categories.contains(&v.slug)
+        {
+            loaded.spec.categories.push(v.slug.clone());
+            self.sort_categories(&mut loaded.spec.categories);
+        }
+        self.save(&loaded).await?;
+        if loaded.blocked {
+            self.inner
+                .store
+                .set_subscriber_blocked(self.chat_id, false, Utc::now())
+                .await?;
+            loaded.blocked = false;
+        }
+        if !loaded.exists() {
+            tracing::info!(bot = %self.rt.name, chat_id = self.chat_id, "new subscriber");
+        }
+        self.send(
+            texts::menu(self.lang, &self.settings(&loaded)),
+            Some(main_keyboard(self.lang, loaded.spec.paused)),
+        )
+        .await;
+        Ok(())
+    }
+
+    pub(super) async fn set_paused(
+        &self,
+        paused: bool,
+        edit: Option<MessageId>,
+    ) -> Result<String, BotError> {
+        let mut loaded = self.load().await?;
+        loaded.spec.paused = paused;
+        self.save(&loaded).await?;
+        let note = texts::paused(self.lang, paused);
+        match edit {
+            Some(_) => {
+                show(
+                    self.rt,
+                    self.chat_id,
+                    edit,
+                    texts::menu(self.lang, &self.settings(&loaded)),
+                    main_keyboard(self.lang, paused),
+                )
+                .await;
+            }
+            None => {
+                self.send(note.clone(), Some(main_keyboard(self.lang, paused)))
+                    .await;
+            }
+        }
+        Ok(note)
+    }
+
+    pub(super) async fn ask(&self, state: DialogueState) -> Result<(), BotError> {
+        let loaded = self.load().await?;
+        let o = &self.inner.options;
+        let prompt = match state {
+            DialogueState::Include => {
+                texts::ask_include(self.lang, &loaded.spec.include, o.max_keywords)
+            }
+            DialogueState::Exclude => {
+                texts::ask_exclude(self.lang, &loaded.spec.exclude, o.max_keywords)
+            }
+            DialogueState::MinBudget => {
+                texts::ask_budget(self.lang, budget_of(&loaded.spec).as_ref())
+            }
+            DialogueState::QuietHours => {
+                texts::ask_quiet(self.lang, loaded.spec.quiet_hours.as_ref())
+            }
+            DialogueState::Report => texts::ask_report(self.lang),
+        };
+        self.inner
+            .dialogues
+            .set(&self.rt.name, self.chat_id, state)
+            .await?;
+        self.send(prompt, None).await;
+        Ok(())
+    }
+
+    /// The answer to a pending question.
+    pub(super) async fn input(&self, state: DialogueState, m: &Message) -> Result<(), BotError> {
+        let text = m.text().or_else(|| m.caption()).unwrap_or("");
+        let o = &self.inner.options;
+        let mut loaded = self.load().await?;
+        let reply = match state {
+            DialogueState::Include | DialogueState::Exclude => {
+                match input::parse_keywords(text, o.max_keywords, o.max_keyword_chars) {
+                    Err(e) => return self.refuse(&e).await,
+                    Ok(list) => {
+                        let list = list.unwrap_or_default();
+                        if state == DialogueState::Include {
+                            loaded.spec.include.clone_from(&list);
+                            texts::include_saved(self.lang, &list)
+                        } else {
+                            loaded.spec.exclude.clone_from(&list);
+                            texts::exclude_saved(self.lang, &list)
+                        }
+                    }
+                }
+            }
+            DialogueState::MinBudget => {
+                let default_currency = match self.lang {
+                    Lang::Ru => "RUB",
+                    Lang::En => "USD",
+                };
+                match input::parse_min_budget(text, default_currency) {
+                    Err(e) => return self.refuse(&e).await,
+                    Ok(mut budget) => {
+                        // A stricter setting made elsewhere (e.g. by an admin) is kept.
+                        let strict = budget_of(&loaded.spec).is_some_and(|b| b.require_stated);
+                        if let Some(b) = budget.as_mut() {
+                            b.require_stated = strict;
+                        }
+                        loaded.spec.min_budget = budget.as_ref().map(budget_json);
+                        texts::budget_saved(self.lang, budget.as_ref())
+                    }
+                }
+            }
+            DialogueState::QuietHours => {
+                let previous = loaded
+                    .spec
+                    .quiet_hours
+                    .as_ref()
+                    .map(|q| q.time_zone.clone());
+                match input::parse_quiet_hours(text, previous.as_deref()) {
+                    Err(e) => return self.refuse(&e).await,
+                    Ok(q) => {
+                        loaded.spec.quiet_hours.clone_from(&q);
+                        texts::quiet_saved(self.lang, q.as_ref())
+                    }
+                }
+            }
+            DialogueState::Report => return self.report_missed(m).await,
+        };
+        self.save(&loaded).await?;
+        self.inner
+            .dialogues
+            .clear(&self.rt.name, self.chat_id)
+            .await?;
+        tracing::info!(bot = %self.rt.name, chat_id = self.chat_id, setting = ask_name(state), "setting changed");
+        self.send(reply, Some(filters_keyboard(self.lang))).await;
+        Ok(())
+    }
+
+    /// A refused input: explain, keep the question open.
+    async fn refuse(&self, e: &InputError) -> Result<(), BotError> {
+        self.send(texts::input_error(self.lang, e), None).await;
+        Ok(())
+    }
+
+    async fn report_missed(&self, m: &Message) -> Result<(), BotError> {
+        let Some(text) = message_text(m) else {
+            self.send(texts::report_needs_text(self.lang), None).await;
+            return Ok(());
+        };
+        let report = NewReport {
+            chat_id: self.chat_id,
+            post_id: None,
+            kind: ReportKind::Missed,
+            text: truncate(text, self.inner.options.max_report_chars),
+            link: link_of(m),
+        };
+        let id = self.inner.store.insert_report(&report, Utc::now()).await?;
+        // The report exists now: nothing below may fail the update (a retry would file it
+        // again).
+        tracing::info!(bot = %self.rt.name, chat_id = self.chat_id, report_id = id, "missed vacancy reported");
+        metrics::counter!("bot_reports_total", "kind" => "missed").increment(1);
+        if let Err(e) = self
+            .inner
+            .dialogues
+            .clear(&self.rt.name, self.chat_id)
+            .await
+        {
+            tracing::warn!(bot = %self.rt.name, chat_id = self.chat_id, error = %e, "could not end the report dialogue");
+        }
+        self.send(
+            texts::report_thanks(self.lang, id),
+            Some(back_keyboard(self.lang)),
+        )
+        .await;
+        Ok(())
+    }
+}
+
+/// The stored JSON of a minimum budget (what fan-out reads back).
+fn budget_json(b: &MinBudget) -> String {
+    serde_json::to_string(b).unwrap_or_default()
+}
+
+/// The subscriber's minimum budget, if set and readable.
+fn budget_of(spec: &SubscriberSpec) -> Option<MinBudget> {
+    let raw = spec.min_budget.as_deref()?;
+    match serde_json::from_str(raw) {
+        Ok(b) => Some(b),
+        Err(e) => {
+            tracing::warn!(chat_id = spec.chat_id, error = %e, "unreadable minimum budget; shown as none");
+            None
+        }
+    }
+}
