@@ -35,6 +35,7 @@ mod config;
 mod dedup;
 mod dialogue;
 mod error;
+pub mod events;
 mod handler;
 pub mod input;
 mod runtime;

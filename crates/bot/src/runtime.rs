@@ -350,7 +350,7 @@ async fn webhook(
         let label = rt
             .as_ref()
             .map_or_else(|| "unknown".to_owned(), |r| r.name.clone());
-        metrics::counter!("bot_webhook_rejected_total", "bot" => label.clone(), "reason" => "secret")
+        metrics::counter!(crate::events::WEBHOOK_REJECTED_TOTAL, "bot" => label.clone(), "reason" => "secret")
             .increment(1);
         tracing::warn!(bot = %label, "webhook request with a wrong secret refused");
         return StatusCode::UNAUTHORIZED;
@@ -364,7 +364,7 @@ async fn webhook(
     let update: Update = match serde_json::from_slice(&body) {
         Ok(u) => u,
         Err(e) => {
-            metrics::counter!("bot_webhook_rejected_total", "bot" => rt.name.clone(), "reason" => "body")
+            metrics::counter!(crate::events::WEBHOOK_REJECTED_TOTAL, "bot" => rt.name.clone(), "reason" => "body")
                 .increment(1);
             tracing::warn!(bot = %rt.name, error = %e, "webhook body is not an update");
             return StatusCode::BAD_REQUEST;

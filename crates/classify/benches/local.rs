@@ -9,21 +9,6 @@ use jobwire_classify::local::{LocalModel, TrainOptions};
 use jobwire_core::CategorySlug;
 use jobwire_core::dataset::LabeledPost;
 
-const SLUGS: [&str; 12] = [
-    "web",
-    "bots",
-    "mobile",
-    "design",
-    "video",
-    "texts",
-    "marketing",
-    "ai",
-    "assistant",
-    "translation",
-    "audio",
-    "data",
-];
-
 fn dev_set() -> Vec<LabeledPost> {
     let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../data/dev.jsonl");
     let doc = std::fs::read_to_string(path).expect("data/dev.jsonl is readable");
@@ -31,10 +16,7 @@ fn dev_set() -> Vec<LabeledPost> {
 }
 
 fn categories() -> Vec<CategorySlug> {
-    SLUGS
-        .iter()
-        .map(|s| CategorySlug::parse(s).expect("valid slug"))
-        .collect()
+    jobwire_core::category::standard()
 }
 
 fn bench(c: &mut Criterion) {

@@ -26,23 +26,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let k: usize = args.get(2).and_then(|s| s.parse().ok()).unwrap_or(5);
     let seed: u64 = args.get(3).and_then(|s| s.parse().ok()).unwrap_or(42);
     let data = LabeledPost::parse_all(&std::fs::read_to_string(path)?)?;
-    let categories: Vec<CategorySlug> = [
-        "web",
-        "bots",
-        "mobile",
-        "design",
-        "video",
-        "texts",
-        "marketing",
-        "ai",
-        "assistant",
-        "translation",
-        "audio",
-        "data",
-    ]
-    .iter()
-    .map(|c| CategorySlug::parse(c))
-    .collect::<Result<_, _>>()?;
+    let categories: Vec<CategorySlug> = jobwire_core::category::standard();
     let d = TrainOptions::default();
     let mut opts = TrainOptions {
         epochs: env("CV_EPOCHS", d.epochs),

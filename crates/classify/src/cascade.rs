@@ -211,7 +211,7 @@ impl SpendGuard for DailySpendLimit {
             state.alerted = Some(today);
             first
         };
-        metrics::counter!("jobwire_classify_route_total", "route" => "spend_limited").increment(1);
+        crate::events::Routed::SpendLimited.emit();
         if first {
             let message = format!(
                 "LLM spend limit reached: ${spent:.2} of ${:.2} today (UTC). Until 00:00 UTC only \
@@ -334,7 +334,7 @@ impl Classifier for Cascade {
             .collect();
         let confident = (posts.len() - unsure.len()) as u64;
         self.stats.local.fetch_add(confident, Ordering::Relaxed);
-        metrics::counter!("jobwire_classify_route_total", "route" => "local").increment(confident);
+        crate::events::Routed::Local(confident).emit();
         if unsure.is_empty() {
             return out;
         }
@@ -349,8 +349,7 @@ impl Classifier for Cascade {
         self.stats
             .llm
             .fetch_add(unsure.len() as u64, Ordering::Relaxed);
-        metrics::counter!("jobwire_classify_route_total", "route" => "llm")
-            .increment(unsure.len() as u64);
+        crate::events::Routed::Llm(unsure.len() as u64).emit();
         let batch = self.llm.max_batch().max(1);
         for chunk in unsure.chunks(batch) {
             let inputs: Vec<ClassifyInput> = chunk.iter().map(|&i| posts[i].clone()).collect();

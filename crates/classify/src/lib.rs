@@ -16,6 +16,7 @@ pub mod cascade;
 mod classifier;
 mod error;
 pub mod eval;
+pub mod events;
 pub mod llm;
 pub mod local;
 pub mod retrain;

@@ -343,7 +343,7 @@ mod tests {
     fn row(id: i64, text: &str, kind: &str, cats: &[&str], source: ExampleSource) -> ExampleRow {
         ExampleRow {
             id,
-            post_id: Some(id),
+            post_id: Some(jobwire_core::PostId(id)),
             text: text.to_owned(),
             is_job: kind == "job",
             kind: kind.to_owned(),

@@ -13,7 +13,7 @@ use chrono::Utc;
 use jobwire_queue::wire::{JobReady, PostReady};
 use jobwire_queue::{Queue, QueueError, Received, Topic};
 use jobwire_store::{
-    ClassificationRecord, ExampleSource, NewExample, PostStatus, Store, StoreError,
+    ClassificationRecord, ExampleSource, NewExample, PostId, PostStatus, Store, StoreError,
 };
 use tokio::sync::Semaphore;
 use tokio::task::JoinSet;
@@ -183,7 +183,7 @@ impl ClassifyStage {
             match outcome {
                 Ok(_) => msg.ack().await,
                 Err(e) => {
-                    tracing::warn!(post = id, error = %e, "classify stage error; message retried");
+                    tracing::warn!(post = id.get(), error = %e, "classify stage error; message retried");
                     jobwire_queue::retry_or_dead_letter(msg, &e.to_string()).await
                 }
             }
@@ -191,7 +191,7 @@ impl ClassifyStage {
     }
 
     /// Classifies one stored post (idempotent: only a `queued` post is classified).
-    pub async fn classify_post(&self, post_id: i64) -> Result<ClassifyOutcome, StageError> {
+    pub async fn classify_post(&self, post_id: PostId) -> Result<ClassifyOutcome, StageError> {
         self.classify_posts(&[post_id])
             .await
             .pop()
@@ -202,7 +202,7 @@ impl ClassifyStage {
     /// one outcome per id, in order. Only `queued` posts are classified.
     pub async fn classify_posts(
         &self,
-        post_ids: &[i64],
+        post_ids: &[PostId],
     ) -> Vec<Result<ClassifyOutcome, StageError>> {
         let mut outcomes: Vec<Result<ClassifyOutcome, StageError>> = Vec::new();
         let mut todo: Vec<(usize, jobwire_store::PostRow)> = Vec::new();
@@ -235,7 +235,7 @@ impl ClassifyStage {
                     Some(fallback)
                         if !e.is_retryable() || post.attempts + 1 >= self.config.fallback_after =>
                     {
-                        tracing::warn!(post = post.id, error = %e, fallback = fallback.name(), "primary classifier failed; using the fallback");
+                        tracing::warn!(post = post.id.get(), error = %e, fallback = fallback.name(), "primary classifier failed; using the fallback");
                         fallback.classify(input).await
                     }
                     _ => Err(e),
@@ -256,28 +256,17 @@ impl ClassifyStage {
         let post_id = post.id;
         match result {
             Ok(classified) => {
-                let route = if crate::cascade::is_local(&classified) {
-                    "local"
-                } else {
-                    "llm"
-                };
-                metrics::histogram!("jobwire_classify_latency_seconds", "model" => classified.model.clone())
-                    .record(f64::from(classified.latency_ms) / 1000.0);
-                if route == "llm" {
-                    metrics::counter!("jobwire_llm_tokens_total", "model" => classified.model.clone(), "direction" => "in")
-                        .increment(u64::from(classified.tokens_in));
-                    metrics::counter!("jobwire_llm_tokens_total", "model" => classified.model.clone(), "direction" => "out")
-                        .increment(u64::from(classified.tokens_out));
-                    metrics::counter!("jobwire_llm_cost_microusd_total", "model" => classified.model.clone())
-                        .increment((classified.cost_usd * 1e6).round().max(0.0) as u64);
+                let llm = !crate::cascade::is_local(&classified);
+                crate::events::PostClassified {
+                    classified: &classified,
+                    llm,
                 }
-                metrics::counter!("jobwire_classified_total", "verdict" => if classified.verdict.is_job { "job" } else { "not_job" }, "route" => route)
-                    .increment(1);
+                .emit();
                 let status = self
                     .store
                     .record_classification(post_id, &record(&classified), Utc::now())
                     .await?;
-                if route == "llm" && self.config.learn_from_llm {
+                if llm && self.config.learn_from_llm {
                     // The LLM's answer is a training example for the local model.
                     let example = NewExample {
                         post_id: Some(post_id),
@@ -293,7 +282,7 @@ impl ClassifyStage {
                         source: ExampleSource::Llm,
                     };
                     if let Err(e) = self.store.add_example(&example, Utc::now()).await {
-                        tracing::warn!(post = post_id, error = %e, "could not keep the LLM's answer as an example");
+                        tracing::warn!(post = post_id.get(), error = %e, "could not keep the LLM's answer as an example");
                     }
                 }
                 if status == PostStatus::Job {
@@ -304,14 +293,14 @@ impl ClassifyStage {
                 }
             }
             Err(e) => {
-                metrics::counter!("jobwire_classified_total", "verdict" => "waiting", "route" => "none").increment(1);
                 let wait = self.backoff(post.attempts, &e);
                 let retry_at = Utc::now() + chrono::Duration::from_std(wait).unwrap_or_default();
-                if e.is_retryable() {
-                    tracing::warn!(post = post_id, error = %e, retry_in_s = wait.as_secs(), "classifier unavailable; post waits");
-                } else {
-                    tracing::error!(post = post_id, error = %e, retry_in_s = wait.as_secs(), "classifier refused the post; it waits for a fix");
+                crate::events::PostWaits {
+                    post: post_id.get(),
+                    error: &e,
+                    retry_in: wait,
                 }
+                .emit();
                 self.store
                     .mark_post_waiting(post_id, &e.to_string(), retry_at, Utc::now())
                     .await?;

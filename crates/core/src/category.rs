@@ -42,9 +42,93 @@ impl AsRef<str> for CategorySlug {
     }
 }
 
+/// The standard taxonomy: slug, display name, description (used in the LLM prompt and the
+/// bots). Configured categories replace it; tests and benchmarks use it as is.
+pub const STANDARD: [(&str, &str, &str); 12] = [
+    (
+        "web",
+        "Web",
+        "websites, landing pages, frontend, backend, CMS (WordPress, Tilda, Bitrix), site fixes",
+    ),
+    (
+        "bots",
+        "Bots & automation",
+        "Telegram/Discord bots, scripts, parsers, scrapers, automation, integrations, mini apps",
+    ),
+    (
+        "mobile",
+        "Mobile apps",
+        "iOS / Android / Flutter / React Native apps",
+    ),
+    (
+        "design",
+        "Design",
+        "graphic, UI/UX, logos, banners, presentations, illustrations, marketplace cards",
+    ),
+    (
+        "video",
+        "Video",
+        "video editing, motion design, reels/shorts, YouTube montage",
+    ),
+    (
+        "texts",
+        "Texts",
+        "copywriting, articles, editing, scripts for videos, content writing",
+    ),
+    (
+        "marketing",
+        "Marketing",
+        "SMM, targeting, ads, SEO, marketplaces promotion, email marketing",
+    ),
+    (
+        "ai",
+        "AI",
+        "AI image/video/text generation, prompt engineering, ML/LLM work, neural networks",
+    ),
+    (
+        "assistant",
+        "Assistants",
+        "virtual assistant, admin, moderation, sales/calls manager, customer support",
+    ),
+    ("translation", "Translation", "translation and localisation"),
+    (
+        "audio",
+        "Audio",
+        "voice-over, music, podcasts, sound editing",
+    ),
+    (
+        "data",
+        "Data",
+        "data entry, Excel/Google Sheets, analytics, dashboards, research",
+    ),
+];
+
+/// The slugs of the [`STANDARD`] taxonomy, in order.
+pub fn standard_slugs() -> impl Iterator<Item = &'static str> {
+    STANDARD.iter().map(|(slug, _, _)| *slug)
+}
+
+/// The [`STANDARD`] taxonomy's slugs, parsed.
+pub fn standard() -> Vec<CategorySlug> {
+    standard_slugs()
+        .map(|s| CategorySlug(s.to_owned()))
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_standard_taxonomy_has_twelve_valid_distinct_slugs() {
+        let slugs = standard();
+        assert_eq!(slugs.len(), 12);
+        for slug in &slugs {
+            assert_eq!(CategorySlug::parse(slug.as_str()).as_ref(), Ok(slug));
+        }
+        let distinct: std::collections::HashSet<_> = slugs.iter().collect();
+        assert_eq!(distinct.len(), 12);
+    }
 
     #[test]
     fn slugs_are_checked() {

@@ -11,12 +11,15 @@ pub mod dataset;
 pub mod dedup;
 pub mod extract;
 pub mod format;
+pub mod ids;
 pub mod matching;
 pub mod normalize;
 pub mod post;
 pub mod quiet;
 pub mod rules;
+pub mod secret;
 pub mod subscriber;
 
 pub use category::{CategorySlug, InvalidCategory};
+pub use ids::{ChannelId, DeliveryId, PostId, SubscriberId};
 pub use post::{IncomingPost, PostKind, Verdict};

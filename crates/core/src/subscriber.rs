@@ -1,21 +1,11 @@
 //! Subscribers and the rule that decides whether one of them gets a job.
 
-use std::fmt;
-
 use crate::CategorySlug;
 use crate::extract::{Budget, BudgetBasis, Rates};
 use crate::quiet::QuietHours;
 use crate::rules::Term;
 
-/// A subscriber's id (the store's user id).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct SubscriberId(pub i64);
-
-impl fmt::Display for SubscriberId {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        self.0.fmt(f)
-    }
-}
+pub use crate::ids::SubscriberId;
 
 /// A subscriber's delivery settings, as fan-out needs them.
 ///

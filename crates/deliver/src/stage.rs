@@ -2,14 +2,14 @@
 //! through its bot.
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use chrono::Utc;
 use jobwire_queue::wire::DeliveryReady;
 use jobwire_queue::{Queue, QueueError, Received, Topic};
-use jobwire_store::{DeliveryStatus, DeliveryUpdate, PostId, Store, StoreError};
+use jobwire_store::{DeliveryId, DeliveryStatus, DeliveryUpdate, PostId, Store, StoreError};
 use teloxide::prelude::*;
 use teloxide::types::{LinkPreviewOptions, ParseMode};
 use teloxide::{ApiError, RequestError};
@@ -18,21 +18,25 @@ use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 
+use jobwire_core::secret::Secret;
+
+use crate::events::SendEvent;
 use crate::limits::{BotLimiter, Limiter, RateLimitConfig};
 use crate::recorder::Recorder;
 
-/// One configured bot. The token is a secret: `Debug` never prints it.
+/// One configured bot. The token is a [`Secret`]: `Debug` shows the bot's id, never the rest.
 #[derive(Clone)]
 pub struct BotConfig {
     /// The name categories refer to (`bots.<name>` in the config file).
     pub name: String,
-    pub token: String,
+    pub token: Secret,
 }
 
 impl BotConfig {
     /// The bot's numeric id: the part of the token before `:` (not a secret).
     pub fn bot_id(&self) -> u64 {
         self.token
+            .expose()
             .split(':')
             .next()
             .and_then(|id| id.parse().ok())
@@ -42,10 +46,9 @@ impl BotConfig {
 
 impl std::fmt::Debug for BotConfig {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let id = self.token.split(':').next().unwrap_or("");
         f.debug_struct("BotConfig")
             .field("name", &self.name)
-            .field("token", &format_args!("{id}:<redacted>"))
+            .field("token", &format_args!("{}:<redacted>", self.bot_id()))
             .finish()
     }
 }
@@ -183,7 +186,7 @@ impl SendStage {
         let bots = bots
             .iter()
             .map(|b| {
-                let bot = Bot::with_client(b.token.clone(), client.clone())
+                let bot = Bot::with_client(b.token.expose(), client.clone())
                     .set_api_url(config.api_url.clone());
                 (
                     b.name.clone(),
@@ -262,7 +265,7 @@ impl SendStage {
         };
         let span = tracing::info_span!(
             "deliver",
-            delivery = ready.delivery_id,
+            delivery = ready.delivery_id.get(),
             post = tracing::field::Empty,
             chat = tracing::field::Empty
         );
@@ -270,7 +273,7 @@ impl SendStage {
             Ok(Outcome::Done | Outcome::Skipped) => msg.ack().await,
             Err(e) => {
                 // The row is still `pending` (or `sending`): try the message again later.
-                tracing::warn!(delivery = ready.delivery_id, error = %e, "delivery will be retried");
+                tracing::warn!(delivery = ready.delivery_id.get(), error = %e, "delivery will be retried");
                 jobwire_queue::retry_or_dead_letter(msg, &e.to_string()).await
             }
         }
@@ -302,7 +305,7 @@ impl SendStage {
         Ok(self.recorder.record(update).await?)
     }
 
-    async fn deliver(&self, id: i64) -> Result<Outcome, DeliverError> {
+    async fn deliver(&self, id: DeliveryId) -> Result<Outcome, DeliverError> {
         let Some(row) = self.store.delivery(id).await? else {
             return Ok(Outcome::Skipped);
         };
@@ -331,7 +334,7 @@ impl SendStage {
             return Ok(Outcome::Skipped);
         }
         let span = tracing::Span::current();
-        span.record("post", row.post_id);
+        span.record("post", row.post_id.get());
         span.record("chat", chat);
         for (i, part) in parts.iter().enumerate().skip(row.parts_sent as usize) {
             if i > row.parts_sent as usize {
@@ -355,9 +358,10 @@ impl SendStage {
                     .await;
                 match result {
                     Ok(message) => {
-                        self.counters.parts_sent.fetch_add(1, Ordering::Relaxed);
-                        metrics::histogram!("jobwire_send_latency_seconds")
-                            .record(sent_at.elapsed().as_secs_f64());
+                        SendEvent::PartSent {
+                            latency: sent_at.elapsed(),
+                        }
+                        .emit(&self.counters);
                         self.record(DeliveryUpdate::PartSent {
                             id,
                             message_id: i64::from(message.id.0),
@@ -366,18 +370,16 @@ impl SendStage {
                         break;
                     }
                     Err(RequestError::RetryAfter(wait)) => {
-                        self.counters.rate_limited.fetch_add(1, Ordering::Relaxed);
-                        metrics::counter!("jobwire_telegram_429_total", "bot" => row.bot.clone())
-                            .increment(1);
-                        tracing::warn!(bot = %row.bot, retry_after = wait.seconds(), "Telegram answered 429");
+                        SendEvent::RateLimited {
+                            bot: &row.bot,
+                            retry_after: wait.duration(),
+                        }
+                        .emit(&self.counters);
                         sender.limiter.freeze_for(wait.duration()).await;
                         sender.limiter.acquire(chat).await;
                     }
                     Err(RequestError::Api(e)) if is_blocked(&e) => {
-                        self.counters.blocked.fetch_add(1, Ordering::Relaxed);
-                        metrics::counter!("jobwire_deliveries_total", "outcome" => "blocked")
-                            .increment(1);
-                        tracing::info!(chat, "subscriber blocked the bot; stop sending to them");
+                        SendEvent::Blocked { chat }.emit(&self.counters);
                         self.record(DeliveryUpdate::Blocked {
                             id,
                             error: e.to_string(),
@@ -386,39 +388,34 @@ impl SendStage {
                         return Ok(Outcome::Done);
                     }
                     Err(e @ (RequestError::Api(_) | RequestError::MigrateToChatId(_))) => {
-                        self.counters.failed.fetch_add(1, Ordering::Relaxed);
-                        metrics::counter!("jobwire_deliveries_total", "outcome" => "failed")
-                            .increment(1);
-                        tracing::error!(error = %e, "Telegram refused the message");
-                        self.record(DeliveryUpdate::Failed {
-                            id,
-                            error: e.to_string(),
-                        })
-                        .await?;
+                        let error = e.to_string();
+                        SendEvent::Refused { error: &error }.emit(&self.counters);
+                        self.record(DeliveryUpdate::Failed { id, error }).await?;
                         return Ok(Outcome::Done);
                     }
                     Err(e) => {
                         // Network trouble: the call may or may not have arrived.
+                        let error = e.to_string();
                         if row.attempts + 1 >= self.config.max_attempts {
-                            self.counters.failed.fetch_add(1, Ordering::Relaxed);
+                            SendEvent::GaveUp {
+                                attempts: row.attempts + 1,
+                                error: &error,
+                            }
+                            .emit(&self.counters);
                             self.record(DeliveryUpdate::Failed {
                                 id,
-                                error: format!("gave up after {} attempts: {e}", row.attempts + 1),
+                                error: format!(
+                                    "gave up after {} attempts: {error}",
+                                    row.attempts + 1
+                                ),
                             })
                             .await?;
                         } else {
-                            self.counters.retried.fetch_add(1, Ordering::Relaxed);
-                            metrics::counter!("jobwire_deliveries_total", "outcome" => "retried")
-                                .increment(1);
+                            SendEvent::Retried { error: &error }.emit(&self.counters);
                             let backoff = Duration::from_secs(2u64.pow(row.attempts.min(8)));
                             let at = Utc::now()
                                 + chrono::Duration::from_std(backoff).unwrap_or_default();
-                            self.record(DeliveryUpdate::Retry {
-                                id,
-                                at,
-                                error: e.to_string(),
-                            })
-                            .await?;
+                            self.record(DeliveryUpdate::Retry { id, at, error }).await?;
                         }
                         return Ok(Outcome::Done);
                     }
@@ -426,8 +423,7 @@ impl SendStage {
             }
         }
         self.record(DeliveryUpdate::Sent { id }).await?;
-        self.counters.sent.fetch_add(1, Ordering::Relaxed);
-        metrics::counter!("jobwire_deliveries_total", "outcome" => "sent").increment(1);
+        SendEvent::Sent.emit(&self.counters);
         Ok(Outcome::Done)
     }
 }

@@ -23,7 +23,7 @@ use jobwire_core::rules::Term;
 use jobwire_core::subscriber::{MinBudget, Subscriber, SubscriberId};
 use jobwire_queue::wire::{DeliveryReady, JobReady};
 use jobwire_queue::{Queue, QueueError, Received, Topic};
-use jobwire_store::{NewDelivery, PostStatus, Store, StoreError, SubscriberRow};
+use jobwire_store::{NewDelivery, PostId, PostStatus, Store, StoreError, SubscriberRow};
 use tokio::sync::RwLock;
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
@@ -58,7 +58,7 @@ struct SubscriberInfo {
 struct Snapshot {
     version: i64,
     index: SubscriberIndex,
-    info: HashMap<i64, SubscriberInfo>,
+    info: HashMap<SubscriberId, SubscriberInfo>,
 }
 
 /// The fan-out stage.
@@ -105,11 +105,11 @@ impl FanoutStage {
             Ok(j) => j,
             Err(e) => return msg.reject(e.to_string()).await,
         };
-        let span = tracing::info_span!("fanout", post = job.post_id);
+        let span = tracing::info_span!("fanout", post = job.post_id.get());
         match self.fan_out(job.post_id, Utc::now()).instrument(span).await {
             Ok(_) => msg.ack().await,
             Err(e) => {
-                tracing::warn!(post = job.post_id, error = %e, "fan-out failed; will retry");
+                tracing::warn!(post = job.post_id.get(), error = %e, "fan-out failed; will retry");
                 jobwire_queue::retry_or_dead_letter(msg, &e.to_string()).await
             }
         }
@@ -118,7 +118,7 @@ impl FanoutStage {
     /// Fans one job out. Idempotent: a post that is not in status `job` is left alone.
     pub async fn fan_out(
         &self,
-        post_id: i64,
+        post_id: PostId,
         now: DateTime<Utc>,
     ) -> Result<Option<FanoutOutcome>, FanoutError> {
         let started = std::time::Instant::now();
@@ -130,7 +130,7 @@ impl FanoutStage {
         }
         let Some(verdict) = self.store.classification(post_id).await? else {
             tracing::error!(
-                post = post_id,
+                post = post_id.get(),
                 "job without a stored classification; skipped"
             );
             return Ok(None);
@@ -152,7 +152,7 @@ impl FanoutStage {
             budget,
         );
         let mut deliveries = Vec::with_capacity(matched.len());
-        for SubscriberId(id) in &matched {
+        for id in &matched {
             let Some(info) = snapshot.info.get(id) else {
                 continue;
             };
@@ -213,7 +213,7 @@ impl FanoutStage {
             .record(started.elapsed().as_secs_f64());
         metrics::counter!("jobwire_deliveries_created_total").increment(deliveries.len() as u64);
         tracing::debug!(
-            post = post_id,
+            post = post_id.get(),
             matched = matched.len(),
             ready = ready.len(),
             "fanned out"
@@ -260,13 +260,13 @@ impl FanoutStage {
 /// Turns a stored subscriber into the domain type. Settings that do not parse are logged
 /// and left out (a bad term is ignored, bad quiet hours mean none) rather than losing the
 /// subscriber's jobs.
-fn subscriber_from_row(row: &SubscriberRow) -> (Subscriber, (i64, SubscriberInfo)) {
+fn subscriber_from_row(row: &SubscriberRow) -> (Subscriber, (SubscriberId, SubscriberInfo)) {
     let terms = |raw: &[String], what: &str| -> Vec<Term> {
         raw.iter()
             .filter_map(|t| match Term::parse(t) {
                 Ok(term) => Some(term),
                 Err(e) => {
-                    tracing::warn!(subscriber = row.id, term = %t, error = %e, "ignoring a bad {what} term");
+                    tracing::warn!(subscriber = row.id.get(), term = %t, error = %e, "ignoring a bad {what} term");
                     None
                 }
             })
@@ -280,12 +280,12 @@ fn subscriber_from_row(row: &SubscriberRow) -> (Subscriber, (i64, SubscriberInfo
     let quiet_hours = row.quiet_hours.as_ref().and_then(|q| {
         QuietHours::parse(&format!("{}-{}", q.start, q.end), &q.time_zone)
             .map_err(
-                |e| tracing::warn!(subscriber = row.id, error = %e, "ignoring bad quiet hours"),
+                |e| tracing::warn!(subscriber = row.id.get(), error = %e, "ignoring bad quiet hours"),
             )
             .ok()
     });
     let subscriber = Subscriber {
-        id: SubscriberId(row.id),
+        id: row.id,
         chat_id: row.chat_id,
         categories: categories.clone(),
         include: terms(&row.include, "include"),
@@ -295,7 +295,7 @@ fn subscriber_from_row(row: &SubscriberRow) -> (Subscriber, (i64, SubscriberInfo
         quiet_hours,
         min_budget: row.min_budget.as_deref().and_then(|raw| {
             serde_json::from_str::<MinBudget>(raw)
-                .map_err(|e| tracing::warn!(subscriber = row.id, error = %e, "ignoring a bad minimum budget"))
+                .map_err(|e| tracing::warn!(subscriber = row.id.get(), error = %e, "ignoring a bad minimum budget"))
                 .ok()
         }),
     };

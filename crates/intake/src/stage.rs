@@ -15,7 +15,7 @@ use jobwire_core::normalize::normalize;
 use jobwire_core::rules::{ChannelRules, CompiledRules, RuleDecision};
 use jobwire_queue::wire::PostReady;
 use jobwire_queue::{Queue, QueueError};
-use jobwire_store::{ChannelRow, InsertOutcome, NewPost, PostStatus, Store, StoreError};
+use jobwire_store::{ChannelRow, InsertOutcome, NewPost, PostId, PostStatus, Store, StoreError};
 use tokio::sync::Mutex;
 
 #[derive(Debug, thiserror::Error)]
@@ -32,14 +32,14 @@ pub enum IntakeError {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum IntakeOutcome {
     /// Stored and queued for classification.
-    Queued { post_id: i64 },
+    Queued { post_id: PostId },
     /// Stored, but the channel's rules (or a disabled channel) stopped it.
-    Filtered { post_id: i64, reason: String },
+    Filtered { post_id: PostId, reason: String },
     /// `(channel, message id)` was seen before: nothing changed.
-    Duplicate { post_id: i64 },
+    Duplicate { post_id: PostId },
     /// The same vacancy as an earlier post (re-posted, cross-posted, lightly edited): stored
     /// as a duplicate of it, not classified or delivered again.
-    NearDuplicate { post_id: i64, of: i64 },
+    NearDuplicate { post_id: PostId, of: PostId },
 }
 
 impl IntakeOutcome {
@@ -59,10 +59,13 @@ impl IntakeOutcome {
 pub enum EditOutcome {
     /// The post was not fanned out yet: its text is now the edited one, and that is what
     /// is classified and delivered.
-    Updated { post_id: i64 },
+    Updated { post_id: PostId },
     /// The post was already fanned out (or classified as no job, or a re-post): subscribers
     /// are not sent the edit.
-    TooLate { post_id: i64, status: &'static str },
+    TooLate {
+        post_id: PostId,
+        status: &'static str,
+    },
     /// Never stored: the edit was taken in as a new post.
     New(IntakeOutcome),
 }
@@ -162,9 +165,9 @@ impl IntakeStage {
             let recent = self.store.recent_fingerprints(now - dedup.window).await?;
             for r in recent {
                 match Fingerprint::from_hex(&r.fingerprint) {
-                    Ok(fp) => dedup.index.insert(r.id, r.posted_at, fp),
+                    Ok(fp) => dedup.index.insert(r.id.get(), r.posted_at, fp),
                     Err(e) => {
-                        tracing::warn!(post = r.id, error = %e, "unreadable fingerprint skipped")
+                        tracing::warn!(post = r.id.get(), error = %e, "unreadable fingerprint skipped")
                     }
                 }
             }
@@ -248,7 +251,7 @@ impl IntakeStage {
         let earlier = match dedup.as_deref_mut() {
             Some(d) => {
                 self.prepare_dedup(d).await?;
-                d.index.find(&fp, post.posted_at)
+                d.index.find(&fp, post.posted_at).map(PostId)
             }
             None => None,
         };
@@ -276,12 +279,16 @@ impl IntakeStage {
         Ok(match (outcome, earlier) {
             (InsertOutcome::AlreadyKnown(post_id), _) => IntakeOutcome::Duplicate { post_id },
             (InsertOutcome::Inserted(post_id), Some(of)) => {
-                tracing::info!(post = post_id, of, "near-duplicate of an earlier post");
+                tracing::info!(
+                    post = post_id.get(),
+                    of = of.get(),
+                    "near-duplicate of an earlier post"
+                );
                 IntakeOutcome::NearDuplicate { post_id, of }
             }
             (InsertOutcome::Inserted(post_id), None) => {
                 if let Some(d) = dedup.as_deref_mut() {
-                    d.index.insert(post_id, posted_at, fp);
+                    d.index.insert(post_id.get(), posted_at, fp);
                 }
                 drop(dedup);
                 jobwire_queue::publish(self.queue.as_ref(), &PostReady::new(post_id)).await?;

@@ -25,7 +25,7 @@ use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use chrono::{DateTime, Utc};
-use jobwire_store::{ExampleSource, NewExample, ReportRow, ReportStatus, Store};
+use jobwire_store::{ExampleSource, NewExample, PostId, ReportRow, ReportStatus, Store};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
@@ -299,7 +299,12 @@ impl LabelBody {
         Ok(())
     }
 
-    fn into_example(self, post_id: Option<i64>, text: String, source: ExampleSource) -> NewExample {
+    fn into_example(
+        self,
+        post_id: Option<PostId>,
+        text: String,
+        source: ExampleSource,
+    ) -> NewExample {
         let mut categories = self.categories;
         categories.sort();
         categories.dedup();
@@ -405,10 +410,10 @@ async fn label_post(
     label.validate(&api)?;
     let store = api.store()?.as_ref();
     let post = store
-        .post(id)
+        .post(PostId(id))
         .await?
         .ok_or_else(|| ApiError::not_found(format!("no post {id}")))?;
-    let example = label.into_example(Some(id), post.text, ExampleSource::Relabel);
+    let example = label.into_example(Some(post.id), post.text, ExampleSource::Relabel);
     let example_id = store.add_example(&example, Utc::now()).await?;
     tracing::info!(post = id, kind = %example.kind, example_id, "admin API: post relabeled");
     Ok(axum::Json(json!({

@@ -73,12 +73,11 @@ pub struct Config {
 /// Near-duplicate detection across channels.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[serde(default)]
 pub struct DedupSection {
     /// Recognise re-posts of an earlier vacancy (in any channel) and deliver them once.
-    #[serde(default = "yes")]
     pub enabled: bool,
     /// How far back an earlier post counts, in hours.
-    #[serde(default = "d168")]
     pub window_hours: u64,
 }
 
@@ -91,29 +90,21 @@ impl Default for DedupSection {
     }
 }
 
-fn d168() -> u64 {
-    168
-}
-
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RedisSection {
     /// `redis://host:6379/`.
     pub url: String,
     /// Prefix of every key jobwire writes.
-    #[serde(default = "default_redis_prefix")]
+    #[serde(default = "default_redis_key_prefix")]
     pub key_prefix: String,
-}
-
-fn default_redis_prefix() -> String {
-    "jobwire".to_owned()
 }
 
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[serde(default)]
 pub struct AdminSection {
     /// Where `/healthz`, `/readyz` and `/metrics` are served (port 0: any free port).
-    #[serde(default = "default_admin_listen")]
     pub listen: std::net::SocketAddr,
 }
 
@@ -125,38 +116,29 @@ impl Default for AdminSection {
     }
 }
 
-fn default_admin_listen() -> std::net::SocketAddr {
-    std::net::SocketAddr::from(([127, 0, 0, 1], 9464))
-}
-
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[serde(default)]
 pub struct DatabaseSection {
     /// `sqlite://PATH` (embedded).
-    #[serde(default = "default_db_url")]
     pub url: String,
 }
 
 impl Default for DatabaseSection {
     fn default() -> Self {
         Self {
-            url: default_db_url(),
+            url: default_database_url(),
         }
     }
 }
 
-fn default_db_url() -> String {
-    "sqlite://jobwire.db".to_owned()
-}
-
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[serde(default)]
 pub struct QueueSection {
     /// `memory://` (embedded) or `amqp://user:password@host:5672/vhost` (RabbitMQ).
-    #[serde(default = "default_queue_url")]
     pub url: String,
     /// Prefix of every queue and exchange name (several deployments on one broker).
-    #[serde(default)]
     pub prefix: String,
 }
 
@@ -169,44 +151,31 @@ impl Default for QueueSection {
     }
 }
 
-fn default_queue_url() -> String {
-    "memory://".to_owned()
-}
-
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[serde(default)]
 pub struct TelegramSection {
     /// Bot API base URL.
-    #[serde(default = "default_api_url")]
     pub api_url: url::Url,
-    #[serde(default = "d30")]
     pub global_per_sec: u32,
-    #[serde(default = "d1")]
     pub per_chat_per_sec: u32,
-    #[serde(default = "d20")]
     pub per_group_per_min: u32,
     /// Pace this fraction below the limits (absorbs network jitter).
-    #[serde(default = "default_margin")]
     pub safety_margin: f64,
     /// Lift all limits (only for a local fake Telegram).
-    #[serde(default)]
     pub unlimited: bool,
-    #[serde(default = "d30")]
     pub request_timeout_secs: u32,
-    #[serde(default = "default_in_flight")]
     pub max_in_flight: usize,
     /// The `[[bots]]` entry that is the main bot (settings, reports); none by default.
     pub main_bot: Option<String>,
     /// How the bot role gets updates: "polling" (one process per token), "webhook"
     /// (any number of bot-role processes behind `webhook_public_url`) or "off".
-    #[serde(default)]
     pub updates: UpdatesMode,
     /// Webhook mode: the public HTTPS base URL Telegram posts to (`/telegram/<bot>` is
     /// appended). The secret comes from `JOBWIRE_TELEGRAM_WEBHOOK_SECRET`.
     pub webhook_public_url: Option<url::Url>,
     /// Webhook mode: where the bot role listens for Telegram's posts (put a TLS proxy in
     /// front). Kept apart from `admin.listen`, which must not be public.
-    #[serde(default = "default_webhook_listen")]
     pub webhook_listen: std::net::SocketAddr,
 }
 
@@ -218,10 +187,6 @@ pub enum UpdatesMode {
     Polling,
     Webhook,
     Off,
-}
-
-fn default_webhook_listen() -> std::net::SocketAddr {
-    std::net::SocketAddr::from(([127, 0, 0, 1], 8088))
 }
 
 /// The environment variable holding the webhook secret.
@@ -256,37 +221,22 @@ impl std::fmt::Debug for BotRoleSettings {
 impl Default for TelegramSection {
     fn default() -> Self {
         Self {
-            api_url: default_api_url(),
+            api_url: default_telegram_api_url(),
             global_per_sec: 30,
             per_chat_per_sec: 1,
             per_group_per_min: 20,
-            safety_margin: default_margin(),
+            safety_margin: default_telegram_safety_margin(),
             unlimited: false,
             request_timeout_secs: 30,
             max_in_flight: default_in_flight(),
             main_bot: None,
             updates: UpdatesMode::default(),
             webhook_public_url: None,
-            webhook_listen: default_webhook_listen(),
+            webhook_listen: default_telegram_webhook_listen(),
         }
     }
 }
 
-fn default_api_url() -> url::Url {
-    url::Url::parse("https://api.telegram.org/").unwrap_or_else(|_| unreachable!("literal URL"))
-}
-fn d30() -> u32 {
-    30
-}
-fn d1() -> u32 {
-    1
-}
-fn d20() -> u32 {
-    20
-}
-fn default_margin() -> f64 {
-    0.05
-}
 fn default_in_flight() -> usize {
     16_384
 }
@@ -307,67 +257,31 @@ pub enum ClassifierKind {
 
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[serde(default)]
 pub struct ClassifierSection {
-    #[serde(default)]
     pub kind: ClassifierKind,
     /// Labeled JSONL the local model is trained on; the shipped `data/dev.jsonl` when unset.
     pub training_data: Option<PathBuf>,
-    #[serde(default = "d8")]
     pub concurrency: usize,
     /// With an LLM: after this many failed attempts the local model answers instead.
-    #[serde(default = "d3")]
     pub fallback_after: u32,
     /// First wait before a post the classifier could not answer is tried again (doubles
     /// per attempt, up to `retry_max_secs`).
-    #[serde(default = "d5000")]
     pub retry_base_ms: u64,
-    #[serde(default = "d600")]
     pub retry_max_secs: u64,
     /// Cascade: posts whose local confidence is below this go to the LLM (choose it with
     /// `jobwire eval --classifier cascade`).
-    #[serde(default = "default_threshold")]
     pub cascade_threshold: f32,
     /// How long a batch of posts waits to fill before it is classified (milliseconds).
-    #[serde(default = "d10")]
     pub batch_linger_ms: u64,
     /// Keep the LLM's answers as training examples for the local model.
-    #[serde(default = "dtrue")]
     pub learn_from_llm: bool,
     /// Retrain the local model this often when new examples arrived (seconds).
-    #[serde(default = "d3600")]
     pub retrain_interval_secs: u64,
     /// Weight of an LLM-labeled example in training (a dataset example weighs 1).
-    #[serde(default = "d05")]
     pub llm_example_weight: f32,
     /// Weight of a person's label (accepted report, admin re-label).
-    #[serde(default = "d2")]
     pub human_example_weight: f32,
-}
-
-fn default_threshold() -> f32 {
-    jobwire_classify::cascade::CascadeConfig::default().threshold
-}
-fn d10() -> u64 {
-    10
-}
-fn dtrue() -> bool {
-    true
-}
-fn d3600() -> u64 {
-    3600
-}
-fn d05() -> f32 {
-    0.5
-}
-fn d2() -> f32 {
-    2.0
-}
-
-fn d5000() -> u64 {
-    5000
-}
-fn d600() -> u64 {
-    600
 }
 
 impl Default for ClassifierSection {
@@ -379,7 +293,7 @@ impl Default for ClassifierSection {
             fallback_after: 3,
             retry_base_ms: 5000,
             retry_max_secs: 600,
-            cascade_threshold: default_threshold(),
+            cascade_threshold: default_classifier_cascade_threshold(),
             batch_linger_ms: 10,
             learn_from_llm: true,
             retrain_interval_secs: 3600,
@@ -389,13 +303,6 @@ impl Default for ClassifierSection {
     }
 }
 
-fn d8() -> usize {
-    8
-}
-fn d3() -> u32 {
-    3
-}
-
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct LlmSection {
@@ -403,13 +310,13 @@ pub struct LlmSection {
     pub base_url: url::Url,
     pub model: String,
     /// The environment variable holding the API key (none needed for local servers).
-    #[serde(default = "default_llm_key_env")]
+    #[serde(default = "default_llm_api_key_env")]
     pub api_key_env: String,
     /// One request's timeout. A full batch of 30 answers is about 3,000 completion tokens:
     /// 20-40 s on common hosted models, so the default leaves room (120).
-    #[serde(default = "d120u32")]
+    #[serde(default = "default_llm_timeout_secs")]
     pub timeout_secs: u32,
-    #[serde(default = "d3")]
+    #[serde(default = "default_llm_max_retries")]
     pub max_retries: u32,
     /// US dollars per million prompt tokens (for the cost accounting and the spend limit).
     #[serde(default)]
@@ -422,24 +329,24 @@ pub struct LlmSection {
     pub daily_spend_limit_usd: Option<f64>,
     /// Posts per LLM request (1-50). Each answer is tied to its post by id; posts an answer
     /// lacked are asked again with the next request.
-    #[serde(default = "d30usize")]
+    #[serde(default = "default_llm_batch_size")]
     pub batch_size: usize,
     /// How long the oldest unsure post waits for others to fill a request while other
     /// requests are in flight (0-60000 ms).
-    #[serde(default = "d1000u64")]
+    #[serde(default = "default_llm_batch_linger_ms")]
     pub batch_linger_ms: u64,
     /// When no request is in flight, a partial request goes once no unsure post came in for
     /// this long (0-60000 ms; short: a quiet service answers at once, a burst is gathered).
-    #[serde(default = "d20u64")]
+    #[serde(default = "default_llm_idle_linger_ms")]
     pub idle_linger_ms: u64,
     /// LLM requests in flight at once (1-64).
-    #[serde(default = "d8usize")]
+    #[serde(default = "default_llm_max_in_flight")]
     pub max_in_flight: usize,
     /// The most completion tokens one request may ask for (some models allow 4,096 only).
-    #[serde(default = "d16384u32")]
+    #[serde(default = "default_llm_max_output_tokens")]
     pub max_output_tokens: u32,
     /// People's labeled examples most like the posts, put into each request.
-    #[serde(default = "d3usize")]
+    #[serde(default = "default_llm_few_shot")]
     pub few_shot: usize,
     /// A second model (on the same or another endpoint) used when the first fails or is
     /// out of quota.
@@ -452,7 +359,7 @@ impl LlmSection {
         Self {
             base_url,
             model: model.to_owned(),
-            api_key_env: default_llm_key_env(),
+            api_key_env: default_llm_api_key_env(),
             timeout_secs: 120,
             max_retries: 3,
             price_in_per_mtok: 0.0,
@@ -482,32 +389,6 @@ pub struct LlmFallbackSection {
     pub price_in_per_mtok: f64,
     #[serde(default)]
     pub price_out_per_mtok: f64,
-}
-
-fn d30usize() -> usize {
-    30
-}
-fn d1000u64() -> u64 {
-    1000
-}
-fn d120u32() -> u32 {
-    120
-}
-fn d20u64() -> u64 {
-    20
-}
-fn d8usize() -> usize {
-    8
-}
-fn d16384u32() -> u32 {
-    16_384
-}
-fn d3usize() -> usize {
-    3
-}
-
-fn default_llm_key_env() -> String {
-    "JOBWIRE_LLM_API_KEY".to_owned()
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -548,13 +429,12 @@ fn yes() -> bool {
 
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[serde(default)]
 pub struct SchedulerSection {
     /// How often held deliveries and waiting posts are checked, in milliseconds.
-    #[serde(default = "d1000")]
     pub tick_ms: u64,
     /// A delivery left `sending` this long by a sender that died is sent again (distributed
     /// mode; a single process re-sends its own at start-up). Longer than any send.
-    #[serde(default = "d120")]
     pub lease_secs: u64,
 }
 
@@ -567,73 +447,8 @@ impl Default for SchedulerSection {
     }
 }
 
-fn d120() -> u64 {
-    120
-}
-
-fn d1000() -> u64 {
-    1000
-}
-
-/// The built-in taxonomy: slug, display name, description.
-pub const DEFAULT_CATEGORIES: [(&str, &str, &str); 12] = [
-    (
-        "web",
-        "Web",
-        "websites, landing pages, frontend, backend, CMS (WordPress, Tilda, Bitrix), site fixes",
-    ),
-    (
-        "bots",
-        "Bots & automation",
-        "Telegram/Discord bots, scripts, parsers, scrapers, automation, integrations, mini apps",
-    ),
-    (
-        "mobile",
-        "Mobile apps",
-        "iOS / Android / Flutter / React Native apps",
-    ),
-    (
-        "design",
-        "Design",
-        "graphic, UI/UX, logos, banners, presentations, illustrations, marketplace cards",
-    ),
-    (
-        "video",
-        "Video",
-        "video editing, motion design, reels/shorts, YouTube montage",
-    ),
-    (
-        "texts",
-        "Texts",
-        "copywriting, articles, editing, scripts for videos, content writing",
-    ),
-    (
-        "marketing",
-        "Marketing",
-        "SMM, targeting, ads, SEO, marketplaces promotion, email marketing",
-    ),
-    (
-        "ai",
-        "AI",
-        "AI image/video/text generation, prompt engineering, ML/LLM work, neural networks",
-    ),
-    (
-        "assistant",
-        "Assistants",
-        "virtual assistant, admin, moderation, sales/calls manager, customer support",
-    ),
-    ("translation", "Translation", "translation and localisation"),
-    (
-        "audio",
-        "Audio",
-        "voice-over, music, podcasts, sound editing",
-    ),
-    (
-        "data",
-        "Data",
-        "data entry, Excel/Google Sheets, analytics, dashboards, research",
-    ),
-];
+/// The built-in taxonomy (slug, display name, description), kept in core.
+pub use jobwire_core::category::STANDARD as DEFAULT_CATEGORIES;
 
 /// A category after validation.
 #[derive(Debug, Clone)]
@@ -649,7 +464,7 @@ pub struct Category {
 pub struct LlmSettings {
     pub base_url: url::Url,
     pub model: String,
-    pub api_key: Option<String>,
+    pub api_key: Option<jobwire_core::secret::Secret>,
     pub timeout: Duration,
     pub max_retries: u32,
     pub price_in_per_mtok: f64,
@@ -669,7 +484,7 @@ pub struct LlmSettings {
 pub struct LlmFallbackSettings {
     pub base_url: url::Url,
     pub model: String,
-    pub api_key: Option<String>,
+    pub api_key: Option<jobwire_core::secret::Secret>,
     pub price_in_per_mtok: f64,
     pub price_out_per_mtok: f64,
 }
@@ -698,6 +513,75 @@ impl std::fmt::Debug for LlmSettings {
     }
 }
 
+// Defaults of the optional keys, one function per key: serde names them per field.
+fn default_redis_key_prefix() -> String {
+    "jobwire".to_owned()
+}
+
+fn default_admin_listen() -> std::net::SocketAddr {
+    std::net::SocketAddr::from(([127, 0, 0, 1], 9464))
+}
+
+fn default_database_url() -> String {
+    "sqlite://jobwire.db".to_owned()
+}
+
+fn default_queue_url() -> String {
+    "memory://".to_owned()
+}
+
+fn default_telegram_api_url() -> url::Url {
+    url::Url::parse("https://api.telegram.org/").unwrap_or_else(|_| unreachable!("literal URL"))
+}
+
+fn default_telegram_safety_margin() -> f64 {
+    0.05
+}
+
+fn default_telegram_webhook_listen() -> std::net::SocketAddr {
+    std::net::SocketAddr::from(([127, 0, 0, 1], 8088))
+}
+
+fn default_classifier_cascade_threshold() -> f32 {
+    jobwire_classify::cascade::CascadeConfig::default().threshold
+}
+
+fn default_llm_api_key_env() -> String {
+    "JOBWIRE_LLM_API_KEY".to_owned()
+}
+
+fn default_llm_timeout_secs() -> u32 {
+    120
+}
+
+fn default_llm_batch_size() -> usize {
+    30
+}
+
+fn default_llm_max_in_flight() -> usize {
+    8
+}
+
+fn default_llm_few_shot() -> usize {
+    3
+}
+
+fn default_llm_max_retries() -> u32 {
+    3
+}
+
+fn default_llm_batch_linger_ms() -> u64 {
+    1000
+}
+
+fn default_llm_idle_linger_ms() -> u64 {
+    20
+}
+
+fn default_llm_max_output_tokens() -> u32 {
+    16_384
+}
+
 /// Everything the roles need, checked.
 #[derive(Debug, Clone)]
 pub struct Settings {
@@ -716,6 +600,8 @@ pub struct Settings {
     pub categories: Vec<Category>,
     pub channels: Vec<ChannelSection>,
     pub feeds: Vec<crate::feeds::FeedSection>,
+    /// The Telegram user accounts of the parser role (`[mtproto]`), and the admin chat.
+    pub mtproto: Option<crate::telegram::MtprotoSection>,
     pub dedup: DedupSection,
     pub subscribers_file: Option<PathBuf>,
     pub scheduler_tick: Duration,
@@ -724,16 +610,8 @@ pub struct Settings {
     pub admin_listen: std::net::SocketAddr,
 }
 
-/// Hides the password of a `scheme://user:password@host/…` URL.
-pub fn redact_url(url: &str) -> String {
-    match url::Url::parse(url) {
-        Ok(mut u) if u.password().is_some() => {
-            let _ = u.set_password(Some("***"));
-            u.to_string()
-        }
-        _ => url.to_owned(),
-    }
-}
+/// Hides the password of a URL, for logs and errors (the one implementation, in core).
+pub use jobwire_core::secret::redact_url;
 
 impl Settings {
     pub fn routes(&self) -> Vec<CategoryRoute> {
@@ -835,7 +713,7 @@ impl Config {
             }
             bots.push(BotConfig {
                 name: b.name.clone(),
-                token,
+                token: token.into(),
             });
         }
 
@@ -1023,7 +901,9 @@ impl Config {
                         Some(LlmFallbackSettings {
                             base_url: f.base_url.clone().unwrap_or_else(|| l.base_url.clone()),
                             model: f.model.clone(),
-                            api_key: env.var(f.api_key_env.as_deref().unwrap_or(&l.api_key_env)),
+                            api_key: env
+                                .var(f.api_key_env.as_deref().unwrap_or(&l.api_key_env))
+                                .map(Into::into),
                             price_in_per_mtok: price(
                                 "llm.fallback.price_in_per_mtok",
                                 f.price_in_per_mtok,
@@ -1038,7 +918,7 @@ impl Config {
                 Some(LlmSettings {
                     base_url: l.base_url.clone(),
                     model: l.model.clone(),
-                    api_key: env.var(&l.api_key_env),
+                    api_key: env.var(&l.api_key_env).map(Into::into),
                     timeout: Duration::from_secs(u64::from(l.timeout_secs.max(1))),
                     max_retries: l.max_retries,
                     price_in_per_mtok: price("llm.price_in_per_mtok", l.price_in_per_mtok)?,
@@ -1123,6 +1003,7 @@ impl Config {
             categories,
             channels: self.channels.clone(),
             feeds: self.feeds.clone(),
+            mtproto: self.mtproto.clone(),
             dedup: self.dedup.clone(),
             subscribers_file: self.subscribers_file.clone(),
             scheduler_tick: Duration::from_millis(self.scheduler.tick_ms.max(10)),

@@ -164,7 +164,13 @@ pub async fn run(opts: DemoOptions) -> anyhow::Result<DemoReport> {
     }
     let settings = config.resolve(&env)?;
     for bot in &settings.bots {
-        if let Some(id) = bot.token.split(':').next().and_then(|id| id.parse().ok()) {
+        if let Some(id) = bot
+            .token
+            .expose()
+            .split(':')
+            .next()
+            .and_then(|id| id.parse().ok())
+        {
             telegram.block_chat(id, BLOCKED_CHAT);
         }
     }
@@ -183,6 +189,8 @@ pub async fn run(opts: DemoOptions) -> anyhow::Result<DemoReport> {
             store: store.clone(),
             queue,
             redis: None,
+            admin_alert: None,
+            health: None,
         },
         classifiers,
     )

@@ -15,7 +15,7 @@ pub async fn check(settings: &Settings) -> anyhow::Result<()> {
         .build()
         .context("building the HTTP client")?;
     for bot in &settings.bots {
-        let api = Bot::with_client(bot.token.clone(), client.clone())
+        let api = Bot::with_client(bot.token.expose(), client.clone())
             .set_api_url(settings.api_url.clone());
         match api.get_me().await {
             Ok(me) => {

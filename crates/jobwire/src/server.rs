@@ -147,6 +147,19 @@ pub async fn serve_with_admin(
     Ok(addr)
 }
 
+/// [`serve_with_admin`] when the process runs the admin role (`admin` given), else [`serve`].
+pub async fn serve_roles(
+    listen: SocketAddr,
+    health: Arc<Health>,
+    shutdown: CancellationToken,
+    admin: Option<Arc<AdminApi>>,
+) -> anyhow::Result<SocketAddr> {
+    match admin {
+        Some(admin) => serve_with_admin(listen, health, shutdown, admin).await,
+        None => serve(listen, health, shutdown).await,
+    }
+}
+
 async fn serve_router(
     listen: SocketAddr,
     app: Router,

@@ -835,7 +835,7 @@ async fn check_bots(settings: &Settings) -> Vec<Check> {
     let mut checks = Vec::new();
     for bot in &settings.bots {
         let name = format!("bot {}", bot.name);
-        let api = Bot::with_client(bot.token.clone(), client.clone())
+        let api = Bot::with_client(bot.token.expose(), client.clone())
             .set_api_url(settings.api_url.clone());
         let token_fix = format!(
             "check the token in {} (or the bot's token_env)",
@@ -874,7 +874,7 @@ async fn check_llm(llm: &crate::config::LlmSettings) -> Check {
     };
     let mut request = client.get(url.clone());
     if let Some(key) = &llm.api_key {
-        request = request.bearer_auth(key);
+        request = request.bearer_auth(key.expose());
     }
     let response = match request.send().await {
         Ok(r) => r,
@@ -1333,7 +1333,8 @@ impl AdminAlerts {
                 prefix: "jobwire reader:",
             });
         };
-        let api = Bot::with_client(bot.token, bot_client()?).set_api_url(settings.api_url.clone());
+        let api = Bot::with_client(bot.token.expose(), bot_client()?)
+            .set_api_url(settings.api_url.clone());
         Ok(Self {
             target: Some((api, ChatId(chat))),
             prefix: "jobwire reader:",

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use anyhow::Context;
 use chrono::Utc;
 use jobwire_deliver::RateLimitConfig;
-use jobwire_store::{ClassificationRecord, NewPost, PostStatus, Store};
+use jobwire_store::{ClassificationRecord, NewPost, PostId, PostStatus, Store};
 
 use crate::config::{
     BotSection, CategorySection, ClassifierKind, Config, Environment, LlmSection, Settings,
@@ -159,7 +159,7 @@ pub async fn seed_job(
     external_id: &str,
     text: &str,
     categories: &[&str],
-) -> anyhow::Result<i64> {
+) -> anyhow::Result<PostId> {
     let ch = store.ensure_channel(channel, Utc::now()).await?;
     let id = match store
         .insert_post(&NewPost {
@@ -215,6 +215,8 @@ pub async fn start_pipeline(
             store: store.clone(),
             queue,
             redis: None,
+            admin_alert: None,
+            health: None,
         },
         classifiers,
     )

@@ -8,7 +8,7 @@ use chrono::Utc;
 use jobwire::admin_api::AdminApi;
 use jobwire::server::{Health, serve_with_admin};
 use jobwire_store::{
-    ExampleRow, ExampleSource, NewPost, NewReport, PostStatus, ReportKind, ReportStatus,
+    ExampleRow, ExampleSource, NewPost, NewReport, PostId, PostStatus, ReportKind, ReportStatus,
     SqliteStore, Store,
 };
 use reqwest012 as reqwest;
@@ -86,7 +86,7 @@ impl Server {
         (r.status().as_u16(), r.json().await.unwrap())
     }
 
-    async fn add_post(&self, text: &str) -> i64 {
+    async fn add_post(&self, text: &str) -> PostId {
         let now = Utc::now();
         let channel = self.store.ensure_channel("freelance", now).await.unwrap();
         let outcome = self
@@ -112,7 +112,7 @@ impl Server {
         }
     }
 
-    async fn add_report(&self, post_id: Option<i64>, text: &str) -> i64 {
+    async fn add_report(&self, post_id: Option<PostId>, text: &str) -> i64 {
         self.store
             .insert_report(
                 &NewReport {

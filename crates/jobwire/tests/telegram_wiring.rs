@@ -324,7 +324,7 @@ async fn doctor_passes_when_everything_answers_and_names_the_fix_when_a_token_is
     assert!(out.contains("model fake-llm is listed"), "{out}");
     assert_eq!(out.lines().count(), checks.len());
 
-    settings.bots[0].token = "123456:sh0rtT0k".to_owned();
+    settings.bots[0].token = "123456:sh0rtT0k".into();
     let checks = telegram::doctor(&settings, None, &env()).await;
     let out = printed(&checks);
     let bad: Vec<&telegram::Check> = checks.iter().filter(|c| !c.ok).collect();

@@ -103,7 +103,7 @@ impl AmqpConfig {
 
     /// The URL with its password replaced by `***`, fit for logs and errors.
     pub fn redacted_url(&self) -> String {
-        redact_url(&self.url)
+        jobwire_core::secret::redact_url(&self.url)
     }
 }
 
@@ -119,30 +119,6 @@ impl fmt::Debug for AmqpConfig {
             .field("queue_prefix", &self.queue_prefix)
             .finish()
     }
-}
-
-/// Replaces the password of `scheme://user:password@host/…` with `***`.
-fn redact_url(url: &str) -> String {
-    let Some(scheme_end) = url.find("://") else {
-        return url.to_owned();
-    };
-    let rest_start = scheme_end + 3;
-    let rest = &url[rest_start..];
-    let authority_end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
-    let authority = &rest[..authority_end];
-    let Some(at) = authority.rfind('@') else {
-        return url.to_owned();
-    };
-    let userinfo = &authority[..at];
-    let Some(colon) = userinfo.find(':') else {
-        return url.to_owned();
-    };
-    format!(
-        "{}{}:***{}",
-        &url[..rest_start],
-        &userinfo[..colon],
-        &url[rest_start + at..]
-    )
 }
 
 /// A connection that passed its set-up: topology declared, publisher channel in confirm mode.
@@ -953,12 +929,8 @@ mod tests {
         let cfg = AmqpConfig::new("amqp://guest:s3cret@127.0.0.1:5672/%2f");
         assert_eq!(cfg.redacted_url(), "amqp://guest:***@127.0.0.1:5672/%2f");
         assert!(!format!("{cfg:?}").contains("s3cret"));
-        assert_eq!(
-            redact_url("amqps://u:p@w@host/vh?x=1"),
-            "amqps://u:***@host/vh?x=1"
-        );
-        assert_eq!(redact_url("amqp://host:5672"), "amqp://host:5672");
-        assert_eq!(redact_url("amqp://user@host"), "amqp://user@host");
+        let odd = AmqpConfig::new("amqps://u:p@w/x@host/vh?x=1");
+        assert_eq!(odd.redacted_url(), "amqps://u:***@host/vh?x=1");
     }
 
     #[tokio::test]

@@ -65,6 +65,12 @@ pub enum QueueError {
         #[source]
         source: serde_json::Error,
     },
+    #[error("message on {topic} has wire version {found}; this build reads 1 to {supported}")]
+    Version {
+        topic: Topic,
+        found: u16,
+        supported: u16,
+    },
     #[error("queue backend error: {0}")]
     Backend(String),
 }
@@ -128,13 +134,24 @@ impl Received {
         }
     }
 
-    /// Decodes the payload as the wire type `T`.
+    /// Decodes the payload as the wire type `T`. A message written by a newer release (its
+    /// `v` above [`wire::WIRE_VERSION`]) is refused rather than guessed at: it is
+    /// dead-lettered with its reason and can be replayed once every process is upgraded.
     pub fn decode<T: wire::WireMessage>(&self) -> Result<T, QueueError> {
-        serde_json::from_slice(&self.payload).map_err(|source| QueueError::Decode {
-            topic: self.topic,
-            expected: T::NAME,
-            source,
-        })
+        let message: T =
+            serde_json::from_slice(&self.payload).map_err(|source| QueueError::Decode {
+                topic: self.topic,
+                expected: T::NAME,
+                source,
+            })?;
+        match message.version() {
+            1..=wire::WIRE_VERSION => Ok(message),
+            found => Err(QueueError::Version {
+                topic: self.topic,
+                found,
+                supported: wire::WIRE_VERSION,
+            }),
+        }
     }
 
     pub async fn ack(self) {

@@ -158,10 +158,10 @@ mod tests {
         let mut seen = Vec::new();
         for _ in 0..2 {
             let m = a.next().await.expect("ok").expect("message");
-            seen.push(m.decode::<PostReady>().expect("decode").post_id);
+            seen.push(m.decode::<PostReady>().expect("decode").post_id.get());
             m.ack().await;
             let m = b.next().await.expect("ok").expect("message");
-            seen.push(m.decode::<PostReady>().expect("decode").post_id);
+            seen.push(m.decode::<PostReady>().expect("decode").post_id.get());
             if seen.len() == 2 {
                 m.retry_later(Duration::from_millis(1)).await;
             } else {
@@ -175,5 +175,35 @@ mod tests {
         assert_eq!(q.depth(Topic::Classify).await, Some(0));
         q.close();
         assert!(a.next().await.expect("ok").is_none());
+    }
+
+    #[tokio::test]
+    async fn a_message_from_a_newer_release_is_refused_not_guessed_at() {
+        use crate::wire::{PostReady, WIRE_VERSION};
+        let q = MemoryQueue::new();
+        let mut sub = q.subscribe(Topic::Classify).await.expect("subscribe");
+        let newer = format!(r#"{{"v":{},"post_id":3}}"#, WIRE_VERSION + 1);
+        q.publish(Topic::Classify, newer.into_bytes())
+            .await
+            .expect("publish");
+        q.publish(Topic::Classify, br#"{"v":0,"post_id":4}"#.to_vec())
+            .await
+            .expect("publish");
+        q.publish(Topic::Classify, br#"{"v":1,"post_id":5}"#.to_vec())
+            .await
+            .expect("publish");
+        let m = sub.next().await.expect("ok").expect("message");
+        let error = m.decode::<PostReady>().expect_err("newer version refused");
+        assert!(error.to_string().contains("wire version 2"), "{error}");
+        let m = sub.next().await.expect("ok").expect("message");
+        assert!(
+            m.decode::<PostReady>().is_err(),
+            "version 0 was never written"
+        );
+        let m = sub.next().await.expect("ok").expect("message");
+        assert_eq!(
+            m.decode::<PostReady>().expect("current version").post_id,
+            jobwire_core::PostId(5)
+        );
     }
 }

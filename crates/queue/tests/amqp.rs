@@ -19,7 +19,7 @@ use tokio::time::Instant;
 const SOON: Duration = Duration::from_secs(10);
 
 fn id(m: &jobwire_queue::Received) -> i64 {
-    m.decode::<PostReady>().expect("a PostReady").post_id
+    m.decode::<PostReady>().expect("a PostReady").post_id.get()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -166,7 +166,7 @@ async fn rejected_messages_land_in_the_dead_letter_queue_with_their_reason() {
         let (_conn, raw) = raw().await;
         let dead = take_eventually(&raw, &dlq, SOON).await;
         let job: JobReady = serde_json::from_slice(&dead.data).expect("the payload is kept");
-        assert_eq!(job.post_id, 42);
+        assert_eq!(job.post_id.get(), 42);
         assert_eq!(
             header_str(&dead, "x-jobwire-reason").as_deref(),
             Some("post 42 has no category")

@@ -60,6 +60,7 @@ fn delivery_id(m: &jobwire_queue::Received) -> i64 {
     m.decode::<DeliveryReady>()
         .expect("a DeliveryReady")
         .delivery_id
+        .get()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -10,7 +10,11 @@
 //! **Architecture invariant:** the stages never see SQL. They speak in the row types of this
 //! crate; a second backend (PostgreSQL) implements the same trait and passes the same tests.
 
+mod codec;
+mod deliveries;
 mod postgres;
+mod shared;
+mod sql;
 mod sqlite;
 mod types;
 
@@ -20,6 +24,8 @@ use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 
 pub use postgres::{PostgresOptions, PostgresStore};
+pub use shared::SqlStore;
+pub use sql::{BoxFuture, Dialect, Exec};
 pub use sqlite::SqliteStore;
 pub use types::*;
 
@@ -120,7 +126,11 @@ pub trait Store: Send + Sync + std::fmt::Debug {
     async fn state_list(&self, namespace: &str) -> Result<Vec<(String, String)>>;
 
     // ---- subscribers ----
-    async fn upsert_subscriber(&self, spec: &SubscriberSpec, now: DateTime<Utc>) -> Result<i64>;
+    async fn upsert_subscriber(
+        &self,
+        spec: &SubscriberSpec,
+        now: DateTime<Utc>,
+    ) -> Result<SubscriberId>;
     async fn subscribers(&self) -> Result<Vec<SubscriberRow>>;
     /// A number that changes whenever any subscriber changes.
     async fn subscribers_version(&self) -> Result<i64>;
@@ -212,5 +222,5 @@ pub trait Store: Send + Sync + std::fmt::Debug {
         bot: &str,
         chat_id: i64,
         message_id: i64,
-    ) -> Result<Option<i64>>;
+    ) -> Result<Option<PostId>>;
 }

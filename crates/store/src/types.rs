@@ -2,9 +2,7 @@
 
 use chrono::{DateTime, Utc};
 
-pub type ChannelId = i64;
-pub type PostId = i64;
-pub type DeliveryId = i64;
+pub use jobwire_core::ids::{ChannelId, DeliveryId, PostId, SubscriberId};
 
 /// What an admin configures about a channel.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -162,7 +160,7 @@ pub struct QuietHoursSpec {
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SubscriberRow {
-    pub id: i64,
+    pub id: SubscriberId,
     pub chat_id: i64,
     pub name: Option<String>,
     pub categories: Vec<String>,
@@ -193,7 +191,7 @@ impl SubscriberRow {
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct NewDelivery {
-    pub subscriber_id: i64,
+    pub subscriber_id: SubscriberId,
     pub chat_id: i64,
     /// The configured bot that sends it.
     pub bot: String,
@@ -249,7 +247,7 @@ impl DeliveryStatus {
 pub struct DeliveryRow {
     pub id: DeliveryId,
     pub post_id: PostId,
-    pub subscriber_id: i64,
+    pub subscriber_id: SubscriberId,
     pub chat_id: i64,
     pub bot: String,
     pub status: DeliveryStatus,
@@ -346,7 +344,7 @@ impl PipelineCounts {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SentDelivery {
     pub post_id: PostId,
-    pub subscriber_id: i64,
+    pub subscriber_id: SubscriberId,
     pub chat_id: i64,
     pub bot: String,
     pub message_ids: Vec<i64>,

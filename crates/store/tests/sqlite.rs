@@ -28,28 +28,7 @@ macro_rules! suite_tests {
     )*};
 }
 
-suite_tests!(
-    check_channel_upsert_and_ensure,
-    check_insert_post_dedup,
-    check_record_classification,
-    check_waiting_posts,
-    check_fan_out,
-    check_claim_once,
-    check_send_parts,
-    check_retry_holds_until_due,
-    check_release_held_in_order,
-    check_blocked_subscriber,
-    check_failed,
-    check_recover_interrupted,
-    check_recover_respects_the_lease,
-    check_source_state,
-    check_edit_post,
-    check_pipeline_counts,
-    check_classification_accounting,
-    check_subscriber_by_chat,
-    check_examples,
-    check_reports,
-);
+suite::every_check!(suite_tests);
 
 /// Two tasks sharing the one store of the embedded mode.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

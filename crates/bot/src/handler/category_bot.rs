@@ -139,7 +139,7 @@ impl Turn<'_> {
         };
         let id = self.inner.store.insert_report(&report, Utc::now()).await?;
         tracing::info!(bot = %self.rt.name, chat_id = self.chat_id, report_id = id, replied_message_id = replied.id.0, "wrong delivery reported");
-        metrics::counter!("bot_reports_total", "kind" => "wrong").increment(1);
+        metrics::counter!(crate::events::REPORTS_TOTAL, "kind" => "wrong").increment(1);
         self.send(texts::wrong_thanks(self.lang, id), None).await;
         Ok(())
     }

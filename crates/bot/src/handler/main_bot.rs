@@ -224,7 +224,7 @@ impl Turn<'_> {
         // The report exists now: nothing below may fail the update (a retry would file it
         // again).
         tracing::info!(bot = %self.rt.name, chat_id = self.chat_id, report_id = id, "missed vacancy reported");
-        metrics::counter!("bot_reports_total", "kind" => "missed").increment(1);
+        metrics::counter!(crate::events::REPORTS_TOTAL, "kind" => "missed").increment(1);
         if let Err(e) = self
             .inner
             .dialogues

@@ -84,11 +84,12 @@ pub(crate) async fn process_update(
 ) -> Processed {
     let kind = update_kind(&update);
     let bot = rt.name.clone();
-    metrics::counter!("bot_updates_total", "bot" => bot.clone(), "kind" => kind).increment(1);
+    metrics::counter!(crate::events::UPDATES_TOTAL, "bot" => bot.clone(), "kind" => kind)
+        .increment(1);
     match inner.dedup.claim(&rt.name, update.id.0).await {
         Ok(true) => {}
         Ok(false) => {
-            metrics::counter!("bot_duplicate_updates_total", "bot" => bot).increment(1);
+            metrics::counter!(crate::events::DUPLICATE_UPDATES_TOTAL, "bot" => bot).increment(1);
             tracing::debug!(bot = %rt.name, update_id = update.id.0, "update handled before; skipped");
             return Processed::Duplicate;
         }
@@ -114,7 +115,8 @@ pub(crate) async fn process_update(
             }
             Err(e) => {
                 tracing::error!(bot = %rt.name, chat_id = ?chat, update_id = update.id.0, error = %e, "handling an update failed");
-                metrics::counter!("bot_update_failures_total", "bot" => bot.clone()).increment(1);
+                metrics::counter!(crate::events::UPDATE_FAILURES_TOTAL, "bot" => bot.clone())
+                    .increment(1);
                 // Tell a user who wrote or tapped (not one who just blocked the bot).
                 let from_user = matches!(
                     update.kind,
@@ -128,7 +130,7 @@ pub(crate) async fn process_update(
             }
         }
     };
-    metrics::histogram!("bot_update_duration_seconds", "bot" => bot)
+    metrics::histogram!(crate::events::UPDATE_DURATION_SECONDS, "bot" => bot)
         .record(started.elapsed().as_secs_f64());
     outcome
 }

@@ -76,6 +76,7 @@ mod fewshot;
 mod prompt;
 mod transport;
 
+use jobwire_core::secret::Secret;
 use std::collections::{HashSet, VecDeque};
 use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -121,7 +122,7 @@ pub struct LlmEndpoint {
     /// Model name sent with each request.
     pub model: String,
     /// API key (a secret: never logged; `Debug` shows `***`). `None` sends no key.
-    pub api_key: Option<String>,
+    pub api_key: Option<Secret>,
     /// US dollars per million prompt tokens.
     pub price_in_per_mtok: f64,
     /// US dollars per million completion tokens.
@@ -169,7 +170,7 @@ pub struct LlmConfig {
     /// Primary model name.
     pub model: String,
     /// Primary API key (a secret: never logged; `Debug` shows `***`). `None` sends no key.
-    pub api_key: Option<String>,
+    pub api_key: Option<Secret>,
     /// Primary price: US dollars per million prompt tokens (default 0).
     pub price_in_per_mtok: f64,
     /// Primary price: US dollars per million completion tokens (default 0).
@@ -342,7 +343,7 @@ impl Endpoint {
             .map_err(|e| ClassifyError::Invalid(format!("cannot build HTTP client: {e}")))?;
         let openai = OpenAIConfig::new()
             .with_api_base(cfg.base_url.trim_end_matches('/'))
-            .with_api_key(cfg.api_key.clone().unwrap_or_default());
+            .with_api_key(cfg.api_key.as_ref().map_or("", Secret::expose));
         let client =
             Client::build(http.clone(), openai).with_http_service(PlainTransport { client: http });
         Ok(Self {

@@ -1106,26 +1106,8 @@ mod tests {
     use super::*;
     use crate::eval::assign_folds;
 
-    const SLUGS: [&str; 12] = [
-        "web",
-        "bots",
-        "mobile",
-        "design",
-        "video",
-        "texts",
-        "marketing",
-        "ai",
-        "assistant",
-        "translation",
-        "audio",
-        "data",
-    ];
-
     fn categories() -> Vec<CategorySlug> {
-        SLUGS
-            .iter()
-            .map(|s| CategorySlug::parse(s).unwrap())
-            .collect()
+        jobwire_core::category::standard()
     }
 
     fn dev_set() -> Vec<LabeledPost> {

@@ -8,27 +8,8 @@ use jobwire_core::CategorySlug;
 use jobwire_core::dataset::LabeledPost;
 use jobwire_testkit::llm::{FakeLlm, FakeLlmConfig, FaultPlan, load_oracle_jsonl};
 
-/// The 12 categories of the standard taxonomy.
-pub const SLUGS: [&str; 12] = [
-    "web",
-    "bots",
-    "mobile",
-    "design",
-    "video",
-    "texts",
-    "marketing",
-    "ai",
-    "assistant",
-    "translation",
-    "audio",
-    "data",
-];
-
 pub fn categories() -> Vec<CategorySlug> {
-    SLUGS
-        .iter()
-        .map(|s| CategorySlug::parse(s).expect("valid slug"))
-        .collect()
+    jobwire_core::category::standard()
 }
 
 pub fn dev_jsonl() -> String {

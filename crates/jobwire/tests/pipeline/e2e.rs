@@ -4,6 +4,7 @@
 use std::time::Duration;
 
 use jobwire::testbed::{Bed, temp_db};
+use jobwire_core::PostId;
 
 use crate::expect::*;
 use crate::support::*;
@@ -117,9 +118,9 @@ async fn during_an_llm_outage_posts_wait_and_are_classified_when_it_returns() {
     let counts = running.wait_settled(Duration::from_secs(60)).await.unwrap();
     running.shutdown().await.unwrap();
     assert_eq!(counts.jobs, jobs.len() as u64, "{counts:?}");
-    let first = store.post(1).await.unwrap().unwrap();
+    let first = store.post(PostId(1)).await.unwrap().unwrap();
     assert!(first.attempts >= 1, "the post was retried");
-    let verdict = store.classification(1).await.unwrap().unwrap();
+    let verdict = store.classification(PostId(1)).await.unwrap().unwrap();
     assert!(
         verdict.model.contains("fake-model"),
         "classified by the LLM: {}",

@@ -4,6 +4,7 @@ use std::time::Duration;
 
 use chrono::Utc;
 use jobwire::testbed::{Bed, start_pipeline, temp_db};
+use jobwire_core::PostId;
 use jobwire_intake::stage::{EditOutcome, IntakeOutcome};
 use jobwire_testkit::llm::OracleEntry;
 
@@ -90,7 +91,7 @@ async fn an_edit_before_fan_out_is_delivered_and_one_after_is_not_sent_again() {
         1,
         "no second message for an edit, and the re-post of the same vacancy is a duplicate"
     );
-    let stored = store.post(1).await.unwrap().unwrap();
+    let stored = store.post(PostId(1)).await.unwrap().unwrap();
     assert!(
         stored.text.contains("35 000"),
         "a late edit does not rewrite what was delivered"

@@ -8,7 +8,7 @@ use jobwire_core::CategorySlug;
 use jobwire_core::normalize::normalize;
 use jobwire_core::rules::{ChannelRules, CompiledRules, RuleDecision, Term};
 use jobwire_core::subscriber::{Subscriber, SubscriberId};
-use jobwire_store::SubscriberSpec;
+use jobwire_store::{PostId, SubscriberSpec};
 
 use crate::support::*;
 
@@ -99,7 +99,7 @@ pub async fn verify(
         .collect();
     let counts = store.pipeline_counts().await.unwrap();
     let mut near_duplicates = BTreeSet::new();
-    for id in 1..=counts.posts as i64 {
+    for id in (1..=counts.posts as i64).map(PostId) {
         let Some(post) = store.post(id).await.unwrap() else {
             continue;
         };
@@ -149,7 +149,7 @@ pub async fn verify(
     );
 
     // What did happen, from the database...
-    let by_post_id: HashMap<i64, String> = {
+    let by_post_id: HashMap<PostId, String> = {
         let mut m = HashMap::new();
         for d in store.sent_deliveries().await.unwrap() {
             let post = store.post(d.post_id).await.unwrap().unwrap();

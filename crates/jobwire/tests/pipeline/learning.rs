@@ -46,20 +46,7 @@ async fn the_cascade_sends_only_unsure_posts_to_the_llm_and_learns_from_its_answ
         store.as_ref(),
         &[subscriber(
             501,
-            &[
-                "web",
-                "bots",
-                "mobile",
-                "design",
-                "video",
-                "texts",
-                "marketing",
-                "ai",
-                "assistant",
-                "translation",
-                "audio",
-                "data",
-            ],
+            &jobwire_core::category::standard_slugs().collect::<Vec<_>>(),
         )],
     )
     .await

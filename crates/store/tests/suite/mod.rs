@@ -9,6 +9,36 @@ use std::time::Instant;
 use chrono::{DateTime, Duration, Utc};
 use jobwire_store::*;
 
+/// Every single-store check of the suite. Each backend's test file expands one test per
+/// check with `suite::every_check!(its_macro)`, so a check added here runs on both backends.
+macro_rules! every_check {
+    ($each:ident) => {
+        $each!(
+            check_channel_upsert_and_ensure,
+            check_insert_post_dedup,
+            check_record_classification,
+            check_waiting_posts,
+            check_fan_out,
+            check_claim_once,
+            check_send_parts,
+            check_retry_holds_until_due,
+            check_release_held_in_order,
+            check_blocked_subscriber,
+            check_failed,
+            check_recover_interrupted,
+            check_recover_respects_the_lease,
+            check_source_state,
+            check_edit_post,
+            check_pipeline_counts,
+            check_classification_accounting,
+            check_subscriber_by_chat,
+            check_examples,
+            check_reports,
+        );
+    };
+}
+pub(crate) use every_check;
+
 /// A fixed "now" so every timestamp in the checks is exact.
 pub fn t0() -> DateTime<Utc> {
     DateTime::from_timestamp_millis(1_767_225_600_123).expect("valid timestamp")
@@ -292,7 +322,10 @@ pub async fn check_insert_post_dedup(store: &dyn Store) {
         store.post(elsewhere).await.unwrap().unwrap().status,
         PostStatus::Filtered
     );
-    assert_eq!(store.post(elsewhere + 1000).await.unwrap(), None);
+    assert_eq!(
+        store.post(PostId(elsewhere.get() + 1000)).await.unwrap(),
+        None
+    );
     assert_eq!(
         store.posts_in_status(PostStatus::Queued, 10).await.unwrap(),
         [id]
@@ -409,7 +442,13 @@ pub async fn check_record_classification(store: &dyn Store) {
             .unwrap()
             .is_empty()
     );
-    assert_eq!(store.classification(filtered + 1000).await.unwrap(), None);
+    assert_eq!(
+        store
+            .classification(PostId(filtered.get() + 1000))
+            .await
+            .unwrap(),
+        None
+    );
 }
 
 pub async fn check_waiting_posts(store: &dyn Store) {
@@ -518,7 +557,10 @@ pub async fn check_fan_out(store: &dyn Store) {
         PostStatus::FannedOut
     );
     assert_eq!(store.job_render(post).await.unwrap(), Some(parts.clone()));
-    assert_eq!(store.job_render(post + 1000).await.unwrap(), None);
+    assert_eq!(
+        store.job_render(PostId(post.get() + 1000)).await.unwrap(),
+        None
+    );
 
     let first = store.delivery(ready[0]).await.unwrap().unwrap();
     assert_eq!(
@@ -596,7 +638,10 @@ pub async fn check_claim_once(store: &dyn Store) {
         assert_eq!(row.attempts, 1);
     }
     // An unknown delivery applies nothing.
-    assert_eq!(claim(store, &[ids[2] + 1000]).await, [false]);
+    assert_eq!(
+        claim(store, &[DeliveryId(ids[2].get() + 1000)]).await,
+        [false]
+    );
     assert!(
         store
             .apply_delivery_updates(&[], t0())

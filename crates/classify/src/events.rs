@@ -1,0 +1,82 @@
+//! What the classify stage and the cascade report. Each outcome is one event that logs and
+//! counts itself, so a metric's name and labels are written once.
+
+use std::time::Duration;
+
+use crate::{Classified, ClassifyError};
+
+/// `jobwire_classified_total{verdict, route}`: posts classified (or put back to wait).
+pub const CLASSIFIED_TOTAL: &str = "jobwire_classified_total";
+/// `jobwire_classify_latency_seconds{model}`.
+pub const CLASSIFY_LATENCY_SECONDS: &str = "jobwire_classify_latency_seconds";
+/// `jobwire_llm_tokens_total{model, direction}`.
+pub const LLM_TOKENS_TOTAL: &str = "jobwire_llm_tokens_total";
+/// `jobwire_llm_cost_microusd_total{model}`.
+pub const LLM_COST_MICROUSD_TOTAL: &str = "jobwire_llm_cost_microusd_total";
+/// `jobwire_classify_route_total{route}`: where the cascade sent posts.
+pub const CLASSIFY_ROUTE_TOTAL: &str = "jobwire_classify_route_total";
+
+/// A post got its verdict (`llm`: whether the LLM gave it, with tokens and cost).
+#[derive(Debug)]
+pub(crate) struct PostClassified<'a> {
+    pub classified: &'a Classified,
+    pub llm: bool,
+}
+
+impl PostClassified<'_> {
+    pub(crate) fn emit(self) {
+        let c = self.classified;
+        let route = if self.llm { "llm" } else { "local" };
+        metrics::histogram!(CLASSIFY_LATENCY_SECONDS, "model" => c.model.clone())
+            .record(f64::from(c.latency_ms) / 1000.0);
+        if self.llm {
+            metrics::counter!(LLM_TOKENS_TOTAL, "model" => c.model.clone(), "direction" => "in")
+                .increment(u64::from(c.tokens_in));
+            metrics::counter!(LLM_TOKENS_TOTAL, "model" => c.model.clone(), "direction" => "out")
+                .increment(u64::from(c.tokens_out));
+            metrics::counter!(LLM_COST_MICROUSD_TOTAL, "model" => c.model.clone())
+                .increment((c.cost_usd * 1e6).round().max(0.0) as u64);
+        }
+        let verdict = if c.verdict.is_job { "job" } else { "not_job" };
+        metrics::counter!(CLASSIFIED_TOTAL, "verdict" => verdict, "route" => route).increment(1);
+    }
+}
+
+/// A post could not be classified now and waits `retry_in`.
+#[derive(Debug)]
+pub(crate) struct PostWaits<'a> {
+    pub post: i64,
+    pub error: &'a ClassifyError,
+    pub retry_in: Duration,
+}
+
+impl PostWaits<'_> {
+    pub(crate) fn emit(self) {
+        metrics::counter!(CLASSIFIED_TOTAL, "verdict" => "waiting", "route" => "none").increment(1);
+        let (post, error, retry_in_s) = (self.post, self.error, self.retry_in.as_secs());
+        if error.is_retryable() {
+            tracing::warn!(post, %error, retry_in_s, "classifier unavailable; post waits");
+        } else {
+            tracing::error!(post, %error, retry_in_s, "classifier refused the post; it waits for a fix");
+        }
+    }
+}
+
+/// The cascade routed `posts` posts one way.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Routed {
+    Local(u64),
+    Llm(u64),
+    SpendLimited,
+}
+
+impl Routed {
+    pub(crate) fn emit(self) {
+        let (route, n) = match self {
+            Self::Local(n) => ("local", n),
+            Self::Llm(n) => ("llm", n),
+            Self::SpendLimited => ("spend_limited", 1),
+        };
+        metrics::counter!(CLASSIFY_ROUTE_TOTAL, "route" => route).increment(n);
+    }
+}

@@ -1,0 +1,178 @@
+//! The classifiers of the classify stage: the local model trained at start (and retrained as
+//! the service runs), the LLM client when configured, and how the two are combined.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::Context;
+use jobwire_classify::Classifier;
+use jobwire_classify::cascade::{
+    AlertFn, Cascade, CascadeConfig, DailySpendLimit, LiveLocal, SpendGuard,
+};
+use jobwire_classify::llm::LlmClassifier;
+use jobwire_classify::local::{LocalModel, TrainOptions};
+use jobwire_classify::retrain::{RetrainConfig, Retrainer};
+use jobwire_core::dataset::LabeledPost;
+use jobwire_store::Store;
+
+use crate::config::{ClassifierKind, Settings};
+
+/// The labeled posts the shipped local model is trained on.
+pub const SHIPPED_TRAINING_DATA: &str = include_str!("../../../data/dev.jsonl");
+
+/// Loads the local model's training data: the configured file or the shipped one.
+pub fn training_data(settings: &Settings) -> anyhow::Result<Vec<LabeledPost>> {
+    match &settings.classifier.training_data {
+        Some(path) => {
+            let doc = std::fs::read_to_string(path).with_context(|| {
+                format!("classifier.training_data: cannot read {}", path.display())
+            })?;
+            LabeledPost::parse_all(&doc)
+                .with_context(|| format!("classifier.training_data: {}", path.display()))
+        }
+        None => LabeledPost::parse_all(SHIPPED_TRAINING_DATA).context("shipped training data"),
+    }
+}
+
+/// Trains the local model on the configured categories.
+pub fn train_local(settings: &Settings) -> anyhow::Result<Arc<LocalModel>> {
+    let data = training_data(settings)?;
+    let slugs: Vec<_> = settings.categories.iter().map(|c| c.slug.clone()).collect();
+    let model = LocalModel::train(&data, &slugs, &TrainOptions::default())
+        .context("training the local classifier")?;
+    Ok(Arc::new(model))
+}
+
+/// How posts are classified.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum ClassifierMode {
+    /// The local model only.
+    Local,
+    /// The LLM for every post; the local model when it keeps failing.
+    Llm,
+    /// The local model first, the LLM below `threshold`.
+    Cascade { threshold: f32 },
+}
+
+/// The classifiers of the classify stage: the live local model (retrained as the service
+/// runs), the LLM when configured, and how they are combined.
+#[derive(Clone)]
+pub struct Classifiers {
+    pub local: Arc<LiveLocal>,
+    pub llm: Option<Arc<LlmClassifier>>,
+    pub mode: ClassifierMode,
+    /// What the local model was trained on at start (retraining adds the stored examples).
+    pub dataset: Arc<Vec<LabeledPost>>,
+}
+
+impl std::fmt::Debug for Classifiers {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Classifiers")
+            .field("mode", &self.mode)
+            .field("llm", &self.llm.as_ref().map(|c| c.name().to_owned()))
+            .finish()
+    }
+}
+
+impl Classifiers {
+    /// A short name for logs and reports (`local`, `llm:<model>`, `cascade(llm:<model>)`).
+    pub fn name(&self) -> String {
+        match (&self.mode, &self.llm) {
+            (ClassifierMode::Llm, Some(llm)) => llm.name().to_owned(),
+            (ClassifierMode::Cascade { .. }, Some(llm)) => format!("cascade({})", llm.name()),
+            _ => "local".to_owned(),
+        }
+    }
+
+    /// The primary classifier of the stage and its fallback. The cascade's spend limit
+    /// counts in `store`; `alert` hears when it is reached.
+    pub fn stage_classifiers(
+        &self,
+        settings: &Settings,
+        store: Arc<dyn Store>,
+        alert: Option<AlertFn>,
+    ) -> (Arc<dyn Classifier>, Option<Arc<dyn Classifier>>) {
+        let local: Arc<dyn Classifier> = self.local.clone();
+        let Some(llm) = &self.llm else {
+            return (local, None);
+        };
+        let llm_dyn: Arc<dyn Classifier> = llm.clone();
+        match self.mode {
+            ClassifierMode::Local => (local, None),
+            ClassifierMode::Llm => (llm_dyn, Some(local)),
+            ClassifierMode::Cascade { threshold } => {
+                let spend = settings
+                    .llm
+                    .as_ref()
+                    .and_then(|l| l.daily_spend_limit_usd)
+                    .map(|limit| -> Arc<dyn SpendGuard> {
+                        Arc::new(DailySpendLimit::new(store.clone(), limit, alert.clone()))
+                    });
+                let cascade = Cascade::new(
+                    self.local.clone(),
+                    llm_dyn,
+                    CascadeConfig { threshold },
+                    spend,
+                );
+                (Arc::new(cascade), Some(local))
+            }
+        }
+    }
+}
+
+/// Trains the local model and builds the LLM client the settings ask for.
+pub fn classifiers(settings: &Settings) -> anyhow::Result<Classifiers> {
+    let dataset = training_data(settings)?;
+    let slugs: Vec<_> = settings.categories.iter().map(|c| c.slug.clone()).collect();
+    let model = LocalModel::train(&dataset, &slugs, &TrainOptions::default())
+        .context("training the local classifier")?;
+    let local = Arc::new(LiveLocal::new(Arc::new(model)));
+    let (llm, mode) = match (&settings.llm, settings.classifier.kind) {
+        (Some(llm), ClassifierKind::Llm) => {
+            (Some(crate::llm::build(settings, llm)?), ClassifierMode::Llm)
+        }
+        (Some(llm), ClassifierKind::Auto | ClassifierKind::Cascade) => (
+            Some(crate::llm::build(settings, llm)?),
+            ClassifierMode::Cascade {
+                threshold: settings.classifier.cascade_threshold,
+            },
+        ),
+        _ => (None, ClassifierMode::Local),
+    };
+    Ok(Classifiers {
+        local,
+        llm,
+        mode,
+        dataset: Arc::new(dataset),
+    })
+}
+
+/// The retrainer of the live local model (and the LLM's few-shot pool).
+pub fn retrainer(
+    settings: &Settings,
+    classifiers: &Classifiers,
+    store: Arc<dyn Store>,
+) -> Retrainer {
+    let slugs: Vec<_> = settings.categories.iter().map(|c| c.slug.clone()).collect();
+    let c = &settings.classifier;
+    let mut retrainer = Retrainer::new(
+        classifiers.dataset.as_ref().clone(),
+        slugs,
+        TrainOptions::default(),
+        store,
+        classifiers.local.clone(),
+        RetrainConfig {
+            interval: Duration::from_secs(c.retrain_interval_secs.max(1)),
+            llm_weight: c.llm_example_weight,
+            human_weight: c.human_example_weight,
+            ..RetrainConfig::default()
+        },
+    );
+    if let Some(llm) = &classifiers.llm {
+        let llm = llm.clone();
+        retrainer = retrainer.with_few_shot(Arc::new(move |examples| {
+            crate::llm::set_few_shot(&llm, examples);
+        }));
+    }
+    retrainer
+}

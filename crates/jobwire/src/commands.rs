@@ -1,0 +1,178 @@
+//! What each command of the command line does: `main.rs` parses the line and calls
+//! [`execute`].
+
+use std::time::Duration;
+
+use anyhow::Context;
+use jobwire_testkit::llm::FaultPlan;
+use jobwire_testkit::telegram::RateLimits;
+
+use crate::cli::{self, Cli, Command};
+use crate::pipeline;
+
+/// Runs one command of the command line.
+pub async fn execute(cli: Cli) -> anyhow::Result<()> {
+    match &cli.command {
+        Command::Demo {
+            posts,
+            llm_url,
+            llm_model,
+            speed,
+            json,
+        } => {
+            let report = crate::demo::run(crate::demo::DemoOptions {
+                posts: posts.clone(),
+                llm_url: llm_url.clone(),
+                llm_model: llm_model.clone(),
+                speed: *speed,
+                ..Default::default()
+            })
+            .await?;
+            crate::demo::print(&report, *json);
+            Ok(())
+        }
+        Command::Login { account } => {
+            let config = crate::config::Config::load(cli.config.as_deref())?;
+            crate::telegram::login_command(
+                config.mtproto.as_ref(),
+                account.as_deref(),
+                &crate::config::ProcessEnv,
+            )
+            .await
+        }
+        Command::Doctor => {
+            let config = crate::config::Config::load(cli.config.as_deref())?;
+            let settings = config.resolve(&crate::config::ProcessEnv)?;
+            let checks = crate::telegram::doctor(
+                &settings,
+                config.mtproto.as_ref(),
+                &crate::config::ProcessEnv,
+            )
+            .await;
+            crate::telegram::print(&checks, &mut std::io::stdout().lock())?;
+            let failed = checks.iter().filter(|c| !c.ok).count();
+            if failed > 0 {
+                anyhow::bail!("{failed} of {} checks failed", checks.len());
+            }
+            Ok(())
+        }
+        Command::Run { role, replay } => {
+            let config = crate::config::Config::load(cli.config.as_deref())?;
+            crate::run::run_roles(&config, role, replay.as_deref()).await
+        }
+        Command::Import { file, quiet } => {
+            crate::run::import(&cli::settings(&cli)?, file, !*quiet).await
+        }
+        Command::Report { hours } => {
+            let settings = cli::settings(&cli)?;
+            let store = pipeline::open_store(&settings).await?;
+            let since = chrono::Utc::now() - chrono::Duration::hours(i64::from(*hours));
+            print!(
+                "{}",
+                crate::report::daily_report(store.as_ref(), since, *hours).await?
+            );
+            Ok(())
+        }
+        Command::Retrain => {
+            let settings = cli::settings(&cli)?;
+            let store = pipeline::open_store(&settings).await?;
+            let classifiers = pipeline::classifiers(&settings)?;
+            let retrainer = pipeline::retrainer(&settings, &classifiers, store.clone());
+            let report = retrainer
+                .retrain_once()
+                .await
+                .context("retraining the local model")?;
+            jobwire_classify::retrain::request_retrain(store.as_ref())
+                .await
+                .context("asking the classifier processes to retrain")?;
+            println!(
+                "trained on {} posts: {} from the dataset, {} labeled by the LLM, {} by people \
+                 (model {}, {} ms); running classifiers retrain within a minute",
+                report.trained_on,
+                report.dataset,
+                report.llm_examples,
+                report.human_examples,
+                report.model_id,
+                report.took.as_millis()
+            );
+            Ok(())
+        }
+        Command::Eval {
+            dataset,
+            classifier,
+            llm_url,
+            llm_model,
+            cv,
+            seed,
+            json,
+            extraction,
+            threshold,
+        } => {
+            let llm = llm_url.as_ref().map(|u| cli::llm_section(u, llm_model));
+            let mut settings = cli::settings_or_default(&cli, llm)?;
+            if let Some(t) = threshold {
+                anyhow::ensure!(
+                    (0.0..=1.0).contains(t),
+                    "--threshold must be between 0 and 1"
+                );
+                settings.classifier.cascade_threshold = *t;
+            }
+            let data = crate::eval::load_dataset(dataset)?;
+            let extraction = extraction
+                .as_deref()
+                .map(crate::eval::ExtractionTruths::load)
+                .transpose()?;
+            let outcome = crate::eval::run(
+                &settings,
+                &data,
+                &crate::eval::EvalOptions {
+                    classifier: *classifier,
+                    cv: *cv,
+                    seed: *seed,
+                    extraction,
+                },
+            )
+            .await?;
+            crate::eval::print(&outcome, &data, *json);
+            Ok(())
+        }
+        Command::FakeTelegram {
+            listen,
+            no_limits,
+            global_per_sec,
+            per_chat_per_sec,
+            per_group_per_min,
+            latency_ms,
+        } => {
+            let limits = (!no_limits).then_some(RateLimits {
+                global_per_sec: *global_per_sec,
+                per_chat_per_sec: *per_chat_per_sec,
+                per_group_per_min: *per_group_per_min,
+            });
+            crate::run::fake_telegram(*listen, limits, Duration::from_millis(*latency_ms)).await
+        }
+        Command::FakeLlm {
+            listen,
+            oracle,
+            latency_ms,
+            rate_429,
+            rate_500,
+            rate_timeout,
+            rate_malformed,
+            rate_off_schema,
+            seed,
+        } => {
+            let faults = FaultPlan {
+                rate_429: *rate_429,
+                rate_500: *rate_500,
+                rate_timeout: *rate_timeout,
+                rate_malformed: *rate_malformed,
+                rate_off_schema: *rate_off_schema,
+                ..FaultPlan::default()
+            };
+            let latency = Duration::from_millis(*latency_ms);
+            crate::run::fake_llm(*listen, oracle.as_deref(), latency, faults, *seed).await
+        }
+        Command::Bench { which } => crate::bench::run(which).await,
+    }
+}

@@ -1,0 +1,197 @@
+//! Connections to the outside services: the store, the queue and Redis, each retried with
+//! backoff until it answers, and the watch that keeps `/readyz` and the queue gauges current.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::Context;
+use jobwire_queue::Queue;
+use jobwire_store::Store;
+use tokio_util::sync::CancellationToken;
+
+use crate::config::Settings;
+use crate::pipeline::Parts;
+
+/// Opens the configured store (`sqlite://` or `postgres://`).
+pub async fn open_store(settings: &Settings) -> anyhow::Result<Arc<dyn Store>> {
+    jobwire_store::open(&settings.database_url)
+        .await
+        .with_context(|| {
+            format!(
+                "database.url: cannot open {}",
+                crate::config::redact_url(&settings.database_url)
+            )
+        })
+}
+
+/// Opens the configured queue (`memory://` or `amqp://`).
+pub async fn open_queue(settings: &Settings) -> anyhow::Result<Arc<dyn Queue>> {
+    let url = &settings.queue_url;
+    if url.starts_with("amqp://") || url.starts_with("amqps://") {
+        // The prefetch bounds the deliveries a sender holds at once; most of them wait for a
+        // rate limiter, so a small prefetch would let one busy bot hold up the others.
+        let mut config = jobwire_queue::AmqpConfig::new(url.clone());
+        config.prefetch = u16::try_from(settings.max_in_flight).unwrap_or(u16::MAX);
+        config.queue_prefix = settings.queue_prefix.clone();
+        let queue = jobwire_queue::AmqpQueue::connect(config)
+            .await
+            .with_context(|| {
+                format!(
+                    "queue.url: cannot connect to {}",
+                    crate::config::redact_url(url)
+                )
+            })?;
+        return Ok(Arc::new(queue));
+    }
+    jobwire_queue::open(&settings.queue_url)
+        .await
+        .with_context(|| {
+            format!(
+                "queue.url: cannot connect to {}",
+                crate::config::redact_url(&settings.queue_url)
+            )
+        })
+}
+
+/// Whether the stages of this deployment share an in-process queue (one process runs
+/// everything and re-drives all unfinished work at start-up).
+pub fn is_embedded(settings: &Settings) -> bool {
+    settings.queue_url == "memory://"
+}
+
+/// Connects to the database, the queue and (when configured) Redis, retrying each with
+/// backoff until it answers: a role started while a service is down says which one and where,
+/// reports not-ready on `/readyz`, and starts as soon as it is back. `None` if `shutdown` came
+/// first.
+pub async fn connect_with_retry(
+    settings: &Settings,
+    health: &crate::server::Health,
+    shutdown: &CancellationToken,
+) -> Option<Parts> {
+    let store = retry(
+        health,
+        "database",
+        &settings.database_url,
+        shutdown,
+        || async { open_store(settings).await },
+    )
+    .await?;
+    let queue = retry(health, "queue", &settings.queue_url, shutdown, || async {
+        open_queue(settings).await
+    })
+    .await?;
+    let redis = match &settings.redis {
+        Some(section) => Some(
+            retry(health, "redis", &section.url, shutdown, || async {
+                let client = redis::Client::open(section.url.as_str()).with_context(|| {
+                    format!("redis.url: {}", crate::config::redact_url(&section.url))
+                })?;
+                let mut conn = tokio::time::timeout(
+                    Duration::from_secs(10),
+                    redis::aio::ConnectionManager::new(client),
+                )
+                .await
+                .context("redis: connect timed out")??;
+                let _: String = redis::cmd("PING").query_async(&mut conn).await?;
+                Ok(conn)
+            })
+            .await?,
+        ),
+        None => None,
+    };
+    Some(Parts {
+        settings: settings.clone(),
+        store,
+        queue,
+        redis,
+        admin_alert: None,
+        health: None,
+    })
+}
+
+async fn retry<T, F, Fut>(
+    health: &crate::server::Health,
+    component: &'static str,
+    url: &str,
+    shutdown: &CancellationToken,
+    mut attempt: F,
+) -> Option<T>
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = anyhow::Result<T>>,
+{
+    let mut wait = Duration::from_millis(500);
+    health.set(
+        component,
+        Err(format!("connecting to {}", crate::config::redact_url(url))),
+    );
+    loop {
+        let result = match tokio::time::timeout(Duration::from_secs(10), attempt()).await {
+            Ok(r) => r,
+            Err(_) => Err(anyhow::anyhow!("no answer within 10 s")),
+        };
+        match result {
+            Ok(v) => {
+                health.set(component, Ok(()));
+                return Some(v);
+            }
+            Err(e) => {
+                let message = format!("{:#}", e).replace('\n', " ");
+                tracing::warn!(
+                    component,
+                    url = %crate::config::redact_url(url),
+                    error = %message,
+                    retry_in_ms = wait.as_millis() as u64,
+                    "not reachable; retrying"
+                );
+                health.set(component, Err(message));
+            }
+        }
+        tokio::select! {
+            _ = shutdown.cancelled() => return None,
+            _ = tokio::time::sleep(wait) => {}
+        }
+        wait = (wait * 2).min(Duration::from_secs(10));
+    }
+}
+
+/// Keeps `/readyz` and the queue-depth gauges current while the process runs.
+pub async fn watch_dependencies(
+    parts: Parts,
+    health: Arc<crate::server::Health>,
+    shutdown: CancellationToken,
+) {
+    let mut interval = tokio::time::interval(Duration::from_secs(2));
+    loop {
+        tokio::select! {
+            _ = shutdown.cancelled() => return,
+            _ = interval.tick() => {}
+        }
+        health.set(
+            "database",
+            parts.store.ping().await.map_err(|e| e.to_string()),
+        );
+        let mut queue_ok = true;
+        for topic in jobwire_queue::Topic::ALL {
+            match parts.queue.depth(topic).await {
+                Some(n) => {
+                    metrics::gauge!("jobwire_queue_depth", "topic" => topic.name()).set(n as f64)
+                }
+                None => queue_ok = false,
+            }
+        }
+        health.set(
+            "queue",
+            if queue_ok {
+                Ok(())
+            } else {
+                Err("queue depth unavailable".to_owned())
+            },
+        );
+        if let Some(conn) = &parts.redis {
+            let mut conn = conn.clone();
+            let pong: Result<String, _> = redis::cmd("PING").query_async(&mut conn).await;
+            health.set("redis", pong.map(|_| ()).map_err(|e| e.to_string()));
+        }
+    }
+}

@@ -1,0 +1,429 @@
+//! The roles of a process and what each one starts: one `spawn_<role>` per role, every task
+//! under the process's [`Supervisor`]. Stages are [`Policy::Fatal`](crate::supervisor::Policy)
+//! (a stage that stops takes the process down with its name); sources and background jobs
+//! restart with backoff.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::Context;
+use chrono::Utc;
+use jobwire_classify::cascade::AlertFn;
+use jobwire_classify::stage::{ClassifyStage, ClassifyStageConfig};
+use jobwire_deliver::{SendStage, SendStageConfig};
+use jobwire_fanout::FanoutStage;
+use jobwire_intake::stage::IntakeStage;
+use jobwire_queue::Queue;
+use jobwire_queue::wire::{DeliveryReady, PostReady};
+use jobwire_store::{ChannelSpec, Store};
+use tokio_util::sync::CancellationToken;
+
+use crate::classifiers::{Classifiers, retrainer};
+use crate::config::{Settings, UpdatesMode};
+use crate::connect::is_embedded;
+use crate::pipeline::Parts;
+use crate::supervisor::Supervisor;
+
+/// The roles a process can run. Every role except the parser can run in as many copies as
+/// needed; `jobwire run` without `--role` runs them all in one process.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, clap::ValueEnum)]
+pub enum Role {
+    /// Reads sources and runs intake (one per Telegram account).
+    Parser,
+    /// Classifies queued posts.
+    Classifier,
+    /// Fans jobs out to subscribers; releases held deliveries and waiting posts; takes over
+    /// deliveries abandoned by a dead sender.
+    Dispatcher,
+    /// Sends deliveries through the bots.
+    Sender,
+    /// Answers the bots' users: the main bot's settings and reports, the category bots'
+    /// /start, /stop and /wrong (long polling: one copy; webhooks: any number).
+    Bot,
+    /// Health and metrics only (the admin panel will live here).
+    Admin,
+}
+
+impl Role {
+    pub const ALL: [Role; 6] = [
+        Self::Parser,
+        Self::Classifier,
+        Self::Dispatcher,
+        Self::Sender,
+        Self::Bot,
+        Self::Admin,
+    ];
+}
+
+/// Stores the configured channels (their rules and enabled flags) before any post is read.
+pub async fn apply_channels(settings: &Settings, store: &dyn Store) -> anyhow::Result<()> {
+    for ch in &settings.channels {
+        store
+            .upsert_channel(
+                &ChannelSpec {
+                    handle: ch.handle.clone(),
+                    title: ch.title.clone(),
+                    enabled: ch.enabled,
+                    include: ch.include.clone(),
+                    exclude: ch.exclude.clone(),
+                },
+                Utc::now(),
+            )
+            .await
+            .with_context(|| format!("storing channel {}", ch.handle))?;
+    }
+    Ok(())
+}
+
+/// The parser role's sources: the RSS/Atom feeds and the Telegram reader (`[mtproto]`),
+/// each restarted with backoff when it fails (a database outage, a lost connection).
+/// Replays and imports feed `intake` directly.
+pub fn spawn_parser(sup: &mut Supervisor, parts: &Parts, intake: &Arc<IntakeStage>) {
+    let settings = &parts.settings;
+    if !settings.feeds.is_empty() {
+        let (feeds, intake, store, token) = (
+            settings.feeds.clone(),
+            intake.clone(),
+            parts.store.clone(),
+            sup.shutdown_token(),
+        );
+        sup.spawn_restarting("feeds", move || {
+            crate::feeds::run(feeds.clone(), intake.clone(), store.clone(), token.clone())
+        });
+    }
+    if let Some(section) = &settings.mtproto {
+        let (settings, section, intake, store, token) = (
+            settings.clone(),
+            section.clone(),
+            intake.clone(),
+            parts.store.clone(),
+            sup.shutdown_token(),
+        );
+        sup.spawn_restarting("telegram reader", move || {
+            let (settings, section, intake, store, token) = (
+                settings.clone(),
+                section.clone(),
+                intake.clone(),
+                store.clone(),
+                token.clone(),
+            );
+            async move {
+                crate::telegram::run_reader(&settings, &section, intake, store, token).await
+            }
+        });
+    }
+}
+
+/// The classify stage and the retrainer of its local model. Returns the primary
+/// classifier's name.
+pub fn spawn_classifier(sup: &mut Supervisor, parts: &Parts, classifiers: &Classifiers) -> String {
+    let (settings, store, queue) = (&parts.settings, &parts.store, &parts.queue);
+    let admin = parts.admin_alert.clone();
+    let alert: AlertFn = Arc::new(move |message: String| {
+        tracing::warn!(%message, "admin alert");
+        if let Some(send) = &admin {
+            send(message);
+        }
+    });
+    let (primary, fallback) = classifiers.stage_classifiers(settings, store.clone(), Some(alert));
+    let retrain = Arc::new(retrainer(settings, classifiers, store.clone()));
+    let token = sup.shutdown_token();
+    sup.spawn_restarting("retrainer", move || {
+        let (retrain, token) = (retrain.clone(), token.clone());
+        async move {
+            retrain.run(token).await;
+            Ok(())
+        }
+    });
+    let c = &settings.classifier;
+    let classify = Arc::new(ClassifyStage::new(
+        store.clone(),
+        queue.clone(),
+        primary,
+        fallback,
+        ClassifyStageConfig {
+            concurrency: c.concurrency,
+            fallback_after: c.fallback_after,
+            retry_base: Duration::from_millis(c.retry_base_ms.max(1)),
+            retry_max: Duration::from_secs(c.retry_max_secs.max(1)),
+            batch_linger: Duration::from_millis(c.batch_linger_ms),
+            learn_from_llm: c.learn_from_llm,
+        },
+    ));
+    let token = sup.shutdown_token();
+    sup.spawn("classify stage", async move {
+        classify.run(token).await.map_err(anyhow::Error::from)
+    });
+    classifiers.name()
+}
+
+/// The fan-out stage and the scheduler (held deliveries, waiting posts, and in the
+/// distributed mode deliveries a dead sender abandoned).
+pub fn spawn_dispatcher(sup: &mut Supervisor, parts: &Parts) {
+    let (settings, store, queue) = (&parts.settings, &parts.store, &parts.queue);
+    let fanout = Arc::new(FanoutStage::new(
+        store.clone(),
+        queue.clone(),
+        settings.routes(),
+    ));
+    let token = sup.shutdown_token();
+    sup.spawn("fan-out stage", async move {
+        fanout.run(token).await.map_err(anyhow::Error::from)
+    });
+    let (store, queue, token) = (store.clone(), queue.clone(), sup.shutdown_token());
+    let (tick, lease) = (
+        settings.scheduler_tick,
+        (!is_embedded(settings)).then_some(settings.lease),
+    );
+    sup.spawn("scheduler", scheduler(store, queue, tick, lease, token));
+}
+
+/// The send stage, with limiters shared through Redis when it is configured.
+pub fn spawn_sender(sup: &mut Supervisor, parts: &Parts) -> anyhow::Result<Arc<SendStage>> {
+    let (settings, store, queue) = (&parts.settings, &parts.store, &parts.queue);
+    let config = SendStageConfig {
+        api_url: settings.api_url.clone(),
+        limits: settings.limits,
+        max_in_flight: settings.max_in_flight,
+        request_timeout: settings.request_timeout,
+        ..SendStageConfig::default()
+    };
+    let stage = match (&parts.redis, &settings.redis) {
+        (Some(conn), Some(section)) => {
+            let (conn, limits, prefix) =
+                (conn.clone(), settings.limits, section.key_prefix.clone());
+            SendStage::with_limiters(
+                store.clone(),
+                queue.clone(),
+                &settings.bots,
+                config,
+                &move |bot_id| {
+                    Arc::new(jobwire_deliver::RedisLimiter::new(
+                        conn.clone(),
+                        bot_id,
+                        limits,
+                        &prefix,
+                    )) as Arc<dyn jobwire_deliver::Limiter>
+                },
+            )
+        }
+        _ => SendStage::new(store.clone(), queue.clone(), &settings.bots, config),
+    }
+    .context("starting the send stage")?;
+    let stage = Arc::new(stage);
+    let (sender, token) = (stage.clone(), sup.shutdown_token());
+    sup.spawn("send stage", async move {
+        sender.run(token).await.map_err(anyhow::Error::from)
+    });
+    Ok(stage)
+}
+
+/// The main and category bots (nothing when updates are off or no bot is configured).
+pub async fn spawn_bot(sup: &mut Supervisor, parts: &Parts) -> anyhow::Result<()> {
+    let settings = &parts.settings;
+    if settings.bot_role.updates == UpdatesMode::Off {
+        return Ok(());
+    }
+    let bots = start_bots(
+        settings,
+        parts.store.clone(),
+        parts.redis.clone(),
+        sup.shutdown_token(),
+    )
+    .await
+    .context("starting the bots")?;
+    if let Some(bots) = bots {
+        sup.spawn("bots", async move {
+            bots.wait().await;
+            Ok(())
+        });
+    }
+    Ok(())
+}
+
+/// The admin role's background work: the daily report to the admin chat at 08:00 UTC
+/// (when an admin chat is configured). Its HTTP API is served with `/metrics`.
+pub fn spawn_admin(sup: &mut Supervisor, parts: &Parts) {
+    let Some(send) = parts.admin_alert.clone() else {
+        return;
+    };
+    let (store, token) = (parts.store.clone(), sup.shutdown_token());
+    sup.spawn_restarting("daily report", move || {
+        daily_report(store.clone(), send.clone(), token.clone())
+    });
+}
+
+async fn daily_report(
+    store: Arc<dyn Store>,
+    send: AlertFn,
+    shutdown: CancellationToken,
+) -> anyhow::Result<()> {
+    loop {
+        let now = Utc::now();
+        let mut next = now
+            .date_naive()
+            .and_hms_opt(8, 0, 0)
+            .map_or(now, |t| t.and_utc());
+        if next <= now {
+            next += chrono::Duration::days(1);
+        }
+        let wait = (next - now).to_std().unwrap_or(Duration::from_secs(3600));
+        tokio::select! {
+            _ = shutdown.cancelled() => return Ok(()),
+            _ = tokio::time::sleep(wait) => {}
+        }
+        match crate::report::daily_report(
+            store.as_ref(),
+            Utc::now() - chrono::Duration::hours(24),
+            24,
+        )
+        .await
+        {
+            Ok(text) => send(text),
+            Err(e) => tracing::warn!(error = %e, "could not build the daily report"),
+        }
+    }
+}
+
+/// Moves held deliveries (quiet hours over, retry due) and waiting posts (classifier retry
+/// due) back onto their queues; with a `lease`, also takes over deliveries that a dead sender
+/// left `sending` for longer than the lease.
+async fn scheduler(
+    store: Arc<dyn Store>,
+    queue: Arc<dyn Queue>,
+    tick: Duration,
+    lease: Option<Duration>,
+    shutdown: CancellationToken,
+) -> anyhow::Result<()> {
+    let mut interval = tokio::time::interval(tick);
+    interval.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        tokio::select! {
+            _ = shutdown.cancelled() => return Ok(()),
+            _ = interval.tick() => {}
+        }
+        let now = Utc::now();
+        let result: anyhow::Result<()> = async {
+            for id in store.release_held_deliveries(now, 10_000).await? {
+                jobwire_queue::publish(queue.as_ref(), &DeliveryReady::new(id)).await?;
+            }
+            for id in store.release_waiting_posts(now, 10_000).await? {
+                jobwire_queue::publish(queue.as_ref(), &PostReady::new(id)).await?;
+            }
+            if let Some(lease) = lease {
+                let stale = now - chrono::Duration::from_std(lease).unwrap_or_default();
+                let taken = store.recover_interrupted_deliveries(stale, now).await?;
+                if !taken.is_empty() {
+                    tracing::warn!(
+                        deliveries = taken.len(),
+                        "taking over deliveries abandoned by a sender"
+                    );
+                }
+                for id in taken {
+                    jobwire_queue::publish(queue.as_ref(), &DeliveryReady::new(id)).await?;
+                }
+            }
+            Ok(())
+        }
+        .await;
+        if let Err(e) = result {
+            tracing::warn!(error = %e, "scheduler tick failed; trying again next tick");
+        }
+    }
+}
+
+/// Starts the main and category bots of the settings (none configured: `None`). Dialogue
+/// state and update de-duplication live in Redis when it is configured (several bot-role
+/// processes), else in the store and in memory. In webhook mode the webhook router is
+/// served on `telegram.webhook_listen`.
+pub async fn start_bots(
+    settings: &Settings,
+    store: Arc<dyn Store>,
+    redis: Option<redis::aio::ConnectionManager>,
+    shutdown: CancellationToken,
+) -> anyhow::Result<Option<jobwire_bot::Bots>> {
+    use jobwire_bot::{
+        BotIdentity, BotOptions, Bots, BotsConfig, CategoryBot, DialogueStore, MemoryDedup,
+        RedisDedup, RedisDialogues, StoreDialogues, UpdateDedup, UpdateMode,
+    };
+    let identity = |name: &str| {
+        settings
+            .bots
+            .iter()
+            .find(|b| b.name == name)
+            .map(|b| BotIdentity::new(&b.name, b.token.expose(), settings.api_url.clone()))
+    };
+    let main = settings.bot_role.main_bot.as_deref().and_then(identity);
+    let categories: Vec<CategoryBot> = settings
+        .categories
+        .iter()
+        .filter_map(|c| {
+            identity(&c.bot).map(|bot| CategoryBot {
+                slug: c.slug.clone(),
+                name: c.name.clone(),
+                bot,
+            })
+        })
+        .collect();
+    if main.is_none() && categories.is_empty() {
+        tracing::info!("no bots configured: the bot role has nothing to do");
+        return Ok(None);
+    }
+    let mode = match &settings.bot_role.webhook {
+        Some((public_url, secret)) => UpdateMode::Webhook {
+            public_url: public_url.clone(),
+            secret: secret.clone(),
+        },
+        None => UpdateMode::Polling,
+    };
+    let webhook = matches!(mode, UpdateMode::Webhook { .. });
+    let (dialogues, dedup): (Arc<dyn DialogueStore>, Arc<dyn UpdateDedup>) = match redis {
+        Some(conn) => {
+            // Every Redis key of jobwire starts with `[redis] key_prefix`: the limiters',
+            // the dialogues' and the update de-duplication's.
+            let prefix = settings
+                .redis
+                .as_ref()
+                .map_or("jobwire", |r| r.key_prefix.as_str())
+                .to_owned();
+            (
+                Arc::new(RedisDialogues::new(conn.clone(), &prefix)),
+                Arc::new(RedisDedup::new(conn, &prefix)),
+            )
+        }
+        None => (
+            Arc::new(StoreDialogues::new(store.clone())),
+            Arc::new(MemoryDedup::default()),
+        ),
+    };
+    let bots = Bots::start(
+        BotsConfig {
+            main,
+            categories,
+            mode,
+            options: BotOptions::default(),
+        },
+        store,
+        dialogues,
+        dedup,
+        shutdown.clone(),
+    )
+    .await?;
+    if webhook {
+        let listen = settings.bot_role.webhook_listen;
+        let listener = tokio::net::TcpListener::bind(listen)
+            .await
+            .with_context(|| format!("telegram.webhook_listen: cannot bind {listen}"))?;
+        let app = bots.webhook_router();
+        tokio::spawn(async move {
+            if let Err(e) = axum::serve(listener, app)
+                .with_graceful_shutdown(shutdown.cancelled_owned())
+                .await
+            {
+                tracing::warn!(error = %e, "webhook server stopped");
+            }
+        });
+        tracing::info!(%listen, "bots take webhooks on /telegram/<bot>");
+    }
+    Ok(Some(bots))
+}

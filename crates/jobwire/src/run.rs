@@ -1,0 +1,221 @@
+//! The long-running commands: `jobwire run` (the roles of one process under one
+//! supervisor), `jobwire import`, and the two fake servers of the test kit.
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::Context;
+use jobwire_testkit::llm::{FakeLlm, FakeLlmConfig, FaultPlan, load_oracle_jsonl};
+use jobwire_testkit::telegram::{FakeTelegram, FakeTelegramConfig, RateLimits};
+
+use crate::config::{Config, ProcessEnv, Settings};
+use crate::pipeline::{self, Pipeline, Role};
+use crate::server::Health;
+
+/// Resolves on SIGINT or SIGTERM.
+pub async fn shutdown_signal() {
+    let ctrl_c = tokio::signal::ctrl_c();
+    #[cfg(unix)]
+    {
+        let mut term =
+            match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+                Ok(s) => s,
+                Err(_) => {
+                    let _ = ctrl_c.await;
+                    return;
+                }
+            };
+        tokio::select! {
+            _ = ctrl_c => {}
+            _ = term.recv() => {}
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = ctrl_c.await;
+    }
+}
+
+/// `jobwire run [--role …] [--replay FILE]`: serves health, metrics (and the admin API with
+/// the admin role), connects to the services (retrying until they answer), starts every
+/// task of `roles` under one supervisor and runs until SIGTERM or until a stage fails.
+pub async fn run_roles(
+    config: &Config,
+    roles: &[Role],
+    replay: Option<&Path>,
+) -> anyhow::Result<()> {
+    let settings = config.resolve(&ProcessEnv)?;
+    let roles: Vec<Role> = if roles.is_empty() {
+        Role::ALL.to_vec()
+    } else {
+        roles.to_vec()
+    };
+    if pipeline::is_embedded(&settings) && roles.len() < Role::ALL.len() {
+        anyhow::bail!(
+            "--role: with queue.url = \"memory://\" every role must run in this one process; \
+             configure a broker (amqp://) to split roles over processes"
+        );
+    }
+    if replay.is_some() && !roles.contains(&Role::Parser) {
+        anyhow::bail!("--replay needs the parser role");
+    }
+    if roles.contains(&Role::Sender) {
+        crate::preflight::check(&settings).await?;
+    }
+    let shutdown = tokio_util::sync::CancellationToken::new();
+    let health = Health::new();
+    // The admin API (reports, re-labels, retrain) lives with the admin role.
+    let admin = roles.contains(&Role::Admin).then(|| {
+        crate::admin_api::AdminApi::from_env(settings.categories.iter().map(|c| c.slug.to_string()))
+    });
+    crate::server::serve_roles(
+        settings.admin_listen,
+        health.clone(),
+        shutdown.clone(),
+        admin.clone(),
+    )
+    .await?;
+    tokio::spawn({
+        let shutdown = shutdown.clone();
+        async move {
+            shutdown_signal().await;
+            tracing::info!("shutting down: finishing what is in flight");
+            shutdown.cancel();
+        }
+    });
+    // Train before connecting, so a bad training file fails at once.
+    let classifiers = if roles.contains(&Role::Classifier) {
+        Some(pipeline::classifiers(&settings)?)
+    } else {
+        None
+    };
+    let admin_alert = admin_alert(&settings)?;
+    let Some(mut parts) = pipeline::connect_with_retry(&settings, &health, &shutdown).await else {
+        return Ok(());
+    };
+    parts.admin_alert = admin_alert;
+    parts.health = Some(health.clone());
+    if let Some(admin) = &admin {
+        admin.attach_store(parts.store.clone());
+    }
+    tracing::info!(?roles, classifier = ?classifiers, "starting");
+    let (mut running, redrive) = Pipeline::start_roles(parts.clone(), &roles, classifiers).await?;
+    tracing::info!(?redrive, "re-drove unfinished work");
+    health.set("pipeline", Ok(()));
+    let (watched, token) = (health.clone(), running.shutdown_token());
+    running.supervisor().spawn("dependency watch", async move {
+        pipeline::watch_dependencies(parts, watched, token).await;
+        Ok(())
+    });
+    if let Some(path) = replay {
+        let mut source = jobwire_intake::JsonlSource::open(path, chrono::Utc::now())
+            .await
+            .with_context(|| format!("--replay {}", path.display()))?;
+        let tally = running.intake.drain(&mut source).await?;
+        tracing::info!(?tally, "replay read");
+    }
+    let ended = tokio::select! {
+        _ = shutdown.cancelled() => None,
+        e = running.stage_ended() => Some(e),
+    };
+    health.set("pipeline", Err("shutting down".to_owned()));
+    running.shutdown().await?;
+    shutdown.cancel();
+    match ended {
+        Some(e) => Err(e),
+        None => Ok(()),
+    }
+}
+
+/// Where the stages' admin alerts go: the admin chat of `[mtproto]` (`admin_chat_id` through
+/// `admin_bot`), when configured.
+fn admin_alert(settings: &Settings) -> anyhow::Result<Option<jobwire_classify::cascade::AlertFn>> {
+    match &settings.mtproto {
+        Some(section) => crate::telegram::admin_alert_fn(settings, section),
+        None => Ok(None),
+    }
+}
+
+/// `jobwire import FILE`: a Telegram Desktop export into the store. Imported posts are
+/// stored as `queued`; the next `jobwire run` re-drives them.
+pub async fn import(settings: &Settings, file: &Path, progress: bool) -> anyhow::Result<()> {
+    let store = pipeline::open_store(settings).await?;
+    let queue: Arc<dyn jobwire_queue::Queue> = Arc::new(jobwire_queue::MemoryQueue::new());
+    let intake = jobwire_intake::stage::IntakeStage::new(store, queue);
+    let mut source = jobwire_intake::TdesktopExport::open(file, progress)
+        .await
+        .with_context(|| format!("import {}", file.display()))?;
+    let tally = intake.drain(&mut source).await?;
+    println!(
+        "imported {}: {} posts read, {} queued for classification, {} filtered by channel rules, {} already known",
+        file.display(),
+        tally.read,
+        tally.queued,
+        tally.filtered,
+        tally.duplicates
+    );
+    if let Some(stats) = source.stats() {
+        println!("{stats:?}");
+    }
+    Ok(())
+}
+
+/// `jobwire fake-telegram`: the test kit's Bot API until SIGTERM.
+pub async fn fake_telegram(
+    listen: std::net::SocketAddr,
+    limits: Option<RateLimits>,
+    latency: Duration,
+) -> anyhow::Result<()> {
+    let server = FakeTelegram::start(
+        listen,
+        FakeTelegramConfig {
+            limits,
+            latency,
+            ..FakeTelegramConfig::default()
+        },
+    )
+    .await
+    .with_context(|| format!("--listen {listen}"))?;
+    println!(
+        "fake Telegram Bot API on {} (messages: {}__testkit/messages)",
+        server.url(),
+        server.url()
+    );
+    shutdown_signal().await;
+    server.shutdown().await;
+    Ok(())
+}
+
+/// `jobwire fake-llm`: the test kit's OpenAI-compatible API until SIGTERM, answering from
+/// `oracle` (a labeled JSONL file; the shipped dataset without one).
+pub async fn fake_llm(
+    listen: std::net::SocketAddr,
+    oracle: Option<&Path>,
+    latency: Duration,
+    faults: FaultPlan,
+    seed: u64,
+) -> anyhow::Result<()> {
+    let doc = match oracle {
+        Some(p) => std::fs::read_to_string(p)
+            .with_context(|| format!("--oracle: cannot read {}", p.display()))?,
+        None => pipeline::SHIPPED_TRAINING_DATA.to_owned(),
+    };
+    let oracle = load_oracle_jsonl(&doc).context("--oracle")?;
+    let server = FakeLlm::start(
+        listen,
+        FakeLlmConfig {
+            oracle,
+            extractions: Vec::new(),
+            latency,
+            faults,
+            seed,
+        },
+    )
+    .await
+    .with_context(|| format!("--listen {listen}"))?;
+    println!("fake OpenAI-compatible API on {}", server.url());
+    shutdown_signal().await;
+    server.shutdown().await;
+    Ok(())
+}

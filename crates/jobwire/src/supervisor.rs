@@ -1,0 +1,378 @@
+//! One supervisor for every long-running task of a process.
+//!
+//! Each task is started with a name and a [`Policy`]:
+//!
+//! - [`Policy::Fatal`] — a pipeline stage. When it ends on its own (an error, a panic, or a
+//!   return before shutdown), [`Supervisor::ended`] says which one and why, and the process
+//!   goes down with that message: a stage that stopped silently would leave work queued for
+//!   ever.
+//! - [`Policy::Restart`] — a source or a background job (RSS feeds, the Telegram reader, the
+//!   daily report). When it fails or panics it is started again after a backoff that doubles
+//!   from 500 ms to one minute; while it is down `/readyz` reports it not ready with the
+//!   reason, and it becomes ready again once a restart has run for ten seconds.
+//!
+//! On shutdown the token is cancelled and every task gets to finish what it holds.
+
+use std::future::Future;
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::task::JoinSet;
+use tokio_util::sync::CancellationToken;
+
+use crate::server::Health;
+
+/// What happens when a supervised task ends before shutdown.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Policy {
+    /// The process stops with the task's name and error.
+    Fatal,
+    /// The task is started again with backoff.
+    Restart,
+}
+
+/// How restarts are paced.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Backoff {
+    /// The first wait before a restart; it doubles up to `max`.
+    pub first: Duration,
+    pub max: Duration,
+    /// A restarted task that has run this long is healthy again (and its backoff resets).
+    pub healthy_after: Duration,
+    /// How long shutdown waits for tasks to finish what they hold before aborting them.
+    pub shutdown_grace: Duration,
+}
+
+impl Default for Backoff {
+    fn default() -> Self {
+        Self {
+            first: Duration::from_millis(500),
+            max: Duration::from_secs(60),
+            healthy_after: Duration::from_secs(10),
+            shutdown_grace: Duration::from_secs(30),
+        }
+    }
+}
+
+/// The tasks of one process, started by the `spawn_<role>` functions of
+/// [`crate::roles`].
+pub struct Supervisor {
+    tasks: JoinSet<(&'static str, anyhow::Result<()>)>,
+    shutdown: CancellationToken,
+    health: Option<Arc<Health>>,
+    backoff: Backoff,
+}
+
+impl std::fmt::Debug for Supervisor {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Supervisor")
+            .field("tasks", &self.tasks.len())
+            .field("shutting_down", &self.shutdown.is_cancelled())
+            .finish()
+    }
+}
+
+impl Supervisor {
+    /// A supervisor whose tasks stop when `shutdown` is cancelled; restarting tasks report
+    /// their state to `health` (the `/readyz` of the process) when given.
+    pub fn new(shutdown: CancellationToken, health: Option<Arc<Health>>) -> Self {
+        Self {
+            tasks: JoinSet::new(),
+            shutdown,
+            health,
+            backoff: Backoff::default(),
+        }
+    }
+
+    /// The same supervisor with other restart timings (tests).
+    pub fn with_backoff(mut self, backoff: Backoff) -> Self {
+        self.backoff = backoff;
+        self
+    }
+
+    /// The token every task watches.
+    pub fn shutdown_token(&self) -> CancellationToken {
+        self.shutdown.clone()
+    }
+
+    /// How many tasks run.
+    pub fn len(&self) -> usize {
+        self.tasks.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.tasks.is_empty()
+    }
+
+    /// Starts a task whose end stops the process ([`Policy::Fatal`]).
+    pub fn spawn<F>(&mut self, name: &'static str, task: F)
+    where
+        F: Future<Output = anyhow::Result<()>> + Send + 'static,
+    {
+        self.tasks.spawn(async move { (name, task.await) });
+    }
+
+    /// Starts a task that is restarted with backoff whenever it fails, panics or returns
+    /// before shutdown ([`Policy::Restart`]). `make` builds one run of it.
+    pub fn spawn_restarting<M, F>(&mut self, name: &'static str, make: M)
+    where
+        M: Fn() -> F + Send + 'static,
+        F: Future<Output = anyhow::Result<()>> + Send + 'static,
+    {
+        let shutdown = self.shutdown.clone();
+        let (health, timing) = (self.health.clone(), self.backoff);
+        self.tasks.spawn(async move {
+            restart_loop(name, make, shutdown, health, timing).await;
+            (name, Ok(()))
+        });
+    }
+
+    /// Starts a task with the given policy.
+    pub fn spawn_with<M, F>(&mut self, name: &'static str, policy: Policy, make: M)
+    where
+        M: Fn() -> F + Send + 'static,
+        F: Future<Output = anyhow::Result<()>> + Send + 'static,
+    {
+        match policy {
+            Policy::Fatal => self.spawn(name, make()),
+            Policy::Restart => self.spawn_restarting(name, make),
+        }
+    }
+
+    /// Whether a task has ended; `Some(error)` names it. Does not wait.
+    pub fn try_ended(&mut self) -> Option<anyhow::Error> {
+        self.tasks.try_join_next().map(ended_error)
+    }
+
+    /// Waits until a task ends on its own and says which and why. Never resolves while every
+    /// task runs (or when there are none).
+    pub async fn ended(&mut self) -> anyhow::Error {
+        match self.tasks.join_next().await {
+            Some(result) => ended_error(result),
+            None => std::future::pending().await,
+        }
+    }
+
+    /// Cancels the token and waits for every task to finish what it holds; a task still
+    /// running after the grace period (one that ignores the token) is aborted.
+    pub async fn shutdown(mut self) {
+        self.shutdown.cancel();
+        let drain = async {
+            while let Some(result) = self.tasks.join_next().await {
+                match result {
+                    Ok((_, Ok(()))) => {}
+                    Ok((name, Err(e))) => {
+                        tracing::warn!(task = name, error = %format!("{e:#}"), "ended with an error")
+                    }
+                    Err(e) => tracing::warn!(error = %e, "a task failed while shutting down"),
+                }
+            }
+        };
+        // Restarting tasks wait up to the grace period themselves; a little longer here.
+        let grace = self.backoff.shutdown_grace + Duration::from_secs(1);
+        if tokio::time::timeout(grace, drain).await.is_err() {
+            tracing::error!(
+                tasks = self.tasks.len(),
+                "tasks did not finish within the shutdown grace period; aborting them"
+            );
+            self.tasks.abort_all();
+        }
+    }
+}
+
+fn ended_error(
+    result: Result<(&'static str, anyhow::Result<()>), tokio::task::JoinError>,
+) -> anyhow::Error {
+    match result {
+        Ok((name, Ok(()))) => anyhow::anyhow!("{name} stopped unexpectedly"),
+        Ok((name, Err(e))) => e.context(format!("{name} failed")),
+        Err(e) if e.is_panic() => anyhow::anyhow!("a task panicked: {e}"),
+        Err(e) => anyhow::anyhow!("a task was cancelled: {e}"),
+    }
+}
+
+async fn restart_loop<M, F>(
+    name: &'static str,
+    make: M,
+    shutdown: CancellationToken,
+    health: Option<Arc<Health>>,
+    timing: Backoff,
+) where
+    M: Fn() -> F,
+    F: Future<Output = anyhow::Result<()>> + Send + 'static,
+{
+    let mut backoff = timing.first;
+    let mut restarts = 0u64;
+    loop {
+        // Its own task, so a panic is caught here instead of ending the supervisor.
+        let mut run = tokio::spawn(make());
+        let healthy = tokio::time::sleep(timing.healthy_after);
+        tokio::pin!(healthy);
+        let outcome = loop {
+            tokio::select! {
+                result = &mut run => break result,
+                _ = shutdown.cancelled() => {
+                    if tokio::time::timeout(timing.shutdown_grace, &mut run).await.is_err() {
+                        tracing::error!(task = name, "did not stop within the grace period; aborted");
+                        run.abort();
+                    }
+                    return;
+                }
+                _ = &mut healthy, if restarts > 0 => {
+                    backoff = timing.first;
+                    restarts = 0;
+                    if let Some(health) = &health {
+                        health.set(name, Ok(()));
+                    }
+                }
+            }
+        };
+        if shutdown.is_cancelled() {
+            return;
+        }
+        let reason = match outcome {
+            Ok(Ok(())) => "stopped before shutdown".to_owned(),
+            Ok(Err(e)) => format!("{e:#}").replace('\n', " "),
+            Err(e) => format!("panicked: {e}"),
+        };
+        restarts += 1;
+        metrics::counter!("jobwire_task_restarts_total", "task" => name).increment(1);
+        tracing::error!(
+            task = name,
+            error = %reason,
+            restart_in_ms = backoff.as_millis() as u64,
+            restarts,
+            "task ended; restarting"
+        );
+        if let Some(health) = &health {
+            health.set(name, Err(format!("restarting after: {reason}")));
+        }
+        tokio::select! {
+            _ = shutdown.cancelled() => return,
+            _ = tokio::time::sleep(backoff) => {}
+        }
+        backoff = (backoff * 2).min(timing.max);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::{AtomicU32, Ordering};
+
+    use super::*;
+
+    const FAST: Backoff = Backoff {
+        first: Duration::from_millis(20),
+        max: Duration::from_millis(40),
+        healthy_after: Duration::from_millis(300),
+        shutdown_grace: Duration::from_millis(100),
+    };
+
+    async fn wait_until(what: &str, cond: impl Fn() -> bool) {
+        tokio::time::timeout(Duration::from_secs(10), async {
+            while !cond() {
+                tokio::time::sleep(Duration::from_millis(5)).await;
+            }
+        })
+        .await
+        .unwrap_or_else(|_| panic!("timed out waiting until {what}"));
+    }
+
+    #[tokio::test]
+    async fn a_failing_restartable_task_is_restarted_and_reported_not_ready() {
+        let health = Health::new();
+        health.set("pipeline", Ok(()));
+        let mut sup =
+            Supervisor::new(CancellationToken::new(), Some(health.clone())).with_backoff(FAST);
+        let runs = Arc::new(AtomicU32::new(0));
+        let counter = runs.clone();
+        sup.spawn_restarting("feeds", move || {
+            let n = counter.fetch_add(1, Ordering::SeqCst);
+            async move {
+                if n < 2 {
+                    anyhow::bail!("database is down");
+                }
+                std::future::pending::<()>().await;
+                Ok(())
+            }
+        });
+        // Two failures, then the third run stays up.
+        wait_until("the third run", || runs.load(Ordering::SeqCst) == 3).await;
+        assert!(
+            !health.is_ready(),
+            "not ready while it has not proven itself"
+        );
+        wait_until("ready again", || health.is_ready()).await;
+        assert_eq!(runs.load(Ordering::SeqCst), 3, "no restart while it runs");
+        assert!(
+            sup.try_ended().is_none(),
+            "a restarting task never ends the process"
+        );
+        sup.shutdown().await;
+    }
+
+    #[tokio::test]
+    async fn a_panicking_restartable_task_is_restarted() {
+        let mut sup = Supervisor::new(CancellationToken::new(), None).with_backoff(FAST);
+        let runs = Arc::new(AtomicU32::new(0));
+        let counter = runs.clone();
+        sup.spawn_restarting("reader", move || {
+            let n = counter.fetch_add(1, Ordering::SeqCst);
+            async move {
+                if n == 0 {
+                    panic!("boom");
+                }
+                std::future::pending::<()>().await;
+                Ok(())
+            }
+        });
+        wait_until("restarted after the panic", || {
+            runs.load(Ordering::SeqCst) >= 2
+        })
+        .await;
+        sup.shutdown().await;
+    }
+
+    #[tokio::test]
+    async fn a_fatal_task_that_fails_names_itself() {
+        let mut sup = Supervisor::new(CancellationToken::new(), None);
+        sup.spawn("classify stage", async { anyhow::bail!("queue closed") });
+        let error = format!("{:#}", sup.ended().await);
+        assert!(error.contains("classify stage failed"), "{error}");
+        assert!(error.contains("queue closed"), "{error}");
+    }
+
+    #[tokio::test]
+    async fn a_fatal_task_that_returns_early_is_an_error_too() {
+        let mut sup = Supervisor::new(CancellationToken::new(), None);
+        sup.spawn("send stage", async { Ok(()) });
+        let error = sup.ended().await.to_string();
+        assert_eq!(error, "send stage stopped unexpectedly");
+    }
+
+    #[tokio::test]
+    async fn shutdown_aborts_a_task_that_ignores_the_token() {
+        let mut sup = Supervisor::new(CancellationToken::new(), None).with_backoff(FAST);
+        sup.spawn("stubborn", std::future::pending());
+        sup.spawn_restarting("stubborn source", std::future::pending);
+        tokio::time::timeout(Duration::from_secs(5), sup.shutdown())
+            .await
+            .expect("shutdown ends after the grace period");
+    }
+
+    #[tokio::test]
+    async fn shutdown_waits_for_tasks_to_finish() {
+        let shutdown = CancellationToken::new();
+        let mut sup = Supervisor::new(shutdown.clone(), None);
+        let finished = Arc::new(AtomicU32::new(0));
+        let done = finished.clone();
+        sup.spawn("stage", async move {
+            shutdown.cancelled().await;
+            tokio::time::sleep(Duration::from_millis(20)).await;
+            done.fetch_add(1, Ordering::SeqCst);
+            Ok(())
+        });
+        sup.shutdown().await;
+        assert_eq!(finished.load(Ordering::SeqCst), 1);
+    }
+}
