@@ -1,0 +1,49 @@
+//! Cost accounting: the classifier's running counters, what one round of requests cost,
+//! and each post's share of the requests it took part in.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+
+#[derive(Debug, Default)]
+pub(crate) struct Counters {
+    pub(crate) requests: AtomicU64,
+    pub(crate) failed_requests: AtomicU64,
+    pub(crate) reasks: AtomicU64,
+    pub(crate) tokens_in: AtomicU64,
+    pub(crate) tokens_out: AtomicU64,
+    /// `f64` bits.
+    pub(crate) cost_usd: AtomicU64,
+    pub(crate) fallback_requests: AtomicU64,
+}
+
+pub(crate) fn bump(c: &AtomicU64, n: u64) {
+    c.fetch_add(n, Ordering::Relaxed);
+}
+
+impl Counters {
+    pub(crate) fn add_cost(&self, usd: f64) {
+        // The closure always returns Some, so this never fails.
+        let _ = self
+            .cost_usd
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |bits| {
+                Some((f64::from_bits(bits) + usd).to_bits())
+            });
+    }
+}
+
+/// What the requests of one round cost.
+#[derive(Debug, Default, Clone, Copy)]
+pub(crate) struct Spent {
+    pub(crate) tokens_in: u64,
+    pub(crate) tokens_out: u64,
+    pub(crate) cost_usd: f64,
+    pub(crate) requests: u32,
+}
+
+/// One post's share of everything it took part in.
+#[derive(Debug, Default, Clone, Copy)]
+pub(crate) struct Share {
+    pub(crate) tokens_in: u64,
+    pub(crate) tokens_out: u64,
+    pub(crate) cost_usd: f64,
+    pub(crate) requests: u32,
+}

@@ -1,0 +1,126 @@
+//! The inner cross-validation of training: folds that keep dup groups and identical texts
+//! together, out-of-fold scores, and from them the Platt calibration of the job score and
+//! the category thresholds.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use jobwire_core::CategorySlug;
+
+use super::calibrate::{self, CategoryPoint, Platt};
+use super::lexicon::Lexicon;
+use super::predict::Scores;
+use super::train::{Prepared, SplitMix64};
+use super::{KINDS, LocalModel, TrainOptions};
+
+impl LocalModel {
+    /// Inner cross-validation on the training examples: the Platt calibration of the job
+    /// score and the category thresholds, from out-of-fold scores. `None` when there are too
+    /// few examples (or only one class) to do this honestly.
+    pub(super) fn calibrate(
+        prepared: &[Prepared],
+        categories: &[CategorySlug],
+        opts: &TrainOptions,
+        lexicon: &Arc<Lexicon>,
+    ) -> Option<(Platt, Vec<f32>)> {
+        let k = opts.calibration_folds;
+        let n_jobs = prepared.iter().filter(|p| p.label.is_job).count();
+        if k < 2 || n_jobs < 2 * k || prepared.len() - n_jobs < 2 * k {
+            tracing::debug!(
+                folds = k,
+                jobs = n_jobs,
+                examples = prepared.len(),
+                "too few examples for inner cross-validation; job score left uncalibrated"
+            );
+            return None;
+        }
+        let folds = inner_folds(prepared, k, opts.seed);
+        let out: Vec<Vec<(usize, Scores)>> = std::thread::scope(|s| {
+            let handles: Vec<_> = (0..k)
+                .map(|f| {
+                    let folds = &folds;
+                    s.spawn(move || {
+                        let train: Vec<usize> =
+                            (0..prepared.len()).filter(|&i| folds[i] != f).collect();
+                        let model = Self::fit(prepared, &train, categories, opts, lexicon);
+                        (0..prepared.len())
+                            .filter(|&i| folds[i] == f)
+                            .map(|i| (i, model.scores_raw(&prepared[i].raw)))
+                            .collect::<Vec<_>>()
+                    })
+                })
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| h.join().unwrap_or_default())
+                .collect()
+        });
+        let mut job_points = Vec::with_capacity(prepared.len());
+        let mut cat_points = Vec::new();
+        for (i, scores) in out.into_iter().flatten() {
+            let p = &prepared[i];
+            job_points.push((scores.job_logit, p.label.is_job, p.weight));
+            if p.label.is_job {
+                cat_points.push(CategoryPoint {
+                    truth: categories
+                        .iter()
+                        .map(|c| p.label.categories.contains(c))
+                        .collect(),
+                    p: scores.categories,
+                    weight: p.weight,
+                });
+            }
+        }
+        if job_points.len() != prepared.len() {
+            // A fold's thread failed; better uncalibrated than calibrated on a part.
+            tracing::warn!("an inner training fold failed; job score left uncalibrated");
+            return None;
+        }
+        let platt = Platt::fit(&job_points)?;
+        let thresholds = calibrate::category_thresholds(
+            &cat_points,
+            categories.len(),
+            opts.max_categories.max(1),
+            opts.category_threshold,
+            f64::from(opts.threshold_min_gain),
+        );
+        Some((platt, thresholds))
+    }
+}
+
+/// Inner folds for [`LocalModel::calibrate`]: examples of one group (dup group, or the same
+/// text) share a fold; groups are dealt out kind by kind in a seeded random order, each to
+/// the fold with the fewest examples of that kind (then the fewest overall), so every fold
+/// gets its share of each kind.
+fn inner_folds(prepared: &[Prepared], k: usize, seed: u64) -> Vec<usize> {
+    let mut groups: HashMap<&str, Vec<usize>> = HashMap::new();
+    for (i, p) in prepared.iter().enumerate() {
+        groups.entry(p.group.as_str()).or_default().push(i);
+    }
+    let kind_of = |i: usize| {
+        KINDS
+            .iter()
+            .position(|k| *k == prepared[i].label.kind)
+            .unwrap_or(3)
+    };
+    // Sorted first, so the shuffle (and the folds) do not depend on hash-map order.
+    let mut units: Vec<(&str, Vec<usize>)> = groups.into_iter().collect();
+    units.sort_unstable();
+    SplitMix64(seed ^ 0x0ca1_1b7a_7e5e_ed00).shuffle(&mut units);
+    units.sort_by_key(|(_, members)| kind_of(members[0]));
+    let mut folds = vec![0usize; prepared.len()];
+    let mut sizes = vec![0usize; k];
+    let mut per_kind = vec![[0usize; 4]; k];
+    for (_, members) in units {
+        let kind = kind_of(members[0]);
+        let f = (0..k)
+            .min_by_key(|&f| (per_kind[f][kind], sizes[f], f))
+            .unwrap_or(0);
+        per_kind[f][kind] += members.len();
+        sizes[f] += members.len();
+        for i in members {
+            folds[i] = f;
+        }
+    }
+    folds
+}

@@ -1,0 +1,195 @@
+//! Prediction: a text's feature vectors, the raw scores of the heads, the calibrated job
+//! probability and the verdict.
+
+use jobwire_core::{PostKind, Verdict};
+
+use super::calibrate::{self, logit, sigmoid};
+use super::features::{self, FeatureOptions};
+use super::lexicon::{LEX_DIM, Lexicon};
+use super::{Dense, Head, KINDS, LocalModel, ROW_CUE, ROW_TERM, ROW_TOPIC, Sparse};
+
+/// The vectors of one text: for the job and kind heads (n-grams and cues), for the category
+/// heads (n-grams and topics), and the dense lexicon features of each category head.
+pub(crate) struct Vectors {
+    pub(crate) x: Sparse,
+    pub(crate) xc: Sparse,
+    pub(crate) dense: Vec<Dense>,
+}
+
+/// Raw outputs for one text: (logit of the uncalibrated job score, P(kind) in
+/// [`PostKind::ALL`] order, P(category) per category head).
+pub(crate) struct Scores {
+    pub(crate) job_logit: f32,
+    pub(crate) kinds: [f32; 4],
+    pub(crate) categories: Vec<f32>,
+}
+
+impl LocalModel {
+    /// The feature vectors of one text. Cues describe the genre of a text and only add noise
+    /// to the topic decision, topics the other way round.
+    pub(super) fn vectorize(&self, raw: &features::RawFeatures) -> Vectors {
+        let mut v: Sparse = Vec::with_capacity(raw.terms.len() + raw.cues.len());
+        let mut norm = 0.0f32;
+        for &(h, tf) in &raw.terms {
+            if let Some(&row) = self.index.get(&h)
+                && self.row_kind[row as usize] == ROW_TERM
+            {
+                let x = (1.0 + tf.ln()) * self.idf[row as usize];
+                norm += x * x;
+                v.push((row, x));
+            }
+        }
+        if norm > 0.0 {
+            let inv = norm.sqrt().recip();
+            for (_, x) in &mut v {
+                *x *= inv;
+            }
+        }
+        let mut cat = v.clone();
+        let extend = |out: &mut Sparse, hashes: &[u32], kind: u8, value: f32| {
+            for h in hashes {
+                if let Some(&row) = self.index.get(h)
+                    && self.row_kind[row as usize] == kind
+                {
+                    out.push((row, value));
+                }
+            }
+        };
+        extend(&mut v, &raw.cues, ROW_CUE, self.features.cue_weight);
+        extend(&mut cat, &raw.topics, ROW_TOPIC, self.features.topic_weight);
+        let scale = self.features.lexicon_weight;
+        let per_lexicon = Lexicon::dense(&raw.lex);
+        let dense = self
+            .category_lexicon
+            .iter()
+            .map(|l| {
+                l.and_then(|j| per_lexicon.get(j))
+                    .map_or([0.0; LEX_DIM], |d| d.map(|x| x * scale))
+            })
+            .collect();
+        Vectors {
+            x: v,
+            xc: cat,
+            dense,
+        }
+    }
+
+    pub(super) fn score(head: &Head, x: &Sparse, dense: Option<&Dense>) -> f32 {
+        let mut z = head.bias;
+        for &(r, v) in x {
+            z += head.weights[r as usize] * v;
+        }
+        if let Some(d) = dense {
+            for (w, v) in head.dense.iter().zip(d) {
+                z += w * v;
+            }
+        }
+        z
+    }
+
+    pub(super) fn scores_raw(&self, raw: &features::RawFeatures) -> Scores {
+        let v = self.vectorize(raw);
+        let p_bin = sigmoid(Self::score(&self.heads[0], &v.x, None));
+        let mut zs = [0.0f32; 4];
+        for (k, z) in zs.iter_mut().enumerate() {
+            *z = Self::score(&self.heads[1 + k], &v.x, None);
+        }
+        let kinds = softmax4(zs);
+        let p_job = (1.0 - self.kind_blend) * p_bin + self.kind_blend * kinds[0];
+        let categories = self.heads[1 + KINDS.len()..]
+            .iter()
+            .zip(&v.dense)
+            .map(|(h, d)| sigmoid(Self::score(h, &v.xc, Some(d))))
+            .collect();
+        Scores {
+            job_logit: logit(p_job),
+            kinds,
+            categories,
+        }
+    }
+
+    pub(super) fn scores(&self, text: &str) -> Scores {
+        let raw = features::extract(
+            &prepare(text, &self.features),
+            &self.features,
+            &self.lexicon,
+        );
+        self.scores_raw(&raw)
+    }
+
+    /// The calibrated probability that a text is a job: on posts like the training posts, of
+    /// the texts given probability p about a share p are jobs.
+    pub fn job_probability(&self, text: &str) -> f32 {
+        self.calibration.apply(self.scores(text).job_logit)
+    }
+
+    /// Classifies one text. Never fails and never panics; categories are always members of
+    /// the configured set, and only jobs get categories. `confidence` is the calibrated
+    /// probability that `is_job` is right: `max(p, 1 - p)` of [`LocalModel::job_probability`].
+    pub fn predict(&self, text: &str) -> Verdict {
+        let s = self.scores(text);
+        let p_job = self.calibration.apply(s.job_logit);
+        let is_job = p_job >= self.job_threshold;
+        let kind = if is_job {
+            PostKind::Job
+        } else {
+            let pk = s.kinds;
+            let mut best = 1;
+            for k in 2..4 {
+                if pk[k] > pk[best] {
+                    best = k;
+                }
+            }
+            KINDS[best]
+        };
+        let categories = if is_job {
+            calibrate::choose_categories(
+                &s.categories,
+                &self.category_thresholds,
+                self.max_categories,
+            )
+            .into_iter()
+            .map(|c| self.categories[c].clone())
+            .collect()
+        } else {
+            Vec::new()
+        };
+        let confidence = if is_job { p_job } else { 1.0 - p_job };
+        Verdict {
+            is_job,
+            kind,
+            categories,
+            confidence: confidence.clamp(0.0, 1.0),
+        }
+    }
+}
+
+/// Bounds and normalizes a text before feature extraction, line by line (the line structure
+/// is a cue: vacancies and résumés come in lists, chat messages in one line).
+pub(crate) fn prepare(text: &str, opts: &FeatureOptions) -> String {
+    let end = text
+        .char_indices()
+        .nth(opts.max_chars)
+        .map_or(text.len(), |(i, _)| i);
+    let mut out = String::with_capacity(end + 16);
+    for line in text[..end].lines() {
+        let line = jobwire_core::normalize::normalize(line);
+        if !line.is_empty() {
+            if !out.is_empty() {
+                out.push('\n');
+            }
+            out.push_str(&line);
+        }
+    }
+    out
+}
+
+pub(crate) fn softmax4(z: [f32; 4]) -> [f32; 4] {
+    let m = z.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+    let mut e = z.map(|v| (v - m).exp());
+    let s: f32 = e.iter().sum();
+    for v in &mut e {
+        *v /= s;
+    }
+    e
+}
