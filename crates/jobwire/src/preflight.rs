@@ -1,23 +1,17 @@
 //! Checks at start-up that what the configuration points at answers, so a typo in a URL is
 //! a one-line error naming the key instead of a pipeline that silently stalls.
-
-use std::time::Duration;
-
-use anyhow::Context;
-use teloxide::prelude::*;
+//!
+//! The probes are `jobwire doctor`'s ([`crate::telegram::doctor()`]); this only turns the first
+//! failure into an error.
 
 use crate::config::Settings;
+use crate::telegram::doctor::{bot_client, get_me, llm_models};
 
 /// Every bot answers `getMe`; the LLM endpoint answers at all.
 pub async fn check(settings: &Settings) -> anyhow::Result<()> {
-    let client = teloxide::net::default_reqwest_settings()
-        .timeout(Duration::from_secs(10))
-        .build()
-        .context("building the HTTP client")?;
+    let client = bot_client()?;
     for bot in &settings.bots {
-        let api = Bot::with_client(bot.token.expose(), client.clone())
-            .set_api_url(settings.api_url.clone());
-        match api.get_me().await {
+        match get_me(settings, bot, &client).await {
             Ok(me) => {
                 tracing::info!(bot = %bot.name, username = ?me.username, "bot token accepted")
             }
@@ -28,13 +22,12 @@ pub async fn check(settings: &Settings) -> anyhow::Result<()> {
         }
     }
     if let Some(llm) = &settings.llm {
-        let url = llm.base_url.clone();
-        let probe = reqwest012::Client::builder()
-            .timeout(Duration::from_secs(10))
-            .build()
-            .context("building the HTTP client")?;
+        let url = &llm.base_url;
+        let (_, answer) = llm_models(llm)
+            .await
+            .map_err(|e| anyhow::Error::new(e).context("building the HTTP client"))?;
         // Any HTTP answer (even 401/404) proves the endpoint is there.
-        if let Err(e) = probe.get(url.clone()).send().await {
+        if let Err(e) = answer {
             anyhow::bail!("llm.base_url: cannot reach {url}: {}", e.without_url());
         }
     }

@@ -1,0 +1,221 @@
+//! The reader's state in the store: [`SqlReaderStore`] keeps the cursors, resolved peers and
+//! channel assignments of `jobwire-mtproto`'s reader in the pipeline's source state
+//! (`tg.cursor`, `tg.peer`, `tg.assign`), so they survive restarts.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+
+use chrono::Utc;
+use jobwire_mtproto::{ReaderStore, ResolvedPeer, StoreError};
+use jobwire_store::Store;
+
+/// Source-state namespace of the per-channel cursors (key: channel key, value: message id).
+pub const NS_CURSOR: &str = "tg.cursor";
+/// Source-state namespace of resolved peers (key: `account/channel`, value: JSON).
+pub const NS_PEER: &str = "tg.peer";
+/// Source-state namespace of assignments (key: channel key, value: account id).
+pub const NS_ASSIGN: &str = "tg.assign";
+
+/// How many message ids a restarted reader re-reads before each stored cursor.
+///
+/// The reader moves a channel's cursor as soon as a post is in the event channel, so a crash
+/// can lose the post being ingested and the one waiting in the channel (capacity 1; an album
+/// is one post of up to 10 messages). Re-reading a few messages after a restart costs nothing
+/// extra (every channel is polled once at start anyway), and intake drops what it already
+/// has by `(channel, message id)`.
+pub const RESTART_REWIND: i64 = 20;
+
+type StoreFuture<'a, T> = Pin<Box<dyn Future<Output = Result<T, StoreError>> + Send + 'a>>;
+
+/// [`ReaderStore`] over the [`Store`]'s source state: the reader's cursors, peers and
+/// assignments live in the pipeline's database.
+#[derive(Debug, Clone)]
+pub struct SqlReaderStore {
+    store: Arc<dyn Store>,
+    rewind: i64,
+}
+
+fn store_err(what: &str, e: impl std::fmt::Display) -> StoreError {
+    StoreError(format!("{what}: {e}"))
+}
+
+impl SqlReaderStore {
+    /// Over `store`; [`ReaderStore::cursor`] answers exactly what was stored.
+    pub fn new(store: Arc<dyn Store>) -> Self {
+        Self { store, rewind: 0 }
+    }
+
+    /// [`ReaderStore::cursor`] answers `messages` ids before what was stored (never below
+    /// 0), so a restarted reader hands on again what a crash may have caught in flight
+    /// (see [`RESTART_REWIND`]). Stored cursors still only move forward.
+    pub fn with_restart_rewind(mut self, messages: i64) -> Self {
+        self.rewind = messages.max(0);
+        self
+    }
+
+    /// The cursor as stored, without the rewind.
+    pub async fn stored_cursor(&self, channel: &str) -> Result<Option<i64>, StoreError> {
+        let Some(v) = self
+            .store
+            .state_get(NS_CURSOR, channel)
+            .await
+            .map_err(|e| store_err("reading a cursor", e))?
+        else {
+            return Ok(None);
+        };
+        v.trim()
+            .parse::<i64>()
+            .map(Some)
+            .map_err(|_| StoreError(format!("{NS_CURSOR} {channel}: {v:?} is not a message id")))
+    }
+
+    async fn get_cursor(&self, channel: &str) -> Result<Option<i64>, StoreError> {
+        Ok(self.stored_cursor(channel).await?.map(|c| {
+            if self.rewind > 0 {
+                (c - self.rewind).max(0)
+            } else {
+                c
+            }
+        }))
+    }
+
+    async fn put_cursor(&self, channel: &str, last_id: i64) -> Result<(), StoreError> {
+        // One reader task writes cursors, so read-then-write does not race.
+        if self
+            .stored_cursor(channel)
+            .await?
+            .is_some_and(|old| old >= last_id)
+        {
+            return Ok(());
+        }
+        self.store
+            .state_put(NS_CURSOR, channel, &last_id.to_string(), Utc::now())
+            .await
+            .map_err(|e| store_err("writing a cursor", e))
+    }
+
+    fn peer_key(account: &str, channel: &str) -> String {
+        format!("{account}/{channel}")
+    }
+
+    async fn get_peer(
+        &self,
+        account: &str,
+        channel: &str,
+    ) -> Result<Option<ResolvedPeer>, StoreError> {
+        let key = Self::peer_key(account, channel);
+        let Some(v) = self
+            .store
+            .state_get(NS_PEER, &key)
+            .await
+            .map_err(|e| store_err("reading a peer", e))?
+        else {
+            return Ok(None);
+        };
+        serde_json::from_str(&v)
+            .map(Some)
+            .map_err(|e| store_err(&format!("{NS_PEER} {key}"), e))
+    }
+
+    async fn put_peer(
+        &self,
+        account: &str,
+        channel: &str,
+        peer: &ResolvedPeer,
+    ) -> Result<(), StoreError> {
+        let json = serde_json::to_string(peer).map_err(|e| store_err("encoding a peer", e))?;
+        self.store
+            .state_put(
+                NS_PEER,
+                &Self::peer_key(account, channel),
+                &json,
+                Utc::now(),
+            )
+            .await
+            .map_err(|e| store_err("writing a peer", e))
+    }
+
+    async fn get_assignments(&self) -> Result<Vec<(String, String)>, StoreError> {
+        self.store
+            .state_list(NS_ASSIGN)
+            .await
+            .map_err(|e| store_err("reading assignments", e))
+    }
+
+    async fn put_assignment(&self, channel: &str, account: &str) -> Result<(), StoreError> {
+        self.store
+            .state_put(NS_ASSIGN, channel, account, Utc::now())
+            .await
+            .map_err(|e| store_err("writing an assignment", e))
+    }
+}
+
+// `ReaderStore` is an `#[async_trait]` trait; this is the expansion the macro would write.
+impl ReaderStore for SqlReaderStore {
+    fn cursor<'a, 'b, 'f>(&'a self, channel: &'b str) -> StoreFuture<'f, Option<i64>>
+    where
+        'a: 'f,
+        'b: 'f,
+        Self: 'f,
+    {
+        Box::pin(self.get_cursor(channel))
+    }
+
+    fn set_cursor<'a, 'b, 'f>(&'a self, channel: &'b str, last_id: i64) -> StoreFuture<'f, ()>
+    where
+        'a: 'f,
+        'b: 'f,
+        Self: 'f,
+    {
+        Box::pin(self.put_cursor(channel, last_id))
+    }
+
+    fn cached_peer<'a, 'b, 'c, 'f>(
+        &'a self,
+        account: &'b str,
+        channel: &'c str,
+    ) -> StoreFuture<'f, Option<ResolvedPeer>>
+    where
+        'a: 'f,
+        'b: 'f,
+        'c: 'f,
+        Self: 'f,
+    {
+        Box::pin(self.get_peer(account, channel))
+    }
+
+    fn cache_peer<'a, 'b, 'c, 'd, 'f>(
+        &'a self,
+        account: &'b str,
+        channel: &'c str,
+        peer: &'d ResolvedPeer,
+    ) -> StoreFuture<'f, ()>
+    where
+        'a: 'f,
+        'b: 'f,
+        'c: 'f,
+        'd: 'f,
+        Self: 'f,
+    {
+        Box::pin(self.put_peer(account, channel, peer))
+    }
+
+    fn assignments<'a, 'f>(&'a self) -> StoreFuture<'f, Vec<(String, String)>>
+    where
+        'a: 'f,
+        Self: 'f,
+    {
+        Box::pin(self.get_assignments())
+    }
+
+    fn assign<'a, 'b, 'c, 'f>(&'a self, channel: &'b str, account: &'c str) -> StoreFuture<'f, ()>
+    where
+        'a: 'f,
+        'b: 'f,
+        'c: 'f,
+        Self: 'f,
+    {
+        Box::pin(self.put_assignment(channel, account))
+    }
+}
