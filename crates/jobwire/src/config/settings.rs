@@ -1,0 +1,64 @@
+//! [`Settings`]: everything the roles need, checked, as [`Config::resolve`] produces it.
+//!
+//! [`Config::resolve`]: super::Config::resolve
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use jobwire_core::CategorySlug;
+use jobwire_deliver::{BotConfig, RateLimitConfig};
+use jobwire_fanout::CategoryRoute;
+
+use super::{
+    BotRoleSettings, ChannelSection, ClassifierSection, DedupSection, LlmSettings, RedisSection,
+};
+
+/// A category after validation.
+#[derive(Debug, Clone)]
+pub struct Category {
+    pub slug: CategorySlug,
+    pub name: String,
+    pub description: String,
+    pub bot: String,
+}
+
+/// Everything the roles need, checked.
+#[derive(Debug, Clone)]
+pub struct Settings {
+    pub database_url: String,
+    pub queue_url: String,
+    pub queue_prefix: String,
+    pub api_url: url::Url,
+    pub limits: RateLimitConfig,
+    pub request_timeout: Duration,
+    pub max_in_flight: usize,
+    pub classifier: ClassifierSection,
+    pub llm: Option<LlmSettings>,
+    pub bots: Vec<BotConfig>,
+    /// The bot role: main bot and how updates arrive.
+    pub bot_role: BotRoleSettings,
+    pub categories: Vec<Category>,
+    pub channels: Vec<ChannelSection>,
+    pub feeds: Vec<crate::feeds::FeedSection>,
+    /// The Telegram user accounts of the parser role (`[mtproto]`), and the admin chat.
+    pub mtproto: Option<crate::telegram::MtprotoSection>,
+    pub dedup: DedupSection,
+    pub subscribers_file: Option<PathBuf>,
+    pub scheduler_tick: Duration,
+    pub lease: Duration,
+    pub redis: Option<RedisSection>,
+    pub admin_listen: std::net::SocketAddr,
+}
+
+impl Settings {
+    pub fn routes(&self) -> Vec<CategoryRoute> {
+        self.categories
+            .iter()
+            .map(|c| CategoryRoute {
+                slug: c.slug.clone(),
+                name: c.name.clone(),
+                bot: c.bot.clone(),
+            })
+            .collect()
+    }
+}

@@ -1,0 +1,93 @@
+//! Tests of loading and resolving: unknown keys, missing tokens, bad references and
+//! values, and a good configuration with its secrets hidden.
+
+use std::collections::HashMap;
+
+use super::*;
+
+struct FakeEnv(HashMap<&'static str, &'static str>);
+impl Environment for FakeEnv {
+    fn var(&self, name: &str) -> Option<String> {
+        self.0.get(name).map(|v| (*v).to_owned())
+    }
+}
+
+const TOKEN: &str = "123456:AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA";
+
+fn check_err(doc: &str, env: &[(&'static str, &'static str)], expected: &str) {
+    let env = FakeEnv(env.iter().copied().collect());
+    let err = Config::from_toml(doc)
+        .and_then(|c| c.resolve(&env).map(|_| ()))
+        .expect_err("config should be refused");
+    let msg = err.to_string();
+    assert!(!msg.contains('\n'), "one line: {msg}");
+    assert!(
+        msg.contains(expected),
+        "{msg:?} should mention {expected:?}"
+    );
+}
+
+#[test]
+fn unknown_keys_are_named() {
+    check_err("[database]\nurll = \"x\"\n", &[], "urll");
+    check_err("[telegram]\nper_chat = 3\n", &[], "per_chat");
+    check_err("colour = 1\n", &[], "colour");
+}
+
+#[test]
+fn a_missing_token_names_the_bot_and_variable() {
+    check_err("[[bots]]\nname = \"dev\"\n", &[], "JOBWIRE_BOT_DEV_TOKEN");
+    check_err(
+        "[[bots]]\nname = \"dev\"\n",
+        &[("JOBWIRE_BOT_DEV_TOKEN", "nonsense")],
+        "does not look like a bot token",
+    );
+}
+
+#[test]
+fn references_and_values_are_checked() {
+    let env = [("JOBWIRE_BOT_DEV_TOKEN", TOKEN)];
+    check_err(
+        "[[bots]]\nname = \"dev\"\n[[categories]]\nslug = \"web\"\nname = \"Web\"\nbot = \"nobody\"\n",
+        &env,
+        "categories[0].bot",
+    );
+    check_err(
+        "[[bots]]\nname = \"dev\"\n[[categories]]\nslug = \"Web!\"\nname = \"Web\"\nbot = \"dev\"\n",
+        &env,
+        "categories[0].slug",
+    );
+    check_err("[classifier]\nkind = \"llm\"\n", &env, "classifier.kind");
+    check_err("[telegram]\napi_url = \"not a url\"\n", &env, "api_url");
+    check_err("[database]\nurl = \"mysql://x\"\n", &env, "database.url");
+    check_err("[queue]\nurl = \"kafka://x\"\n", &env, "queue.url");
+    check_err("[redis]\nurl = \"http://x\"\n", &env, "redis.url");
+    check_err(
+        "[[channels]]\nhandle = \"@x\"\ninclude = [\"\"]\nexclude = [\"#\"]\n",
+        &env,
+        "channels[0]",
+    );
+}
+
+#[test]
+fn a_good_config_resolves_with_defaults_and_hides_secrets() {
+    let env = FakeEnv(
+        [
+            ("JOBWIRE_BOT_DEV_TOKEN", TOKEN),
+            ("JOBWIRE_LLM_API_KEY", "sk-secret"),
+        ]
+        .into_iter()
+        .collect(),
+    );
+    let cfg = Config::from_toml(
+        "[[bots]]\nname = \"dev\"\n[llm]\nbase_url = \"http://127.0.0.1:9/v1\"\nmodel = \"m\"\n",
+    )
+    .expect("parses");
+    let s = cfg.resolve(&env).expect("resolves");
+    assert_eq!(s.categories.len(), 12);
+    assert!(s.categories.iter().all(|c| c.bot == "dev"));
+    assert_eq!(s.limits.per_chat_per_sec, 1);
+    let printed = format!("{s:?}");
+    assert!(!printed.contains("sk-secret"), "{printed}");
+    assert!(!printed.contains("AAAAAAAAAAAAAAAAAAAA"), "{printed}");
+}
