@@ -61,6 +61,17 @@ impl<DB: Dialect> SqlStore<DB> {
                 ready.push(Cols::<DB>::new(&row).id()?.into());
             }
         }
+        Self::finish_fan_out(tx, post_id, now, ready).await
+    }
+
+    /// The end of every fan-out: the job moves to `fanned_out` (only from `job`, never back
+    /// from later) and the transaction commits; `ready` are the deliveries to send now.
+    pub(crate) async fn finish_fan_out(
+        mut tx: sqlx::Transaction<'static, DB>,
+        post_id: PostId,
+        now: i64,
+        ready: Vec<DeliveryId>,
+    ) -> Result<Vec<DeliveryId>> {
         Sql::<DB>::new(MARK_FANNED_OUT)
             .int(now)
             .int(post_id)

@@ -24,7 +24,7 @@ use async_trait::async_trait;
 use sqlx::postgres::{PgConnectOptions, PgPoolOptions, PgRow};
 use sqlx::{Column, Postgres, Row, TypeInfo};
 
-use crate::deliveries::{MARK_FANNED_OUT, UPSERT_RENDER, initial_status};
+use crate::deliveries::{UPSERT_RENDER, initial_status};
 use crate::sql::{Dialect, Sql, sqlx_values};
 use crate::*;
 
@@ -325,13 +325,7 @@ impl Dialect for Postgres {
             }
         }
         ready.sort_unstable();
-        Sql::<Self>::new(MARK_FANNED_OUT)
-            .int(now)
-            .int(post_id)
-            .execute(&mut tx)
-            .await?;
-        tx.commit().await?;
-        Ok(ready)
+        SqlStore::<Self>::finish_fan_out(tx, post_id, now, ready).await
     }
 
     async fn apply_delivery_updates(

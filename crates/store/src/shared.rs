@@ -76,6 +76,20 @@ impl<DB: Dialect> SqlStore<DB> {
         .and_then(|row| Cols::<DB>::new(&row).id())
     }
 
+    /// The row a statement with one key (`$1`) finds, decoded; `None` when there is none.
+    async fn one<T>(
+        &self,
+        sql: &'static str,
+        key: impl crate::sql::IntArg,
+        decode: impl FnOnce(&DB::Row) -> Result<T>,
+    ) -> Result<Option<T>> {
+        let row = Sql::<DB>::new(sql)
+            .int(key)
+            .fetch_optional(&self.read)
+            .await?;
+        row.as_ref().map(decode).transpose()
+    }
+
     async fn post_status(&self, id: PostId) -> Result<Option<PostStatus>> {
         let row = Sql::<DB>::new("SELECT status FROM posts WHERE id = $1")
             .int(id)
@@ -179,11 +193,7 @@ impl<DB: Dialect> Store for SqlStore<DB> {
     }
 
     async fn post(&self, id: PostId) -> Result<Option<PostRow>> {
-        let row = Sql::<DB>::new(SELECT_POST)
-            .int(id)
-            .fetch_optional(&self.read)
-            .await?;
-        row.as_ref().map(codec::post_row::<DB>).transpose()
+        self.one(SELECT_POST, id, codec::post_row::<DB>).await
     }
 
     async fn edit_post(
@@ -290,13 +300,8 @@ impl<DB: Dialect> Store for SqlStore<DB> {
     }
 
     async fn classification(&self, id: PostId) -> Result<Option<ClassificationRecord>> {
-        let row = Sql::<DB>::new("SELECT * FROM classifications WHERE post_id = $1")
-            .int(id)
-            .fetch_optional(&self.read)
-            .await?;
-        row.as_ref()
-            .map(codec::classification_row::<DB>)
-            .transpose()
+        const SQL: &str = "SELECT * FROM classifications WHERE post_id = $1";
+        self.one(SQL, id, codec::classification_row::<DB>).await
     }
 
     async fn mark_post_waiting(
@@ -480,11 +485,8 @@ impl<DB: Dialect> Store for SqlStore<DB> {
     }
 
     async fn subscriber_by_chat(&self, chat_id: i64) -> Result<Option<SubscriberRow>> {
-        let row = Sql::<DB>::new("SELECT * FROM subscribers WHERE chat_id = $1")
-            .int(chat_id)
-            .fetch_optional(&self.read)
-            .await?;
-        row.as_ref().map(codec::subscriber_row::<DB>).transpose()
+        const SQL: &str = "SELECT * FROM subscribers WHERE chat_id = $1";
+        self.one(SQL, chat_id, codec::subscriber_row::<DB>).await
     }
 
     async fn set_subscriber_blocked(
@@ -564,11 +566,8 @@ impl<DB: Dialect> Store for SqlStore<DB> {
     }
 
     async fn report(&self, id: i64) -> Result<Option<ReportRow>> {
-        let row = Sql::<DB>::new("SELECT * FROM reports WHERE id = $1")
-            .int(id)
-            .fetch_optional(&self.read)
-            .await?;
-        row.as_ref().map(codec::report_row::<DB>).transpose()
+        const SQL: &str = "SELECT * FROM reports WHERE id = $1";
+        self.one(SQL, id, codec::report_row::<DB>).await
     }
 
     async fn decide_report(
@@ -652,20 +651,14 @@ impl<DB: Dialect> Store for SqlStore<DB> {
     }
 
     async fn job_render(&self, post_id: PostId) -> Result<Option<Vec<String>>> {
-        let row = Sql::<DB>::new("SELECT parts FROM job_renders WHERE post_id = $1")
-            .int(post_id)
-            .fetch_optional(&self.read)
-            .await?;
-        row.map(|row| Cols::<DB>::new(&row).json("parts"))
-            .transpose()
+        const SQL: &str = "SELECT parts FROM job_renders WHERE post_id = $1";
+        self.one(SQL, post_id, |row| Cols::<DB>::new(row).json("parts"))
+            .await
     }
 
     async fn delivery(&self, id: DeliveryId) -> Result<Option<DeliveryRow>> {
-        let row = Sql::<DB>::new("SELECT * FROM deliveries WHERE id = $1")
-            .int(id)
-            .fetch_optional(&self.read)
-            .await?;
-        row.as_ref().map(codec::delivery_row::<DB>).transpose()
+        const SQL: &str = "SELECT * FROM deliveries WHERE id = $1";
+        self.one(SQL, id, codec::delivery_row::<DB>).await
     }
 
     async fn apply_delivery_updates(
