@@ -80,3 +80,29 @@ impl Routed {
         metrics::counter!(CLASSIFY_ROUTE_TOTAL, "route" => route).increment(n);
     }
 }
+
+/// `jobwire_retrain_total`: retrains of the local model.
+pub const RETRAIN_TOTAL: &str = "jobwire_retrain_total";
+/// `jobwire_training_examples{source}`: stored examples the last retrain learned from.
+pub const TRAINING_EXAMPLES: &str = "jobwire_training_examples";
+
+/// The local model was retrained.
+#[derive(Debug)]
+pub(crate) struct Retrained<'a>(pub &'a crate::retrain::RetrainReport);
+
+impl Retrained<'_> {
+    pub(crate) fn emit(self) {
+        let report = self.0;
+        metrics::counter!(RETRAIN_TOTAL).increment(1);
+        metrics::gauge!(TRAINING_EXAMPLES, "source" => "llm").set(report.llm_examples as f64);
+        metrics::gauge!(TRAINING_EXAMPLES, "source" => "human").set(report.human_examples as f64);
+        tracing::info!(
+            trained_on = report.trained_on,
+            llm = report.llm_examples,
+            human = report.human_examples,
+            model = %report.model_id,
+            took_ms = report.took.as_millis() as u64,
+            "local model retrained"
+        );
+    }
+}

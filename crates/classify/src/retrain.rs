@@ -180,19 +180,7 @@ impl Retrainer {
             newest_example: examples.last().map_or(0, |e| e.id),
             took: started.elapsed(),
         };
-        metrics::counter!("jobwire_retrain_total").increment(1);
-        metrics::gauge!("jobwire_training_examples", "source" => "llm")
-            .set(report.llm_examples as f64);
-        metrics::gauge!("jobwire_training_examples", "source" => "human")
-            .set(report.human_examples as f64);
-        tracing::info!(
-            trained_on = report.trained_on,
-            llm = report.llm_examples,
-            human = report.human_examples,
-            model = %report.model_id,
-            took_ms = report.took.as_millis() as u64,
-            "local model retrained"
-        );
+        crate::events::Retrained(&report).emit();
         Ok(report)
     }
 

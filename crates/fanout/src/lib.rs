@@ -209,15 +209,14 @@ impl FanoutStage {
             .buffer_unordered(PUBLISH_CONCURRENCY)
             .try_collect::<Vec<()>>()
             .await?;
-        metrics::histogram!("jobwire_stage_latency_seconds", "stage" => "fanout")
-            .record(started.elapsed().as_secs_f64());
-        metrics::counter!("jobwire_deliveries_created_total").increment(deliveries.len() as u64);
-        tracing::debug!(
-            post = post_id.get(),
-            matched = matched.len(),
-            ready = ready.len(),
-            "fanned out"
-        );
+        FannedOut {
+            post: post_id,
+            matched: matched.len(),
+            created: deliveries.len(),
+            ready: ready.len(),
+            took: started.elapsed(),
+        }
+        .emit();
         Ok(Some(FanoutOutcome {
             matched: deliveries.len(),
             ready: ready.len(),
@@ -260,6 +259,35 @@ impl FanoutStage {
 /// Turns a stored subscriber into the domain type. Settings that do not parse are logged
 /// and left out (a bad term is ignored, bad quiet hours mean none) rather than losing the
 /// subscriber's jobs.
+/// `jobwire_stage_latency_seconds{stage="fanout"}`: one job's fan-out.
+pub const STAGE_LATENCY_SECONDS: &str = "jobwire_stage_latency_seconds";
+/// `jobwire_deliveries_created_total`: deliveries written by fan-out.
+pub const DELIVERIES_CREATED_TOTAL: &str = "jobwire_deliveries_created_total";
+
+/// A job was fanned out: it counts itself and logs itself.
+#[derive(Debug)]
+struct FannedOut {
+    post: PostId,
+    matched: usize,
+    created: usize,
+    ready: usize,
+    took: std::time::Duration,
+}
+
+impl FannedOut {
+    fn emit(self) {
+        metrics::histogram!(STAGE_LATENCY_SECONDS, "stage" => "fanout")
+            .record(self.took.as_secs_f64());
+        metrics::counter!(DELIVERIES_CREATED_TOTAL).increment(self.created as u64);
+        tracing::debug!(
+            post = self.post.get(),
+            matched = self.matched,
+            ready = self.ready,
+            "fanned out"
+        );
+    }
+}
+
 fn subscriber_from_row(row: &SubscriberRow) -> (Subscriber, (SubscriberId, SubscriberInfo)) {
     let terms = |raw: &[String], what: &str| -> Vec<Term> {
         raw.iter()

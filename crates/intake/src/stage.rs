@@ -70,6 +70,10 @@ pub enum EditOutcome {
     New(IntakeOutcome),
 }
 
+/// `jobwire_posts_ingested_total{outcome}`: posts taken in, by what intake did with them;
+/// counted with the run's [`IntakeTally`], in one place.
+pub const POSTS_INGESTED_TOTAL: &str = "jobwire_posts_ingested_total";
+
 /// Running totals of an intake run.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct IntakeTally {
@@ -83,7 +87,7 @@ pub struct IntakeTally {
 impl IntakeTally {
     pub fn add(&mut self, outcome: &IntakeOutcome) {
         self.read += 1;
-        metrics::counter!("jobwire_posts_ingested_total", "outcome" => outcome.name()).increment(1);
+        metrics::counter!(POSTS_INGESTED_TOTAL, "outcome" => outcome.name()).increment(1);
         match outcome {
             IntakeOutcome::Queued { .. } => self.queued += 1,
             IntakeOutcome::Filtered { .. } => self.filtered += 1,

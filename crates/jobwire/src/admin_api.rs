@@ -25,6 +25,7 @@ use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use chrono::{DateTime, Utc};
+use jobwire_core::secret::Secret;
 use jobwire_store::{ExampleSource, NewExample, PostId, ReportRow, ReportStatus, Store};
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -42,7 +43,7 @@ const MAX_LIMIT: u32 = 1000;
 /// (attached once the database answers; until then the routes answer 503).
 #[derive(Debug)]
 pub struct AdminApi {
-    token: Option<String>,
+    token: Option<Secret>,
     categories: HashSet<String>,
     store: OnceLock<Arc<dyn Store>>,
 }
@@ -51,7 +52,7 @@ impl AdminApi {
     /// `token`: `None` (or empty) disables the API (503). `categories`: the valid slugs.
     pub fn new(token: Option<String>, categories: impl IntoIterator<Item = String>) -> Arc<Self> {
         Arc::new(Self {
-            token: token.filter(|t| !t.is_empty()),
+            token: token.filter(|t| !t.is_empty()).map(Secret::from),
             categories: categories.into_iter().collect(),
             store: OnceLock::new(),
         })
@@ -162,7 +163,7 @@ impl IntoResponse for ApiError {
 type ApiResult = Result<Response, ApiError>;
 
 async fn authorize(State(api): State<Arc<AdminApi>>, request: Request, next: Next) -> Response {
-    let Some(expected) = api.token.as_deref() else {
+    let Some(expected) = api.token.as_ref().map(Secret::expose) else {
         return ApiError::new(
             StatusCode::SERVICE_UNAVAILABLE,
             format!("admin API disabled: set {TOKEN_ENV}"),

@@ -372,7 +372,7 @@ pub async fn start_bots(
     let mode = match &settings.bot_role.webhook {
         Some((public_url, secret)) => UpdateMode::Webhook {
             public_url: public_url.clone(),
-            secret: secret.clone(),
+            secret: secret.expose().to_owned(),
         },
         None => UpdateMode::Polling,
     };

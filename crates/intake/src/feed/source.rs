@@ -17,6 +17,11 @@ use super::state::{FeedState, FeedStatus};
 use super::{FeedConfig, FeedError, FeedItem, FeedPoller};
 use crate::source::{MAX_BATCH, Source, SourceError};
 
+/// `jobwire_feed_polls_total{outcome}`: feed polls, `ok` or `error`.
+pub const FEED_POLLS_TOTAL: &str = "jobwire_feed_polls_total";
+/// `jobwire_feed_items_total{feed}`: new items a feed gave.
+pub const FEED_ITEMS_TOTAL: &str = "jobwire_feed_items_total";
+
 /// How many feeds are fetched at the same time by default.
 pub const MAX_CONCURRENT_POLLS: usize = 4;
 
@@ -243,16 +248,15 @@ impl FeedSource {
             match result {
                 Ok(fetched) => {
                     let new = apply_fetched(&mut feed.state, config, fetched, now, &mut self.rng);
-                    metrics::counter!("jobwire_feed_polls_total", "outcome" => "ok").increment(1);
-                    metrics::counter!("jobwire_feed_items_total", "feed" => config.name.clone())
+                    metrics::counter!(FEED_POLLS_TOTAL, "outcome" => "ok").increment(1);
+                    metrics::counter!(FEED_ITEMS_TOTAL, "feed" => config.name.clone())
                         .increment(new.len() as u64);
                     items.extend(new);
                 }
                 Err(error) => {
                     feed.state
                         .record_failure(now, config, &error, &mut self.rng);
-                    metrics::counter!("jobwire_feed_polls_total", "outcome" => "error")
-                        .increment(1);
+                    metrics::counter!(FEED_POLLS_TOTAL, "outcome" => "error").increment(1);
                 }
             }
         }

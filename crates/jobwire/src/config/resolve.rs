@@ -316,7 +316,7 @@ impl Config {
                             "must be 1-256 characters of A-Z a-z 0-9 _ -",
                         ));
                     }
-                    Some((url, secret))
+                    Some((url, secret.into()))
                 }
                 _ => None,
             };

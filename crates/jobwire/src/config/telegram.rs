@@ -50,7 +50,7 @@ pub struct BotRoleSettings {
     pub main_bot: Option<String>,
     pub updates: UpdatesMode,
     /// `(public URL, secret)` in webhook mode.
-    pub webhook: Option<(url::Url, String)>,
+    pub webhook: Option<(url::Url, jobwire_core::secret::Secret)>,
     pub webhook_listen: std::net::SocketAddr,
 }
 
