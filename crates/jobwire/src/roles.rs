@@ -1,7 +1,7 @@
 //! The roles of a process and what each one starts: one `spawn_<role>` per role, every task
-//! under the process's [`Supervisor`]. Stages are [`Policy::Fatal`](crate::supervisor::Policy)
-//! (a stage that stops takes the process down with its name); sources and background jobs
-//! restart with backoff.
+//! under the process's [`Supervisor`]. Stages are started with `Supervisor::spawn` (a stage
+//! that stops takes the process down with its name); sources and background jobs with
+//! `Supervisor::spawn_restarting` (restarted with backoff).
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -40,7 +40,8 @@ pub enum Role {
     /// Answers the bots' users: the main bot's settings and reports, the category bots'
     /// /start, /stop and /wrong (long polling: one copy; webhooks: any number).
     Bot,
-    /// Health and metrics only (the admin panel will live here).
+    /// The admin JSON API and the daily report to the admin chat (the admin panel will
+    /// live here); every role serves health and metrics.
     Admin,
 }
 

@@ -1,12 +1,12 @@
 //! One supervisor for every long-running task of a process.
 //!
-//! Each task is started with a name and a [`Policy`]:
+//! Each task is started with a name, in one of two ways:
 //!
-//! - [`Policy::Fatal`] — a pipeline stage. When it ends on its own (an error, a panic, or a
+//! - [`Supervisor::spawn`] — a pipeline stage. When it ends on its own (an error, a panic, or a
 //!   return before shutdown), [`Supervisor::ended`] says which one and why, and the process
 //!   goes down with that message: a stage that stopped silently would leave work queued for
 //!   ever.
-//! - [`Policy::Restart`] — a source or a background job (RSS feeds, the Telegram reader, the
+//! - [`Supervisor::spawn_restarting`] — a source or a background job (RSS feeds, the Telegram reader, the
 //!   daily report). When it fails or panics it is started again after a backoff that doubles
 //!   from 500 ms to one minute; while it is down `/readyz` reports it not ready with the
 //!   reason, and it becomes ready again once a restart has run for ten seconds.
@@ -21,15 +21,6 @@ use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
 use crate::server::Health;
-
-/// What happens when a supervised task ends before shutdown.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Policy {
-    /// The process stops with the task's name and error.
-    Fatal,
-    /// The task is started again with backoff.
-    Restart,
-}
 
 /// How restarts are paced.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -95,16 +86,7 @@ impl Supervisor {
         self.shutdown.clone()
     }
 
-    /// How many tasks run.
-    pub fn len(&self) -> usize {
-        self.tasks.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.tasks.is_empty()
-    }
-
-    /// Starts a task whose end stops the process ([`Policy::Fatal`]).
+    /// Starts a task whose end stops the process (a stage).
     pub fn spawn<F>(&mut self, name: &'static str, task: F)
     where
         F: Future<Output = anyhow::Result<()>> + Send + 'static,
@@ -113,7 +95,7 @@ impl Supervisor {
     }
 
     /// Starts a task that is restarted with backoff whenever it fails, panics or returns
-    /// before shutdown ([`Policy::Restart`]). `make` builds one run of it.
+    /// before shutdown (a source or a background job). `make` builds one run of it.
     pub fn spawn_restarting<M, F>(&mut self, name: &'static str, make: M)
     where
         M: Fn() -> F + Send + 'static,
@@ -125,18 +107,6 @@ impl Supervisor {
             restart_loop(name, make, shutdown, health, timing).await;
             (name, Ok(()))
         });
-    }
-
-    /// Starts a task with the given policy.
-    pub fn spawn_with<M, F>(&mut self, name: &'static str, policy: Policy, make: M)
-    where
-        M: Fn() -> F + Send + 'static,
-        F: Future<Output = anyhow::Result<()>> + Send + 'static,
-    {
-        match policy {
-            Policy::Fatal => self.spawn(name, make()),
-            Policy::Restart => self.spawn_restarting(name, make),
-        }
     }
 
     /// Whether a task has ended; `Some(error)` names it. Does not wait.

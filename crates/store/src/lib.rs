@@ -1,5 +1,6 @@
 //! jobwire's repositories: one [`Store`] trait over everything the stages persist, and its
-//! SQLite implementation for the embedded mode.
+//! one implementation, [`SqlStore`], over SQLite (embedded mode) and PostgreSQL
+//! (distributed mode).
 //!
 //! The database is the source of truth. Every post, classification and delivery has a row
 //! with a status, written before the message that names it moves on, so a restarted process
@@ -8,7 +9,7 @@
 //! for deliveries.
 //!
 //! **Architecture invariant:** the stages never see SQL. They speak in the row types of this
-//! crate; a second backend (PostgreSQL) implements the same trait and passes the same tests.
+//! crate; both databases run the same queries (`shared.rs`) and pass the same test suite.
 
 mod codec;
 mod deliveries;

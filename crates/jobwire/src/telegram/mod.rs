@@ -12,7 +12,7 @@
 //! - `login` — [`login()`] / [`login_command`]: signs an account in once from the terminal.
 //! - `doctor` — [`doctor()`] / [`print`]: checks everything the configuration points at, one
 //!   line each; its bot and LLM probes also serve [`crate::preflight::check`].
-//! - `reader` — [`run_reader`] / [`spawn_reader`] / [`read_channels`]: connects the accounts
+//! - `reader` — [`run_reader`] (run under the parser role's supervisor) / [`read_channels`]: connects the accounts
 //!   and hands every post to the intake stage.
 //! - `alerts` — [`admin_alert_fn`] and the reader's alerts, sent to the admin chat through a
 //!   bot.
@@ -27,6 +27,6 @@ mod section;
 pub use alerts::admin_alert_fn;
 pub use doctor::{Check, doctor, print};
 pub use login::{login, login_command};
-pub use reader::{read_channels, run_reader, spawn_reader};
+pub use reader::{read_channels, run_reader};
 pub use reader_store::{NS_ASSIGN, NS_CURSOR, NS_PEER, RESTART_REWIND, SqlReaderStore};
 pub use section::{AccountSection, MtprotoSection};

@@ -74,18 +74,6 @@ pub async fn run_reader(
     .await
 }
 
-/// [`run_reader`] on its own task, with owned copies of its arguments.
-pub fn spawn_reader(
-    settings: &Settings,
-    section: &MtprotoSection,
-    intake: Arc<IntakeStage>,
-    store: Arc<dyn Store>,
-    shutdown: CancellationToken,
-) -> tokio::task::JoinHandle<anyhow::Result<()>> {
-    let (settings, section) = (settings.clone(), section.clone());
-    tokio::spawn(async move { run_reader(&settings, &section, intake, store, shutdown).await })
-}
-
 /// The reader over accounts that are already connected: builds the [`Reader`] with a
 /// [`SqlReaderStore`], adds the channels ([`MtprotoSection::all_channel_refs`]) and consumes
 /// its events until `shutdown` or until the reader stops.
