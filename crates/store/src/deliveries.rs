@@ -1,204 +1,164 @@
-//! Fan-out and delivery status changes, one row at a time: what SQLite runs (one writer, no
-//! round trips worth saving) and what PostgreSQL runs for the updates it does not batch.
+//! Fan-out and delivery: one row per (job, subscriber), its status and Telegram message ids.
 
-use crate::codec::ms;
-use crate::shared::BUMP_SUBSCRIBERS_VERSION;
+use async_trait::async_trait;
+use chrono::{DateTime, Utc};
+
+use crate::codec::{self, ms};
 use crate::sql::{Cols, Dialect, Sql};
 use crate::*;
 
-/// Whether a new delivery waits for quiet hours (`held`) or goes now (`pending`).
-pub(crate) fn initial_status(delivery: &NewDelivery, now: i64) -> DeliveryStatus {
-    if delivery.not_before.is_some_and(|t| ms(t) > now) {
-        DeliveryStatus::Held
-    } else {
-        DeliveryStatus::Pending
-    }
-}
-
-/// Stores (or replaces) a job's rendered parts.
-pub(crate) const UPSERT_RENDER: &str = "INSERT INTO job_renders (post_id, parts) VALUES ($1, $2)
-     ON CONFLICT (post_id) DO UPDATE SET parts = excluded.parts";
-
-/// A job whose deliveries are written moves on (and only a job: never back from later).
-pub(crate) const MARK_FANNED_OUT: &str =
-    "UPDATE posts SET status = 'fanned_out', updated_at = $1 WHERE id = $2 AND status = 'job'";
-
-impl<DB: Dialect> SqlStore<DB> {
-    /// [`Store::fan_out`] with one insert per delivery, in one transaction.
-    pub(crate) async fn fan_out_each(
+/// Fan-out and delivery: one row per (job, subscriber), its status and Telegram message ids.
+#[async_trait]
+pub trait DeliveryStore: Send + Sync {
+    /// Atomically stores the job's rendered parts, inserts one delivery per subscriber
+    /// (ignoring ones that exist) and marks the post `fanned_out`. Returns the ids of the
+    /// deliveries that are ready to send now.
+    async fn fan_out(
         &self,
         post_id: PostId,
         parts: &[String],
         deliveries: &[NewDelivery],
-        now: i64,
-    ) -> Result<Vec<DeliveryId>> {
-        let mut tx = self.write.begin().await?;
-        Sql::<DB>::new(UPSERT_RENDER)
-            .int(post_id)
-            .json(Some(parts))
-            .execute(&mut tx)
-            .await?;
-        let mut ready = Vec::new();
-        for d in deliveries {
-            let status = initial_status(d, now);
-            let inserted = Sql::<DB>::new(
-                "INSERT INTO deliveries (post_id, subscriber_id, chat_id, bot, status, not_before,
-                     created_at, updated_at)
-                 VALUES ($1, $2, $3, $4, $5, $6, $7, $7)
-                 ON CONFLICT (post_id, subscriber_id) DO NOTHING
-                 RETURNING id",
-            )
-            .int(post_id)
-            .int(d.subscriber_id)
-            .int(d.chat_id)
-            .text(d.bot.as_str())
-            .text(status.as_str())
-            .int(d.not_before.map(ms))
-            .int(now)
-            .fetch_optional(&mut tx)
-            .await?;
-            if let (Some(row), DeliveryStatus::Pending) = (inserted, status) {
-                ready.push(Cols::<DB>::new(&row).id()?.into());
-            }
-        }
-        Self::finish_fan_out(tx, post_id, now, ready).await
-    }
+        now: DateTime<Utc>,
+    ) -> Result<Vec<DeliveryId>>;
 
-    /// The end of every fan-out: the job moves to `fanned_out` (only from `job`, never back
-    /// from later) and the transaction commits; `ready` are the deliveries to send now.
-    pub(crate) async fn finish_fan_out(
-        mut tx: sqlx::Transaction<'static, DB>,
-        post_id: PostId,
-        now: i64,
-        ready: Vec<DeliveryId>,
-    ) -> Result<Vec<DeliveryId>> {
-        Sql::<DB>::new(MARK_FANNED_OUT)
-            .int(now)
-            .int(post_id)
-            .execute(&mut tx)
-            .await?;
-        tx.commit().await?;
-        Ok(ready)
-    }
+    async fn job_render(&self, post_id: PostId) -> Result<Option<Vec<String>>>;
 
-    /// [`Store::apply_delivery_updates`] with one statement per update, in one transaction.
-    pub(crate) async fn apply_each(
+    async fn delivery(&self, id: DeliveryId) -> Result<Option<DeliveryRow>>;
+
+    /// Applies status changes of several deliveries in one transaction. For each update,
+    /// says whether it applied (a `Claim` applies only to a `pending` delivery).
+    async fn apply_delivery_updates(
         &self,
         updates: &[DeliveryUpdate],
-        now: i64,
+        now: DateTime<Utc>,
+    ) -> Result<Vec<bool>>;
+
+    /// Moves held deliveries whose time has come to `pending`; returns them.
+    async fn release_held_deliveries(
+        &self,
+        now: DateTime<Utc>,
+        limit: u32,
+    ) -> Result<Vec<DeliveryId>>;
+
+    async fn deliveries_in_status(
+        &self,
+        status: DeliveryStatus,
+        limit: u32,
+    ) -> Result<Vec<DeliveryId>>;
+
+    /// Deliveries left in `sending` since before `stale_before` by a sender that died: the
+    /// call may or may not have reached Telegram. They are put back to `pending` (marked
+    /// `resent_after_crash`) and returned. A single process passes `now` at start-up; with
+    /// several senders, `now` minus a lease longer than any send.
+    async fn recover_interrupted_deliveries(
+        &self,
+        stale_before: DateTime<Utc>,
+        now: DateTime<Utc>,
+    ) -> Result<Vec<DeliveryId>>;
+
+    /// The post a bot's message in a chat delivered (a subscriber replied `/wrong` to it).
+    async fn post_of_message(
+        &self,
+        bot: &str,
+        chat_id: i64,
+        message_id: i64,
+    ) -> Result<Option<PostId>>;
+}
+
+#[async_trait]
+impl<DB: Dialect> DeliveryStore for SqlStore<DB> {
+    async fn fan_out(
+        &self,
+        post_id: PostId,
+        parts: &[String],
+        deliveries: &[NewDelivery],
+        now: DateTime<Utc>,
+    ) -> Result<Vec<DeliveryId>> {
+        DB::fan_out(self, post_id, parts, deliveries, ms(now)).await
+    }
+
+    async fn job_render(&self, post_id: PostId) -> Result<Option<Vec<String>>> {
+        const SQL: &str = "SELECT parts FROM job_renders WHERE post_id = $1";
+        self.one(SQL, post_id, |row| Cols::<DB>::new(row).json("parts"))
+            .await
+    }
+
+    async fn delivery(&self, id: DeliveryId) -> Result<Option<DeliveryRow>> {
+        const SQL: &str = "SELECT * FROM deliveries WHERE id = $1";
+        self.one(SQL, id, codec::delivery_row::<DB>).await
+    }
+
+    async fn apply_delivery_updates(
+        &self,
+        updates: &[DeliveryUpdate],
+        now: DateTime<Utc>,
     ) -> Result<Vec<bool>> {
-        let mut tx = self.write.begin().await?;
-        let mut applied = Vec::with_capacity(updates.len());
-        for update in updates {
-            applied.push(Self::apply_one(&mut tx, update, now).await?);
+        if updates.is_empty() {
+            return Ok(Vec::new());
         }
-        tx.commit().await?;
-        Ok(applied)
+        DB::apply_delivery_updates(self, updates, ms(now)).await
     }
 
-    /// Applies one status change; says whether it applied (a `Claim` applies only to a
-    /// `pending` delivery, the others only to deliveries still open).
-    pub(crate) async fn apply_one(
-        conn: &mut DB::Connection,
-        update: &DeliveryUpdate,
-        now: i64,
-    ) -> Result<bool> {
-        let changed = match update {
-            DeliveryUpdate::Claim { id } => {
-                Sql::<DB>::new(
-                    "UPDATE deliveries SET status = 'sending', attempts = attempts + 1,
-                         updated_at = $1
-                     WHERE id = $2 AND status = 'pending'",
-                )
-                .int(now)
-                .int(*id)
-                .execute(crate::sql::Exec::Conn(conn))
-                .await?
-            }
-            DeliveryUpdate::PartSent { id, message_id } => {
-                Sql::<DB>::new(DB::PART_SENT)
-                    .int(*message_id)
-                    .int(now)
-                    .int(*id)
-                    .execute(crate::sql::Exec::Conn(conn))
-                    .await?
-            }
-            DeliveryUpdate::Sent { id } => {
-                Sql::<DB>::new(
-                    "UPDATE deliveries SET status = 'sent', sent_at = $1, updated_at = $1,
-                         error = NULL
-                     WHERE id = $2 AND status = 'sending'",
-                )
-                .int(now)
-                .int(*id)
-                .execute(crate::sql::Exec::Conn(conn))
-                .await?
-            }
-            DeliveryUpdate::Retry { id, at, error } => {
-                Sql::<DB>::new(
-                    "UPDATE deliveries SET status = 'held', not_before = $1, error = $2,
-                         updated_at = $3
-                     WHERE id = $4 AND status IN ('sending', 'pending')",
-                )
-                .int(ms(*at))
-                .text(error.as_str())
-                .int(now)
-                .int(*id)
-                .execute(crate::sql::Exec::Conn(conn))
-                .await?
-            }
-            DeliveryUpdate::Blocked { id, error } => {
-                return Self::block(conn, *id, error, now).await;
-            }
-            DeliveryUpdate::Failed { id, error } => {
-                Sql::<DB>::new(
-                    "UPDATE deliveries SET status = 'failed', error = $1, updated_at = $2
-                     WHERE id = $3 AND status IN ('sending', 'pending', 'held')",
-                )
-                .text(error.as_str())
-                .int(now)
-                .int(*id)
-                .execute(crate::sql::Exec::Conn(conn))
-                .await?
-            }
-        };
-        Ok(changed > 0)
+    async fn release_held_deliveries(
+        &self,
+        now: DateTime<Utc>,
+        limit: u32,
+    ) -> Result<Vec<DeliveryId>> {
+        let ids = Sql::<DB>::new(DB::RELEASE_HELD_DELIVERIES)
+            .int(ms(now))
+            .int(i64::from(limit))
+            .ids(&self.write)
+            .await?;
+        Ok(ids.into_iter().map(Into::into).collect())
     }
 
-    /// A 403 on delivery `id`: the subscriber is marked blocked (bumping the subscribers
-    /// version) and every delivery still open for them is blocked too.
-    async fn block(
-        conn: &mut DB::Connection,
-        id: DeliveryId,
-        error: &str,
-        now: i64,
-    ) -> Result<bool> {
-        let newly_blocked = Sql::<DB>::new(
-            "UPDATE subscribers SET blocked = TRUE, updated_at = $1
-             WHERE id = (SELECT subscriber_id FROM deliveries WHERE id = $2) AND NOT blocked",
-        )
-        .int(now)
-        .int(id)
-        .execute(crate::sql::Exec::Conn(&mut *conn))
-        .await?;
-        if newly_blocked > 0 {
-            Sql::<DB>::new(BUMP_SUBSCRIBERS_VERSION)
-                .execute(crate::sql::Exec::Conn(&mut *conn))
+    async fn deliveries_in_status(
+        &self,
+        status: DeliveryStatus,
+        limit: u32,
+    ) -> Result<Vec<DeliveryId>> {
+        let ids =
+            Sql::<DB>::new("SELECT id FROM deliveries WHERE status = $1 ORDER BY id LIMIT $2")
+                .text(status.as_str())
+                .int(i64::from(limit))
+                .ids(&self.read)
                 .await?;
-        }
-        // This delivery, and everything still queued for this subscriber, will not be sent.
-        // Deliveries of theirs in flight on other bots are left to finish.
-        let blocked = Sql::<DB>::new(
-            "UPDATE deliveries SET status = 'blocked', error = $1, updated_at = $2
-             WHERE (id = $3 AND status IN ('pending', 'held', 'sending'))
-                OR (subscriber_id = (SELECT subscriber_id FROM deliveries WHERE id = $3)
-                    AND status IN ('pending', 'held'))",
+        Ok(ids.into_iter().map(Into::into).collect())
+    }
+
+    async fn recover_interrupted_deliveries(
+        &self,
+        stale_before: DateTime<Utc>,
+        now: DateTime<Utc>,
+    ) -> Result<Vec<DeliveryId>> {
+        // A concurrent caller waits for the rows this one changes, re-checks them, finds them
+        // `pending` and leaves them: each row is returned once.
+        let mut ids = Sql::<DB>::new(
+            "UPDATE deliveries SET status = 'pending', resent_after_crash = resent_after_crash + 1,
+                 updated_at = $1
+             WHERE status = 'sending' AND updated_at < $2 RETURNING id",
         )
-        .text(error)
-        .int(now)
-        .int(id)
-        .execute(crate::sql::Exec::Conn(conn))
+        .int(ms(now))
+        .int(ms(stale_before))
+        .ids(&self.write)
         .await?;
-        Ok(blocked > 0)
+        ids.sort_unstable();
+        Ok(ids.into_iter().map(Into::into).collect())
+    }
+
+    async fn post_of_message(
+        &self,
+        bot: &str,
+        chat_id: i64,
+        message_id: i64,
+    ) -> Result<Option<PostId>> {
+        let row = Sql::<DB>::new(DB::POST_OF_MESSAGE)
+            .int(chat_id)
+            .text(bot)
+            .int(message_id)
+            .fetch_optional(&self.read)
+            .await?;
+        row.map(|row| Cols::<DB>::new(&row).int("post_id").map(PostId))
+            .transpose()
     }
 }

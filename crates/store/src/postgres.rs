@@ -24,7 +24,7 @@ use async_trait::async_trait;
 use sqlx::postgres::{PgConnectOptions, PgPoolOptions, PgRow};
 use sqlx::{Column, Postgres, Row, TypeInfo};
 
-use crate::deliveries::{UPSERT_RENDER, initial_status};
+use crate::row_by_row::{UPSERT_RENDER, initial_status};
 use crate::sql::{Dialect, Sql, sqlx_values};
 use crate::*;
 

@@ -6,7 +6,7 @@ mod suite;
 
 use std::path::PathBuf;
 
-use jobwire_store::{SqliteStore, Store, StoreError};
+use jobwire_store::{ChannelStore, SqliteStore, StoreError};
 use tempfile::TempDir;
 
 async fn fresh() -> (TempDir, PathBuf, SqliteStore) {

@@ -6,7 +6,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use jobwire::testbed::{bot_token, seed_job, temp_db};
-use jobwire_store::{DeliveryStatus, SqliteStore, Store};
+use jobwire_store::{DeliveryStatus, DeliveryStore, ReportingStore, SqliteStore};
 use jobwire_testkit::telegram::RateLimits;
 
 use crate::support::*;

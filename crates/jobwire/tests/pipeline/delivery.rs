@@ -6,7 +6,7 @@ use std::time::Duration;
 use chrono::Utc;
 use jobwire::testbed::{Bed, seed_job, start_pipeline, temp_db};
 use jobwire_deliver::RateLimitConfig;
-use jobwire_store::{NewDelivery, SqliteStore, Store};
+use jobwire_store::{DeliveryStore, NewDelivery, SqliteStore, SubscriberStore};
 use jobwire_testkit::telegram::RateLimits;
 
 use crate::support::*;

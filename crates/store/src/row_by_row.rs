@@ -1,0 +1,204 @@
+//! Fan-out and delivery status changes, one row at a time: what SQLite runs (one writer, no
+//! round trips worth saving) and what PostgreSQL runs for the updates it does not batch.
+
+use crate::codec::ms;
+use crate::sql::{Cols, Dialect, Sql};
+use crate::subscribers::BUMP_SUBSCRIBERS_VERSION;
+use crate::*;
+
+/// Whether a new delivery waits for quiet hours (`held`) or goes now (`pending`).
+pub(crate) fn initial_status(delivery: &NewDelivery, now: i64) -> DeliveryStatus {
+    if delivery.not_before.is_some_and(|t| ms(t) > now) {
+        DeliveryStatus::Held
+    } else {
+        DeliveryStatus::Pending
+    }
+}
+
+/// Stores (or replaces) a job's rendered parts.
+pub(crate) const UPSERT_RENDER: &str = "INSERT INTO job_renders (post_id, parts) VALUES ($1, $2)
+     ON CONFLICT (post_id) DO UPDATE SET parts = excluded.parts";
+
+/// A job whose deliveries are written moves on (and only a job: never back from later).
+pub(crate) const MARK_FANNED_OUT: &str =
+    "UPDATE posts SET status = 'fanned_out', updated_at = $1 WHERE id = $2 AND status = 'job'";
+
+impl<DB: Dialect> SqlStore<DB> {
+    /// [`Store::fan_out`] with one insert per delivery, in one transaction.
+    pub(crate) async fn fan_out_each(
+        &self,
+        post_id: PostId,
+        parts: &[String],
+        deliveries: &[NewDelivery],
+        now: i64,
+    ) -> Result<Vec<DeliveryId>> {
+        let mut tx = self.write.begin().await?;
+        Sql::<DB>::new(UPSERT_RENDER)
+            .int(post_id)
+            .json(Some(parts))
+            .execute(&mut tx)
+            .await?;
+        let mut ready = Vec::new();
+        for d in deliveries {
+            let status = initial_status(d, now);
+            let inserted = Sql::<DB>::new(
+                "INSERT INTO deliveries (post_id, subscriber_id, chat_id, bot, status, not_before,
+                     created_at, updated_at)
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $7)
+                 ON CONFLICT (post_id, subscriber_id) DO NOTHING
+                 RETURNING id",
+            )
+            .int(post_id)
+            .int(d.subscriber_id)
+            .int(d.chat_id)
+            .text(d.bot.as_str())
+            .text(status.as_str())
+            .int(d.not_before.map(ms))
+            .int(now)
+            .fetch_optional(&mut tx)
+            .await?;
+            if let (Some(row), DeliveryStatus::Pending) = (inserted, status) {
+                ready.push(Cols::<DB>::new(&row).id()?.into());
+            }
+        }
+        Self::finish_fan_out(tx, post_id, now, ready).await
+    }
+
+    /// The end of every fan-out: the job moves to `fanned_out` (only from `job`, never back
+    /// from later) and the transaction commits; `ready` are the deliveries to send now.
+    pub(crate) async fn finish_fan_out(
+        mut tx: sqlx::Transaction<'static, DB>,
+        post_id: PostId,
+        now: i64,
+        ready: Vec<DeliveryId>,
+    ) -> Result<Vec<DeliveryId>> {
+        Sql::<DB>::new(MARK_FANNED_OUT)
+            .int(now)
+            .int(post_id)
+            .execute(&mut tx)
+            .await?;
+        tx.commit().await?;
+        Ok(ready)
+    }
+
+    /// [`Store::apply_delivery_updates`] with one statement per update, in one transaction.
+    pub(crate) async fn apply_each(
+        &self,
+        updates: &[DeliveryUpdate],
+        now: i64,
+    ) -> Result<Vec<bool>> {
+        let mut tx = self.write.begin().await?;
+        let mut applied = Vec::with_capacity(updates.len());
+        for update in updates {
+            applied.push(Self::apply_one(&mut tx, update, now).await?);
+        }
+        tx.commit().await?;
+        Ok(applied)
+    }
+
+    /// Applies one status change; says whether it applied (a `Claim` applies only to a
+    /// `pending` delivery, the others only to deliveries still open).
+    pub(crate) async fn apply_one(
+        conn: &mut DB::Connection,
+        update: &DeliveryUpdate,
+        now: i64,
+    ) -> Result<bool> {
+        let changed = match update {
+            DeliveryUpdate::Claim { id } => {
+                Sql::<DB>::new(
+                    "UPDATE deliveries SET status = 'sending', attempts = attempts + 1,
+                         updated_at = $1
+                     WHERE id = $2 AND status = 'pending'",
+                )
+                .int(now)
+                .int(*id)
+                .execute(crate::sql::Exec::Conn(conn))
+                .await?
+            }
+            DeliveryUpdate::PartSent { id, message_id } => {
+                Sql::<DB>::new(DB::PART_SENT)
+                    .int(*message_id)
+                    .int(now)
+                    .int(*id)
+                    .execute(crate::sql::Exec::Conn(conn))
+                    .await?
+            }
+            DeliveryUpdate::Sent { id } => {
+                Sql::<DB>::new(
+                    "UPDATE deliveries SET status = 'sent', sent_at = $1, updated_at = $1,
+                         error = NULL
+                     WHERE id = $2 AND status = 'sending'",
+                )
+                .int(now)
+                .int(*id)
+                .execute(crate::sql::Exec::Conn(conn))
+                .await?
+            }
+            DeliveryUpdate::Retry { id, at, error } => {
+                Sql::<DB>::new(
+                    "UPDATE deliveries SET status = 'held', not_before = $1, error = $2,
+                         updated_at = $3
+                     WHERE id = $4 AND status IN ('sending', 'pending')",
+                )
+                .int(ms(*at))
+                .text(error.as_str())
+                .int(now)
+                .int(*id)
+                .execute(crate::sql::Exec::Conn(conn))
+                .await?
+            }
+            DeliveryUpdate::Blocked { id, error } => {
+                return Self::block(conn, *id, error, now).await;
+            }
+            DeliveryUpdate::Failed { id, error } => {
+                Sql::<DB>::new(
+                    "UPDATE deliveries SET status = 'failed', error = $1, updated_at = $2
+                     WHERE id = $3 AND status IN ('sending', 'pending', 'held')",
+                )
+                .text(error.as_str())
+                .int(now)
+                .int(*id)
+                .execute(crate::sql::Exec::Conn(conn))
+                .await?
+            }
+        };
+        Ok(changed > 0)
+    }
+
+    /// A 403 on delivery `id`: the subscriber is marked blocked (bumping the subscribers
+    /// version) and every delivery still open for them is blocked too.
+    async fn block(
+        conn: &mut DB::Connection,
+        id: DeliveryId,
+        error: &str,
+        now: i64,
+    ) -> Result<bool> {
+        let newly_blocked = Sql::<DB>::new(
+            "UPDATE subscribers SET blocked = TRUE, updated_at = $1
+             WHERE id = (SELECT subscriber_id FROM deliveries WHERE id = $2) AND NOT blocked",
+        )
+        .int(now)
+        .int(id)
+        .execute(crate::sql::Exec::Conn(&mut *conn))
+        .await?;
+        if newly_blocked > 0 {
+            Sql::<DB>::new(BUMP_SUBSCRIBERS_VERSION)
+                .execute(crate::sql::Exec::Conn(&mut *conn))
+                .await?;
+        }
+        // This delivery, and everything still queued for this subscriber, will not be sent.
+        // Deliveries of theirs in flight on other bots are left to finish.
+        let blocked = Sql::<DB>::new(
+            "UPDATE deliveries SET status = 'blocked', error = $1, updated_at = $2
+             WHERE (id = $3 AND status IN ('pending', 'held', 'sending'))
+                OR (subscriber_id = (SELECT subscriber_id FROM deliveries WHERE id = $3)
+                    AND status IN ('pending', 'held'))",
+        )
+        .text(error)
+        .int(now)
+        .int(id)
+        .execute(crate::sql::Exec::Conn(conn))
+        .await?;
+        Ok(blocked > 0)
+    }
+}

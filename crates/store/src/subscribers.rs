@@ -1,0 +1,141 @@
+//! Subscribers: their chats, categories, filters and whether they blocked the bots.
+
+use async_trait::async_trait;
+use chrono::{DateTime, Utc};
+
+use crate::codec::{self, ms};
+use crate::sql::{Cols, Dialect, Sql};
+use crate::*;
+
+/// The statement that marks the subscriber list changed (the fan-out index reloads).
+pub(crate) const BUMP_SUBSCRIBERS_VERSION: &str =
+    "UPDATE meta SET value = value + 1 WHERE key = 'subscribers_version'";
+
+/// Subscribers: their chats, categories, filters and whether they blocked the bots.
+#[async_trait]
+pub trait SubscriberStore: Send + Sync {
+    async fn upsert_subscriber(
+        &self,
+        spec: &SubscriberSpec,
+        now: DateTime<Utc>,
+    ) -> Result<SubscriberId>;
+
+    async fn subscribers(&self) -> Result<Vec<SubscriberRow>>;
+
+    /// A number that changes whenever any subscriber changes.
+    async fn subscribers_version(&self) -> Result<i64>;
+
+    /// The subscriber of a chat.
+    async fn subscriber_by_chat(&self, chat_id: i64) -> Result<Option<SubscriberRow>>;
+
+    /// Marks a chat's subscriber blocked (Telegram answered 403) or unblocked (they wrote to a
+    /// bot again). Returns whether a subscriber exists.
+    async fn set_subscriber_blocked(
+        &self,
+        chat_id: i64,
+        blocked: bool,
+        now: DateTime<Utc>,
+    ) -> Result<bool>;
+}
+
+#[async_trait]
+impl<DB: Dialect> SubscriberStore for SqlStore<DB> {
+    async fn upsert_subscriber(
+        &self,
+        spec: &SubscriberSpec,
+        now: DateTime<Utc>,
+    ) -> Result<SubscriberId> {
+        let quiet = spec.quiet_hours.as_ref();
+        let min_budget = spec
+            .min_budget
+            .as_deref()
+            .map(serde_json::from_str::<serde_json::Value>)
+            .transpose()
+            .map_err(|e| StoreError::Corrupt {
+                column: "subscribers.min_budget",
+                detail: e.to_string(),
+            })?;
+        let mut tx = self.write.begin().await?;
+        let row = Sql::<DB>::new(
+            "INSERT INTO subscribers (chat_id, name, categories, include_terms, exclude_terms,
+                 paused, quiet_start, quiet_end, time_zone, created_at, updated_at, min_budget)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $10, $11)
+             ON CONFLICT (chat_id) DO UPDATE SET name = excluded.name,
+                 categories = excluded.categories, include_terms = excluded.include_terms,
+                 exclude_terms = excluded.exclude_terms, paused = excluded.paused,
+                 quiet_start = excluded.quiet_start, quiet_end = excluded.quiet_end,
+                 time_zone = excluded.time_zone, updated_at = excluded.updated_at,
+                 min_budget = excluded.min_budget
+             RETURNING id",
+        )
+        .int(spec.chat_id)
+        .text(spec.name.as_deref())
+        .json(Some(&spec.categories))
+        .json(Some(&spec.include))
+        .json(Some(&spec.exclude))
+        .flag(spec.paused)
+        .text(quiet.map(|q| q.start.as_str()))
+        .text(quiet.map(|q| q.end.as_str()))
+        .text(quiet.map(|q| q.time_zone.as_str()))
+        .int(ms(now))
+        .json(min_budget.as_ref())
+        .fetch_one(&mut tx)
+        .await?;
+        Sql::<DB>::new(BUMP_SUBSCRIBERS_VERSION)
+            .execute(&mut tx)
+            .await?;
+        tx.commit().await?;
+        Ok(Cols::<DB>::new(&row).id()?.into())
+    }
+
+    async fn subscribers(&self) -> Result<Vec<SubscriberRow>> {
+        let rows = Sql::<DB>::new("SELECT * FROM subscribers ORDER BY id")
+            .fetch_all(&self.read)
+            .await?;
+        rows.iter().map(codec::subscriber_row::<DB>).collect()
+    }
+
+    async fn subscribers_version(&self) -> Result<i64> {
+        let row = Sql::<DB>::new("SELECT value FROM meta WHERE key = 'subscribers_version'")
+            .fetch_one(&self.read)
+            .await?;
+        Cols::<DB>::new(&row).int("value")
+    }
+
+    async fn subscriber_by_chat(&self, chat_id: i64) -> Result<Option<SubscriberRow>> {
+        const SQL: &str = "SELECT * FROM subscribers WHERE chat_id = $1";
+        self.one(SQL, chat_id, codec::subscriber_row::<DB>).await
+    }
+
+    async fn set_subscriber_blocked(
+        &self,
+        chat_id: i64,
+        blocked: bool,
+        now: DateTime<Utc>,
+    ) -> Result<bool> {
+        let mut tx = self.write.begin().await?;
+        // The row lock of the update makes concurrent callers bump the version once.
+        let changed = Sql::<DB>::new(
+            "UPDATE subscribers SET blocked = $1, updated_at = $2
+             WHERE chat_id = $3 AND blocked <> $1",
+        )
+        .flag(blocked)
+        .int(ms(now))
+        .int(chat_id)
+        .execute(&mut tx)
+        .await?;
+        if changed > 0 {
+            Sql::<DB>::new(BUMP_SUBSCRIBERS_VERSION)
+                .execute(&mut tx)
+                .await?;
+            tx.commit().await?;
+            return Ok(true);
+        }
+        let exists = Sql::<DB>::new("SELECT id FROM subscribers WHERE chat_id = $1")
+            .int(chat_id)
+            .fetch_optional(&mut tx)
+            .await?;
+        tx.commit().await?;
+        Ok(exists.is_some())
+    }
+}
