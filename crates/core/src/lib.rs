@@ -6,6 +6,7 @@
 //! types. Everything here is deterministic and testable with plain values; the edges
 //! (`intake`, `classify`, `deliver`, `store`) do the talking.
 
+pub mod amount;
 pub mod category;
 pub mod dataset;
 pub mod dedup;

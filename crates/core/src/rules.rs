@@ -5,8 +5,8 @@
 //!
 //! Matching is a substring search for [`Term::pattern`] followed by a cheap boundary check,
 //! [`Term::accepts_match`]. [`CompiledRules`] does both for one channel with one
-//! Aho-Corasick automaton; other indexes (the subscriber filters) can reuse the same two
-//! methods over their own automaton.
+//! Aho-Corasick automaton; other indexes (the subscriber filters) reuse the same two
+//! methods over their own `PatternSet`.
 
 use std::collections::HashMap;
 use std::fmt;
@@ -216,11 +216,8 @@ enum Side {
 /// [`ChannelRules`] compiled into one Aho-Corasick automaton, for checking many posts.
 #[derive(Debug, Clone)]
 pub struct CompiledRules {
-    /// `None` only if the automaton could not be built (absurdly many terms): then the
-    /// patterns are searched one by one.
-    automaton: Option<AhoCorasick>,
-    /// Distinct patterns, indexed by the automaton's pattern id.
-    patterns: Vec<String>,
+    /// The distinct patterns of all terms.
+    patterns: PatternSet,
     /// The terms behind each pattern (a word and a hashtag can share one).
     terms: Vec<Vec<(Term, Side)>>,
     has_include: bool,
@@ -255,17 +252,8 @@ impl CompiledRules {
         }
         let has_include = !rules.include.is_empty();
         let has_exclude = terms.iter().flatten().any(|(_, s)| *s == Side::Exclude);
-        let automaton = if patterns.is_empty() {
-            None
-        } else {
-            AhoCorasickBuilder::new()
-                .match_kind(MatchKind::Standard)
-                .build(&patterns)
-                .ok()
-        };
         Self {
-            automaton,
-            patterns,
+            patterns: PatternSet::new(patterns),
             terms,
             has_include,
             has_exclude,
@@ -297,19 +285,9 @@ impl CompiledRules {
             }
             None
         };
-        if let Some(automaton) = &self.automaton {
-            for m in automaton.find_overlapping_iter(normalized_text) {
-                if let Some(decision) = on_hit(m.pattern().as_usize(), m.start(), m.end()) {
-                    return decision;
-                }
-            }
-        } else {
-            for (id, pattern) in self.patterns.iter().enumerate() {
-                for (start, _) in overlapping_indices(normalized_text, pattern) {
-                    if let Some(decision) = on_hit(id, start, start + pattern.len()) {
-                        return decision;
-                    }
-                }
+        for (id, start, end) in self.patterns.find_all(normalized_text) {
+            if let Some(decision) = on_hit(id, start, end) {
+                return decision;
             }
         }
         if included {
@@ -317,6 +295,61 @@ impl CompiledRules {
         } else {
             RuleDecision::NoIncludeMatched
         }
+    }
+}
+
+/// Distinct non-empty patterns, searched for together: one Aho-Corasick automaton finds
+/// every (overlapping) occurrence of each in one pass over a text.
+#[derive(Debug, Clone)]
+pub(crate) struct PatternSet {
+    patterns: Vec<String>,
+    /// `None` when there are no patterns, or if the automaton could not be built (absurdly
+    /// many of them): then the patterns are searched one by one.
+    automaton: Option<AhoCorasick>,
+}
+
+impl PatternSet {
+    pub(crate) fn new(patterns: Vec<String>) -> PatternSet {
+        let automaton = if patterns.is_empty() {
+            None
+        } else {
+            AhoCorasickBuilder::new()
+                .match_kind(MatchKind::Standard)
+                .build(&patterns)
+                .ok()
+        };
+        PatternSet {
+            patterns,
+            automaton,
+        }
+    }
+
+    /// The number of patterns.
+    pub(crate) fn len(&self) -> usize {
+        self.patterns.len()
+    }
+
+    /// Every occurrence of every pattern in `text`, overlapping ones too: `(pattern index,
+    /// start, end)` in bytes.
+    pub(crate) fn find_all<'a>(
+        &'a self,
+        text: &'a str,
+    ) -> impl Iterator<Item = (usize, usize, usize)> + 'a {
+        let in_one_pass = self.automaton.iter().flat_map(move |automaton| {
+            automaton
+                .find_overlapping_iter(text)
+                .map(|m| (m.pattern().as_usize(), m.start(), m.end()))
+        });
+        let one_by_one = self
+            .patterns
+            .iter()
+            .enumerate()
+            .filter(|_| self.automaton.is_none())
+            .flat_map(move |(id, pattern)| {
+                overlapping_indices(text, pattern)
+                    .map(move |(start, p)| (id, start, start + p.len()))
+            });
+        in_one_pass.chain(one_by_one)
     }
 }
 

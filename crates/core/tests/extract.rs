@@ -188,42 +188,25 @@ fn field_accuracy_on_the_labeled_set() {
         "extraction accuracy on data/extract.jsonl ({} posts):",
         set.len()
     );
-    println!(
-        "  budget exact (amount ±1%, currency, basis; none = none): {}",
-        budget.show()
-    );
-    println!(
-        "  budget exact where one is stated:                       {}",
-        budget_stated.show()
-    );
-    println!(
-        "  budget found where one is stated:                       {}",
-        budget_found.show()
-    );
-    println!(
-        "  budget currency+basis where one is stated:              {}",
-        budget_currency_basis.show()
-    );
-    println!(
-        "  contact:                                                {}",
-        contact.show()
-    );
-    println!(
-        "  work mode (none = none):                                {}",
-        work_mode.show()
-    );
-    println!(
-        "  work mode where one is stated:                          {}",
-        work_mode_stated.show()
-    );
-    println!(
-        "  deadline stated or not:                                 {}",
-        deadline.show()
-    );
-    println!(
-        "  deadline found where one is stated:                     {}",
-        deadline_stated.show()
-    );
+    for (label, tally) in [
+        (
+            "budget exact (amount ±1%, currency, basis; none = none):",
+            &budget,
+        ),
+        ("budget exact where one is stated:", &budget_stated),
+        ("budget found where one is stated:", &budget_found),
+        (
+            "budget currency+basis where one is stated:",
+            &budget_currency_basis,
+        ),
+        ("contact:", &contact),
+        ("work mode (none = none):", &work_mode),
+        ("work mode where one is stated:", &work_mode_stated),
+        ("deadline stated or not:", &deadline),
+        ("deadline found where one is stated:", &deadline_stated),
+    ] {
+        println!("  {label:<55} {}", tally.show());
+    }
     println!(
         "  skills recall {skills_recall:.3} ({skills_found}/{skills_labeled}), precision vs. partial labels >= {skills_precision:.3} ({skills_found}/{skills_extracted})"
     );
@@ -233,20 +216,16 @@ fn field_accuracy_on_the_labeled_set() {
 
     // Floors just under what the extractor reaches (0.983 / 0.981 / 1.0 / 1.0 / 1.0 / 0.885 /
     // 0.81 when written), so a regression of more than two or three posts fails.
-    assert!(budget.rate() >= 0.95, "budget {}", budget.show());
-    assert!(
-        budget_currency_basis.rate() >= 0.95,
-        "budget currency+basis {}",
-        budget_currency_basis.show()
-    );
-    assert!(contact.rate() >= 0.95, "contact {}", contact.show());
-    assert!(work_mode.rate() >= 0.95, "work mode {}", work_mode.show());
-    assert!(
-        work_mode_stated.rate() >= 0.66,
-        "work mode stated {}",
-        work_mode_stated.show()
-    );
-    assert!(deadline.rate() >= 0.95, "deadline {}", deadline.show());
+    for (name, tally, floor) in [
+        ("budget", &budget, 0.95),
+        ("budget currency+basis", &budget_currency_basis, 0.95),
+        ("contact", &contact, 0.95),
+        ("work mode", &work_mode, 0.95),
+        ("work mode stated", &work_mode_stated, 0.66),
+        ("deadline", &deadline, 0.95),
+    ] {
+        assert!(tally.rate() >= floor, "{name} {}", tally.show());
+    }
     assert!(skills_recall >= 0.8, "skills recall {skills_recall:.3}");
     assert!(
         skills_precision >= 0.75,

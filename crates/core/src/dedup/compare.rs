@@ -86,22 +86,56 @@ pub fn compare(a: &Fingerprint, b: &Fingerprint) -> Comparison {
     compare_features(&a.features, &b.features)
 }
 
+/// What one fingerprint of a compared pair has, counted while merging.
+#[derive(Debug, Default)]
+struct Tally {
+    /// Money features.
+    money: usize,
+    /// Money features the other fingerprint does not have as money.
+    money_missing: usize,
+    /// Content features (words, numbers, money) the other lacks.
+    content_only: usize,
+    /// Numbers and amounts the other lacks.
+    numbers_only: usize,
+    /// Contact features.
+    contacts: usize,
+}
+
+impl Tally {
+    /// A feature the other fingerprint lacks.
+    fn add_unshared(&mut self, v: u32) {
+        self.money += usize::from(is_money(v));
+        self.money_missing += usize::from(is_money(v));
+        self.content_only += usize::from(is_content(v));
+        self.numbers_only += usize::from(is_number(v));
+        self.contacts += usize::from(is_contact(v));
+    }
+}
+
+fn is_content(v: u32) -> bool {
+    matches!(
+        FeatureKind::from_bits(v & 7),
+        Some(FeatureKind::Word | FeatureKind::Number | FeatureKind::Money)
+    )
+}
+
+fn is_money(v: u32) -> bool {
+    v & 7 == FeatureKind::Money as u32
+}
+
+fn is_number(v: u32) -> bool {
+    matches!(v & 7, 2 | 3)
+}
+
+fn is_contact(v: u32) -> bool {
+    v & 7 == FeatureKind::Contact as u32
+}
+
 pub(super) fn compare_features(fa: &[u32], fb: &[u32]) -> Comparison {
     let (mut i, mut j) = (0, 0);
     let mut shared = 0;
-    let (mut money_a, mut money_b, mut money_a_missing, mut money_b_missing) = (0, 0, 0, 0);
-    let (mut only_a, mut only_b) = (0, 0);
-    let is_content = |v: u32| {
-        matches!(
-            FeatureKind::from_bits(v & 7),
-            Some(FeatureKind::Word | FeatureKind::Number | FeatureKind::Money)
-        )
-    };
-    let is_money = |v: u32| v & 7 == FeatureKind::Money as u32;
-    let is_number = |v: u32| matches!(v & 7, 2 | 3);
-    let is_contact = |v: u32| v & 7 == FeatureKind::Contact as u32;
-    let (mut numbers_a, mut numbers_b) = (0, 0);
-    let (mut contacts_a, mut contacts_b, mut contacts_both) = (0, 0, 0);
+    let (mut a, mut b) = (Tally::default(), Tally::default());
+    let mut contacts_both = 0;
     while i < fa.len() || j < fb.len() {
         let ha = fa.get(i).map(|v| v >> 3);
         let hb = fb.get(j).map(|v| v >> 3);
@@ -109,34 +143,24 @@ pub(super) fn compare_features(fa: &[u32], fb: &[u32]) -> Comparison {
             (Some(x), Some(y)) if x == y => {
                 shared += 1;
                 let (ma, mb) = (is_money(fa[i]), is_money(fb[j]));
-                money_a += usize::from(ma);
-                money_b += usize::from(mb);
+                a.money += usize::from(ma);
+                b.money += usize::from(mb);
                 // An amount of money matches only an amount of money: `$7/h` is not `7am`.
-                money_a_missing += usize::from(ma && !mb);
-                money_b_missing += usize::from(mb && !ma);
+                a.money_missing += usize::from(ma && !mb);
+                b.money_missing += usize::from(mb && !ma);
                 let (ca, cb) = (is_contact(fa[i]), is_contact(fb[j]));
-                contacts_a += usize::from(ca);
-                contacts_b += usize::from(cb);
+                a.contacts += usize::from(ca);
+                b.contacts += usize::from(cb);
                 contacts_both += usize::from(ca && cb);
                 i += 1;
                 j += 1;
             }
             (Some(x), y) if y.is_none_or(|y| x < y) => {
-                let v = fa[i];
-                money_a += usize::from(is_money(v));
-                money_a_missing += usize::from(is_money(v));
-                only_a += usize::from(is_content(v));
-                numbers_a += usize::from(is_number(v));
-                contacts_a += usize::from(is_contact(v));
+                a.add_unshared(fa[i]);
                 i += 1;
             }
             _ => {
-                let v = fb[j];
-                money_b += usize::from(is_money(v));
-                money_b_missing += usize::from(is_money(v));
-                only_b += usize::from(is_content(v));
-                numbers_b += usize::from(is_number(v));
-                contacts_b += usize::from(is_contact(v));
+                b.add_unshared(fb[j]);
                 j += 1;
             }
         }
@@ -156,10 +180,10 @@ pub(super) fn compare_features(fa: &[u32], fb: &[u32]) -> Comparison {
         } else {
             shared as f32 / union as f32
         },
-        money_conflict: money_a > 0 && money_b > 0 && money_a_missing > 0 && money_b_missing > 0,
-        content_only: (only_a, only_b),
-        numbers_only: (numbers_a, numbers_b),
-        contacts: (contacts_a, contacts_b, contacts_both),
+        money_conflict: a.money > 0 && b.money > 0 && a.money_missing > 0 && b.money_missing > 0,
+        content_only: (a.content_only, b.content_only),
+        numbers_only: (a.numbers_only, b.numbers_only),
+        contacts: (a.contacts, b.contacts, contacts_both),
     }
 }
 

@@ -1,13 +1,14 @@
 //! Reading a post's content features: [`fingerprint`] normalizes the text, drops a forward
 //! marker and hashtags, and turns each sentence into word stems (marked when the sentence
-//! carries a contact), numbers and amounts of money with their notation folded, and
-//! contacts (`@handles`, `t.me/…` and other links, phone numbers), each hashed with the
-//! stable `feature_hash`.
+//! carries a contact), numbers and amounts of money with their notation folded (read by the
+//! shared money tokenizer, [`crate::amount`]), and contacts (`@handles`, `t.me/…` and other
+//! links, phone numbers), each hashed with the stable `feature_hash`.
 
 use unicode_normalization::char::is_combining_mark;
 
 use super::feature_set::{FeatureKind, Fingerprint};
 use super::stem::{is_cyrillic, stem};
+use crate::amount::Reading;
 use crate::normalize::{is_hashtag_char, normalize};
 
 /// Computes the fingerprint of a post's text (as posted; it is [normalized](normalize) here).
@@ -133,8 +134,10 @@ fn extract(sentence: &str, out: &mut Vec<(u32, FeatureKind)>) {
             i = end;
             continue;
         }
-        if c.is_ascii_digit() && at_boundary {
-            let num = number_at(&cs, i);
+        if c.is_ascii_digit()
+            && at_boundary
+            && let Some(num) = number_at(&cs, i)
+        {
             if let Some(last) = nums.last_mut()
                 && is_range(&cs, last.end, i)
             {
@@ -264,158 +267,22 @@ fn multiplier_of(cs: &[char], start: usize, end: usize) -> u64 {
     }
 }
 
-const MULTIPLIERS_ATTACHED: [&str; 6] = ["к", "k", "т", "тыс", "тысяч", "тысячи"];
-const MILLIONS: [&str; 3] = ["млн", "кк", "kk"];
-const CURRENCY_WORDS: [&str; 17] = [
-    "р",
-    "руб",
-    "рубль",
-    "рублей",
-    "рубля",
-    "rub",
-    "usd",
-    "usdt",
-    "eur",
-    "евро",
-    "грн",
-    "тг",
-    "долл",
-    "долларов",
-    "dollars",
-    "бакс",
-    "баксов",
-];
-
-/// Parses the number starting at `i` with its notation: digit groups (`25 000`, `1,200`),
-/// a decimal part, a multiplier and a currency before or after it.
-fn number_at(cs: &[char], i: usize) -> Num {
-    let digits_at = |j: usize| {
-        let mut k = j;
-        while k < cs.len() && cs[k].is_ascii_digit() {
-            k += 1;
-        }
-        k
-    };
-    let mut end = digits_at(i);
-    let mut int: String = cs[i..end].iter().collect();
-    let mut frac = String::new();
-    // Thousands groups separated by a space, only after a 1-3 digit head: `25 000`.
-    if int.len() <= 3 {
-        while end < cs.len() && cs[end] == ' ' {
-            let group_end = digits_at(end + 1);
-            if group_end - (end + 1) != 3 {
-                break;
-            }
-            int.extend(&cs[end + 1..group_end]);
-            end = group_end;
-        }
-    }
-    // `1,200` / `1.200` (thousands) or `0.05` / `1,5` (decimal).
-    if end + 1 < cs.len() && matches!(cs[end], '.' | ',') && cs[end + 1].is_ascii_digit() {
-        let group_end = digits_at(end + 1);
-        let group: String = cs[end + 1..group_end].iter().collect();
-        if group.len() == 3 && int.len() <= 3 {
-            int.push_str(&group);
-            end = group_end;
-            while end + 1 < cs.len() && cs[end] == cs[end - 4] && cs[end + 1].is_ascii_digit() {
-                let next_end = digits_at(end + 1);
-                if next_end - (end + 1) != 3 {
-                    break;
-                }
-                int.extend(&cs[end + 1..next_end]);
-                end = next_end;
-            }
-        } else {
-            frac = group;
-            end = group_end;
-        }
-    }
-    let int_value: u64 = int
-        .get(int.len().saturating_sub(15)..)
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(0);
-    let frac_milli: u64 = {
-        let mut f: String = frac.chars().take(3).collect();
-        while f.len() < 3 {
-            f.push('0');
-        }
-        f.parse().unwrap_or(0)
-    };
-    let mut milli = int_value.saturating_mul(1000).saturating_add(frac_milli);
-    let mut money = false;
-    let mut multiplied = false;
-
-    // Currency sign just before: `$35`, `€ 20`.
-    let mut b = i;
-    if b > 0 && cs[b - 1] == ' ' {
-        b -= 1;
-    }
-    if b > 0 && matches!(cs[b - 1], '$' | '€' | '£' | '₽' | '¥') {
-        money = true;
-    }
-
-    // Suffixes: letters attached or after one space, then maybe a currency.
-    let letters_at = |j: usize| {
-        let mut k = j;
-        while k < cs.len() && cs[k].is_alphabetic() {
-            k += 1;
-        }
-        k
-    };
-    let mut pos = end;
-    for _ in 0..2 {
-        let spaced = pos < cs.len() && cs[pos] == ' ';
-        let start = if spaced { pos + 1 } else { pos };
-        if start < cs.len() && matches!(cs[start], '$' | '€' | '£' | '₽' | '¥') {
-            money = true;
-            pos = start + 1;
-            continue;
-        }
-        let word_end = letters_at(start);
-        if word_end == start {
-            break;
-        }
-        let word: String = cs[start..word_end].iter().collect();
-        let word = word.as_str();
-        if !multiplied && MILLIONS.contains(&word) {
-            milli = milli.saturating_mul(1_000_000);
-            multiplied = true;
-            money = true;
-            pos = word_end;
-        } else if !multiplied
-            && (MULTIPLIERS_ATTACHED.contains(&word) && !spaced
-                || spaced && word.starts_with("тыс"))
-        {
-            milli = milli.saturating_mul(1000);
-            multiplied = true;
-            money = true;
-            pos = word_end;
-        } else if CURRENCY_WORDS.contains(&word) {
-            money = true;
-            pos = word_end;
-            break;
-        } else if !spaced {
-            // A unit glued to the number (`48ч`, `20h`, `9am`): not a word of its own.
-            pos = word_end;
-            break;
-        } else {
-            break;
-        }
-        // A `.` after an abbreviation (`тыс.`, `т.р.`).
-        if pos < cs.len() && cs[pos] == '.' {
-            pos += 1;
-            if pos + 1 < cs.len() && cs[pos] == 'р' && cs[pos + 1] == '.' {
-                money = true;
-                pos += 2;
-            }
-        }
-    }
-    Num {
-        milli,
-        money,
+/// Reads the number starting at `i` with its notation ([`Reading::FINGERPRINT`]): digit
+/// groups (`25 000`, `1,200`), a decimal part, a multiplier and a currency before or after
+/// it. Letters glued to it (`48ч`, `20h`, `9am`) are taken with it, not read as a word.
+fn number_at(cs: &[char], i: usize) -> Option<Num> {
+    let reading = &Reading::FINGERPRINT;
+    let amount = reading.amount_at(cs, i)?;
+    let multiplied = amount.multiplier.is_some();
+    Some(Num {
+        milli: amount
+            .numeral
+            .milli()
+            .saturating_mul(amount.multiplier.unwrap_or(1)),
+        money: multiplied || amount.currency.is_some() || reading.currency_before(cs, i).is_some(),
         multiplied,
-        end: pos,
-    }
+        end: amount.glued_word_end.unwrap_or(amount.end),
+    })
 }
 
 /// End of the word starting at `i`: letters, digits and combining marks, with inner hyphens
@@ -458,15 +325,18 @@ fn feature_hash(tag: u8, text: &str) -> u32 {
 mod tests {
     use super::*;
 
+    /// The hashes of the features of one kind in a text's fingerprint.
+    fn hashes(text: &str, kind: FeatureKind) -> Vec<u32> {
+        fingerprint(text)
+            .features()
+            .filter(|&(_, k)| k == kind)
+            .map(|(h, _)| h)
+            .collect()
+    }
+
     #[test]
     fn numbers_are_read_in_every_notation() {
-        let money = |text: &str| -> Vec<u32> {
-            fingerprint(text)
-                .features()
-                .filter(|&(_, k)| k == FeatureKind::Money)
-                .map(|(h, _)| h)
-                .collect()
-        };
+        let money = |text: &str| hashes(text, FeatureKind::Money);
         let expected = money("25000 руб");
         assert_eq!(expected.len(), 1);
         for text in [
@@ -489,13 +359,7 @@ mod tests {
 
     #[test]
     fn contacts_in_links_and_handles_are_one_feature() {
-        let contacts = |text: &str| -> Vec<u32> {
-            fingerprint(text)
-                .features()
-                .filter(|&(_, k)| k == FeatureKind::Contact)
-                .map(|(h, _)| h)
-                .collect()
-        };
+        let contacts = |text: &str| hashes(text, FeatureKind::Contact);
         assert_eq!(
             contacts("пишите @Zerno_HR"),
             contacts("https://t.me/zerno_hr")

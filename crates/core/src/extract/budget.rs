@@ -1,7 +1,8 @@
 //! Finding the budget in a post's text (see the parent module's docs for what counts as a
-//! budget): every amount or range is read with its multiplier and currency, amounts that are
-//! not pay (ad spend, audience sizes, rates per word) are dropped, the rest are scored by
-//! currency and pay words, and the best one becomes the [`Budget`] with its [`BudgetBasis`].
+//! budget): every amount or range is read with its multiplier and currency (by the shared
+//! money tokenizer, [`crate::amount`]), amounts that are not pay (ad spend, audience sizes,
+//! rates per word) are dropped, the rest are scored by currency and pay words, and the best
+//! one becomes the [`Budget`] with its [`BudgetBasis`].
 
 use std::sync::LazyLock;
 
@@ -9,6 +10,7 @@ use regex::Regex;
 
 use super::money::{Budget, BudgetBasis};
 use super::text::{lower, mostly_cyrillic, regex};
+use crate::amount::{Reading, is_letter, letters_end, starts_with};
 
 /// One side of an amount: the number, its multiplier and a currency written after it.
 #[derive(Debug, Clone, Copy)]
@@ -29,59 +31,6 @@ struct Candidate {
     currency: Option<&'static str>,
     has_mult: bool,
 }
-
-/// Currency words written after an amount: (lowercase token, code, whether more letters
-/// may follow, as in `руб` → `рублей`). Longer tokens first where one is a prefix of another.
-const CURRENCY_AFTER: &[(&str, &str, bool)] = &[
-    ("₽", "RUB", false),
-    ("руб", "RUB", true),
-    ("р.", "RUB", false),
-    ("р", "RUB", false),
-    ("rub", "RUB", true),
-    ("rur", "RUB", false),
-    ("$", "USD", false),
-    ("usdt", "USDT", false),
-    ("usdc", "USDT", false),
-    ("usd", "USD", false),
-    ("долл", "USD", true),
-    ("бакс", "USD", true),
-    ("dollar", "USD", true),
-    ("€", "EUR", false),
-    ("eur", "EUR", true),
-    ("евро", "EUR", false),
-    ("£", "GBP", false),
-    ("gbp", "GBP", false),
-    ("грн", "UAH", true),
-    ("гривн", "UAH", true),
-    ("гривен", "UAH", false),
-    ("uah", "UAH", false),
-    ("₴", "UAH", false),
-    ("тенге", "KZT", false),
-    ("тг", "KZT", false),
-    ("kzt", "KZT", false),
-    ("₸", "KZT", false),
-    ("stars", "XTR", false),
-    ("star", "XTR", false),
-    ("звезд", "XTR", true),
-    ("звёзд", "XTR", true),
-    ("xtr", "XTR", false),
-    ("⭐", "XTR", false),
-];
-
-/// Currency marks written before an amount.
-const CURRENCY_BEFORE: &[(&str, &str)] = &[
-    ("us$", "USD"),
-    ("$", "USD"),
-    ("€", "EUR"),
-    ("£", "GBP"),
-    ("₽", "RUB"),
-    ("₴", "UAH"),
-    ("₸", "KZT"),
-    ("usdt", "USDT"),
-    ("usd", "USD"),
-    ("eur", "EUR"),
-    ("rub", "RUB"),
-];
 
 /// Words that may follow a bare amount that is still money (`Бюджет 5000 за всё`).
 const AFTER_BARE_OK: &[&str] = &[
@@ -149,17 +98,6 @@ static MONTHLY_BEFORE: LazyLock<Regex> = LazyLock::new(|| {
     )
 });
 
-/// Whether `lc[at..]` starts with `token` (lowercase).
-fn starts_with(lc: &[char], at: usize, token: &str) -> bool {
-    (at..)
-        .zip(token.chars())
-        .all(|(i, t)| lc.get(i) == Some(&t))
-}
-
-fn is_letter(c: Option<&char>) -> bool {
-    c.is_some_and(|c| c.is_alphabetic())
-}
-
 fn skip_spaces(lc: &[char], mut at: usize, max: usize) -> usize {
     let mut n = 0;
     while n < max && lc.get(at) == Some(&' ') {
@@ -169,164 +107,31 @@ fn skip_spaces(lc: &[char], mut at: usize, max: usize) -> usize {
     at
 }
 
-/// A number at `lc[at]` (a digit): `15000`, `15 000`, `1,200`, `1.200,50`, `2.5`, `0,05`.
-/// Returns its value and where it ends.
-fn number(lc: &[char], at: usize) -> Option<(f64, usize)> {
-    let digit = |i: usize| lc.get(i).is_some_and(|c| c.is_ascii_digit());
-    let mut i = at;
-    let mut int = String::new();
-    while digit(i) {
-        int.push(lc[i]);
-        i += 1;
-    }
-    if int.is_empty() || int.len() > 12 {
-        return None;
-    }
-    // Thousands groups: a separator followed by exactly three digits.
-    let mut group_sep = None;
-    if int.len() <= 3 && !int.starts_with('0') {
-        while let Some(&sep) = lc.get(i) {
-            let ok = matches!(sep, ' ' | ',' | '.')
-                && group_sep.is_none_or(|g| g == sep)
-                && (1..=3).all(|k| digit(i + k))
-                && !digit(i + 4);
-            if !ok {
-                break;
-            }
-            group_sep = Some(sep);
-            int.extend(&lc[i + 1..i + 4]);
-            i += 4;
-        }
-    }
-    let mut value: f64 = int.parse().ok()?;
-    // Decimals: one or two digits after a separator that is not the group separator.
-    if let Some(&sep) = lc.get(i)
-        && matches!(sep, ',' | '.')
-        && group_sep != Some(sep)
-        && digit(i + 1)
-    {
-        let mut j = i + 1;
-        let mut frac = String::from("0.");
-        while digit(j) {
-            frac.push(lc[j]);
-            j += 1;
-        }
-        if j - i - 1 <= 2 {
-            value += frac.parse::<f64>().ok()?;
-            i = j;
-        }
-    }
-    Some((value, i))
-}
-
-/// A multiplier right after a number: `к`/`k` (glued), `тыс.`, `тысяч`, `thousand`, `млн`.
-fn multiplier(lc: &[char], at: usize) -> Option<(f64, usize)> {
-    if matches!(lc.get(at), Some('k' | 'к')) && !is_letter(lc.get(at + 1)) {
-        return Some((1e3, at + 1));
-    }
-    let at = skip_spaces(lc, at, 1);
-    for (token, mult) in [
-        ("тыс", 1e3),
-        ("тыщ", 1e3),
-        ("thousand", 1e3),
-        ("млн", 1e6),
-        ("mln", 1e6),
-        ("million", 1e6),
-    ] {
-        if starts_with(lc, at, token) {
-            let mut end = at + token.chars().count();
-            while is_letter(lc.get(end)) {
-                end += 1;
-            }
-            if lc.get(end) == Some(&'.') {
-                end += 1;
-            }
-            return Some((mult, end));
-        }
-    }
-    None
-}
-
-/// A currency written right after an amount.
-fn currency_after(lc: &[char], at: usize) -> Option<(&'static str, usize)> {
-    let at = skip_spaces(lc, at, 1);
-    for &(token, code, stem) in CURRENCY_AFTER {
-        if !starts_with(lc, at, token) {
-            continue;
-        }
-        let mut end = at + token.chars().count();
-        let last_is_letter = token.chars().last().is_some_and(char::is_alphabetic);
-        if stem {
-            while is_letter(lc.get(end)) {
-                end += 1;
-            }
-            if lc.get(end) == Some(&'.') {
-                end += 1;
-            }
-        } else if last_is_letter && is_letter(lc.get(end)) {
-            continue;
-        }
-        // `3 тг-бота`: a word with a hyphenated tail, not a currency.
-        if last_is_letter && lc.get(end) == Some(&'-') && is_letter(lc.get(end + 1)) {
-            continue;
-        }
-        if code == "XTR" && lc.get(end) == Some(&'\u{fe0f}') {
-            end += 1;
-        }
-        return Some((code, end));
-    }
-    None
-}
-
-/// A currency written right before the amount starting at `at`.
-fn currency_before(lc: &[char], at: usize) -> Option<(&'static str, usize)> {
-    let mut end = at;
-    if end > 0 && lc[end - 1] == ' ' {
-        end -= 1;
-    }
-    for &(token, code) in CURRENCY_BEFORE {
-        let len = token.chars().count();
-        if end < len || !starts_with(lc, end - len, token) {
-            continue;
-        }
-        let start = end - len;
-        let first_is_letter = token.chars().next().is_some_and(char::is_alphabetic);
-        if first_is_letter && start > 0 && lc[start - 1].is_alphanumeric() {
-            continue;
-        }
-        return Some((code, start));
-    }
-    None
-}
-
-/// One side of an amount starting at the digit `lc[at]`.
+/// One side of an amount starting at the digit `lc[at]`. A number glued to letters that
+/// are neither a multiplier nor a currency (`20h`, `3d`, `9am`) is not an amount.
 fn side(lc: &[char], at: usize) -> Option<Side> {
-    let (value, mut end) = number(lc, at)?;
-    let mult = multiplier(lc, end).map(|(m, e)| {
-        end = e;
-        m
-    });
-    let currency = currency_after(lc, end).map(|(c, e)| {
-        end = e;
-        c
-    });
-    // A number glued to letters that are neither a multiplier nor a currency (`20h`, `3d`,
-    // `9am`) is not an amount.
-    if mult.is_none() && currency.is_none() && is_letter(lc.get(end)) {
+    let amount = Reading::BUDGET.amount_at(lc, at)?;
+    if amount.multiplier.is_none() && amount.currency.is_none() && amount.glued_word_end.is_some() {
         return None;
+    }
+    // The head and the decimals are parsed apart and added, as the extractor always has
+    // (a few amounts differ from the decimal parse in the last bit).
+    let mut value: f64 = amount.numeral.int.parse().ok()?;
+    if !amount.numeral.frac.is_empty() {
+        value += format!("0.{}", amount.numeral.frac).parse::<f64>().ok()?;
     }
     Some(Side {
         value,
-        mult,
-        currency,
-        end,
+        mult: amount.multiplier.map(|m| m as f64),
+        currency: amount.currency,
+        end: amount.end,
     })
 }
 
 /// The amount or range starting at the digit `lc[at]`.
 fn candidate(lc: &[char], at: usize) -> Option<Candidate> {
     let a = side(lc, at)?;
-    let before = currency_before(lc, at);
+    let before = Reading::BUDGET.currency_before(lc, at);
     let mut cand = Candidate {
         start: before.map_or(at, |(_, s)| s),
         end: a.end,
@@ -348,12 +153,9 @@ fn candidate(lc: &[char], at: usize) -> Option<Candidate> {
     }
     p = skip_spaces(lc, p, 2);
     let mut b_currency = None;
-    if let Some(&(token, code)) = CURRENCY_BEFORE
-        .iter()
-        .find(|(t, _)| !t.starts_with(char::is_alphabetic) && starts_with(lc, p, t))
-    {
+    if let Some((code, end)) = Reading::BUDGET.sign_at(lc, p) {
         b_currency = Some(code);
-        p = skip_spaces(lc, p + token.chars().count(), 1);
+        p = skip_spaces(lc, end, 1);
     }
     if !lc.get(p).is_some_and(|c| c.is_ascii_digit()) {
         return Some(cand);
@@ -414,11 +216,7 @@ fn bare_amount_ends_well(lc: &[char], end: usize) -> bool {
         Some('-') if is_letter(lc.get(p + 1)) => false,
         Some(c) if c.is_ascii_digit() => false,
         Some(c) if c.is_alphabetic() => {
-            let mut q = p;
-            while is_letter(lc.get(q)) {
-                q += 1;
-            }
-            let word = slice(lc, p, q);
+            let word = slice(lc, p, letters_end(lc, p));
             AFTER_BARE_OK.contains(&word.as_str())
         }
         Some(_) => true,

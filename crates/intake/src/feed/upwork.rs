@@ -2,6 +2,8 @@
 //! labeled lines, `<b>Budget</b>: $500`, `<b>Hourly Range</b>: $15.00-$35.00`,
 //! `<b>Category</b>: …`, `<b>Skills</b>:a,     b`, `<b>Country</b>: …`.
 
+use jobwire_core::amount::price;
+
 use super::facts::{Budget, BudgetKind, FeedJobFacts, split_list};
 use super::text::html_to_text;
 
@@ -48,21 +50,20 @@ fn labeled_value(html: &str, lower: &str, label: &str) -> Option<String> {
 }
 
 /// Parses `$10,000`, `$15.00-$35.00`, `€500` or `1,000 EUR` into a [`Budget`] (`$` when no
-/// currency is written, as on Upwork); `None` if it is not an amount or a rising range.
+/// currency is written, as on Upwork); `None` if it is not an amount or a rising range. Each
+/// end is read by [`price`], the feed notation of the shared money tokenizer.
 pub fn parse_budget(raw: &str, kind: BudgetKind) -> Option<Budget> {
     let mut currency = None;
     let mut amounts = Vec::new();
     for part in raw.split(['-', '–']) {
-        let part = part.trim();
-        if part.is_empty() {
+        if part.trim().is_empty() {
             continue;
         }
-        let (symbol, number) = split_currency(part);
+        let price = price(part)?;
         if currency.is_none() {
-            currency = symbol;
+            currency = price.currency;
         }
-        let number: String = number.chars().filter(|c| *c != ',').collect();
-        amounts.push(number.trim().parse::<f64>().ok()?);
+        amounts.push(price.value);
     }
     let (min, max) = match amounts.as_slice() {
         [one] => (*one, *one),
@@ -78,22 +79,6 @@ pub fn parse_budget(raw: &str, kind: BudgetKind) -> Option<Budget> {
         currency: currency.unwrap_or_else(|| "USD".to_owned()),
         kind,
     })
-}
-
-/// Splits a leading currency symbol or trailing ISO code off an amount.
-fn split_currency(part: &str) -> (Option<String>, &str) {
-    for (symbol, code) in [("$", "USD"), ("US$", "USD"), ("€", "EUR"), ("£", "GBP")] {
-        if let Some(rest) = part.strip_prefix(symbol) {
-            return (Some(code.to_owned()), rest);
-        }
-    }
-    if let Some((number, code)) = part.rsplit_once(' ')
-        && code.len() == 3
-        && code.chars().all(|c| c.is_ascii_uppercase())
-    {
-        return (Some(code.to_owned()), number);
-    }
-    (None, part)
 }
 
 #[cfg(test)]
