@@ -116,25 +116,23 @@ impl ScriptedAccount {
 
     /// Adds `message` to its channel's history; with `push`, also delivers it as a live update.
     pub fn post(&self, message: RawMessage, push: bool) {
-        self.script()
-            .history
-            .entry(message.peer)
-            .or_default()
-            .insert(message.id, message.clone());
-        if push {
-            let _ = self.tx.send(Ok(AccountUpdate::New(message)));
-        }
+        self.record(message, push.then_some(AccountUpdate::New));
     }
 
     /// Replaces `message` in history; with `push`, delivers the edit as a live update.
     pub fn edit(&self, message: RawMessage, push: bool) {
+        self.record(message, push.then_some(AccountUpdate::Edited));
+    }
+
+    /// Puts `message` in its channel's history, and delivers it as `update` when given.
+    fn record(&self, message: RawMessage, update: Option<fn(RawMessage) -> AccountUpdate>) {
         self.script()
             .history
             .entry(message.peer)
             .or_default()
             .insert(message.id, message.clone());
-        if push {
-            let _ = self.tx.send(Ok(AccountUpdate::Edited(message)));
+        if let Some(update) = update {
+            let _ = self.tx.send(Ok(update(message)));
         }
     }
 

@@ -65,14 +65,11 @@ impl Reader {
                     tries += 1;
                     match account.resolve(&reference).await {
                         Ok(p) => break p,
-                        Err(e) => match self.on_error(a, e).await? {
-                            Next::Retry if tries < MAX_RETRIES => continue,
-                            Next::Retry | Next::Deferred => return Ok(false),
-                            Next::Failed(e) => {
-                                self.join_failed(i, &e).await?;
+                        Err(e) => {
+                            if !self.retry_after(a, i, e, tries).await? {
                                 return Ok(false);
                             }
-                        },
+                        }
                     }
                 }
             }
@@ -101,14 +98,11 @@ impl Reader {
                         }
                         return Ok(false);
                     }
-                    Err(e) => match self.on_error(a, e).await? {
-                        Next::Retry if tries < MAX_RETRIES => continue,
-                        Next::Retry | Next::Deferred => return Ok(false),
-                        Next::Failed(e) => {
-                            self.join_failed(i, &e).await?;
+                    Err(e) => {
+                        if !self.retry_after(a, i, e, tries).await? {
                             return Ok(false);
                         }
-                    },
+                    }
                 }
             };
             peer.joined = true;
@@ -127,6 +121,25 @@ impl Reader {
             self.start_cursor(a, i).await?;
         }
         Ok(!used_network)
+    }
+
+    /// After a failed resolve or join (try number `tries`) of channel `i` by account `a`:
+    /// whether to try again at once. A channel that cannot be joined is reported failed.
+    async fn retry_after(
+        &mut self,
+        a: usize,
+        i: usize,
+        e: AccountError,
+        tries: usize,
+    ) -> Result<bool, Result<Closed, ReaderError>> {
+        match self.on_error(a, e).await? {
+            Next::Retry if tries < MAX_RETRIES => Ok(true),
+            Next::Retry | Next::Deferred => Ok(false),
+            Next::Failed(e) => {
+                self.join_failed(i, &e).await?;
+                Ok(false)
+            }
+        }
     }
 
     fn pace_join(&mut self, a: usize) {
