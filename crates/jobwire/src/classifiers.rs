@@ -129,10 +129,10 @@ pub fn classifiers(settings: &Settings) -> anyhow::Result<Classifiers> {
     let local = Arc::new(LiveLocal::new(Arc::new(model)));
     let (llm, mode) = match (&settings.llm, settings.classifier.kind) {
         (Some(llm), ClassifierKind::Llm) => {
-            (Some(crate::llm::build(settings, llm)?), ClassifierMode::Llm)
+            (Some(crate::llm::build(llm)?), ClassifierMode::Llm)
         }
         (Some(llm), ClassifierKind::Auto | ClassifierKind::Cascade) => (
-            Some(crate::llm::build(settings, llm)?),
+            Some(crate::llm::build(llm)?),
             ClassifierMode::Cascade {
                 threshold: settings.classifier.cascade_threshold,
             },

@@ -169,7 +169,7 @@ fn need_llm(settings: &Settings, what: &str) -> anyhow::Result<Arc<LlmClassifier
     let llm = settings.llm.as_ref().with_context(|| {
         format!("--classifier {what} needs --llm-url or an [llm] section in the config")
     })?;
-    crate::llm::build(settings, llm)
+    crate::llm::build(llm)
 }
 
 pub async fn run(

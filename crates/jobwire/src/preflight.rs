@@ -22,7 +22,7 @@ pub async fn check(settings: &Settings) -> anyhow::Result<()> {
         }
     }
     if let Some(llm) = &settings.llm {
-        let url = &llm.base_url;
+        let url = &llm.client.base_url;
         let (_, answer) = llm_models(llm)
             .await
             .map_err(|e| anyhow::Error::new(e).context("building the HTTP client"))?;

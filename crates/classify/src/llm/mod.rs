@@ -78,6 +78,7 @@ mod fewshot;
 mod pool;
 mod prompt;
 mod request;
+mod section;
 mod transport;
 
 use std::fmt;
@@ -94,6 +95,7 @@ use tokio::sync::{Notify, Semaphore, oneshot};
 use crate::{Classified, Classifier, ClassifyError, ClassifyInput};
 use accounting::{Counters, Share};
 pub use config::{LlmConfig, LlmEndpoint};
+pub use section::{LlmFallbackSection, LlmSection, SectionError};
 use fewshot::Example;
 pub use fewshot::{FewShot, MAX_EXAMPLES, MIN_SIMILARITY};
 use pool::{Pool, Waiting};

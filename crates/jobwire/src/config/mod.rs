@@ -26,7 +26,7 @@ mod telegram;
 mod tests;
 
 pub use env::{Environment, ProcessEnv};
-pub use llm::{LlmFallbackSection, LlmFallbackSettings, LlmSection, LlmSettings};
+pub use llm::{LlmFallbackSection, LlmSection, LlmSettings};
 pub use sections::{
     AdminSection, BotSection, CategorySection, ChannelSection, ClassifierKind, ClassifierSection,
     Config, DatabaseSection, DedupSection, QueueSection, RedisSection, SchedulerSection,

@@ -9,8 +9,8 @@ use jobwire_deliver::{BotConfig, RateLimitConfig};
 
 use super::{
     BotRoleSettings, Category, CategorySection, ClassifierKind, Config, ConfigError,
-    DEFAULT_CATEGORIES, Environment, LlmFallbackSettings, LlmSettings, Settings, UpdatesMode,
-    WEBHOOK_SECRET_ENV, invalid, redact_url,
+    DEFAULT_CATEGORIES, Environment, LlmSettings, Settings, UpdatesMode, WEBHOOK_SECRET_ENV,
+    invalid, redact_url,
 };
 
 impl Config {
@@ -198,84 +198,16 @@ impl Config {
                 ));
             }
             (Some(l), kind) if kind != ClassifierKind::Local => {
-                if l.model.trim().is_empty() {
-                    return Err(invalid("llm.model", "must not be empty"));
-                }
-                let price = |key: &str, v: f64| {
-                    if v.is_finite() && v >= 0.0 {
-                        Ok(v)
-                    } else {
-                        Err(invalid(key, "must be a price of at least 0"))
-                    }
-                };
-                if !(1..=50).contains(&l.batch_size) {
-                    return Err(invalid("llm.batch_size", "must be between 1 and 50"));
-                }
-                if l.batch_linger_ms > 60_000 {
-                    return Err(invalid(
-                        "llm.batch_linger_ms",
-                        "must be at most 60000 (a minute)",
-                    ));
-                }
-                if l.idle_linger_ms > 60_000 {
-                    return Err(invalid(
-                        "llm.idle_linger_ms",
-                        "must be at most 60000 (a minute)",
-                    ));
-                }
-                if !(1..=64).contains(&l.max_in_flight) {
-                    return Err(invalid("llm.max_in_flight", "must be between 1 and 64"));
-                }
-                if l.max_output_tokens < 256 {
-                    return Err(invalid("llm.max_output_tokens", "must be at least 256"));
-                }
-                if let Some(limit) = l.daily_spend_limit_usd
-                    && !(limit.is_finite() && limit >= 0.0)
-                {
-                    return Err(invalid(
-                        "llm.daily_spend_limit_usd",
-                        "must be an amount of at least 0",
-                    ));
-                }
-                let fallback = match &l.fallback {
-                    None => None,
-                    Some(f) => {
-                        if f.model.trim().is_empty() {
-                            return Err(invalid("llm.fallback.model", "must not be empty"));
-                        }
-                        Some(LlmFallbackSettings {
-                            base_url: f.base_url.clone().unwrap_or_else(|| l.base_url.clone()),
-                            model: f.model.clone(),
-                            api_key: env
-                                .var(f.api_key_env.as_deref().unwrap_or(&l.api_key_env))
-                                .map(Into::into),
-                            price_in_per_mtok: price(
-                                "llm.fallback.price_in_per_mtok",
-                                f.price_in_per_mtok,
-                            )?,
-                            price_out_per_mtok: price(
-                                "llm.fallback.price_out_per_mtok",
-                                f.price_out_per_mtok,
-                            )?,
-                        })
-                    }
-                };
+                let described = categories
+                    .iter()
+                    .map(|c| (c.slug.clone(), c.description.clone()))
+                    .collect();
+                let client = l
+                    .config(described, |name| env.var(name))
+                    .map_err(|e| invalid(e.key, e.message))?;
                 Some(LlmSettings {
-                    base_url: l.base_url.clone(),
-                    model: l.model.clone(),
-                    api_key: env.var(&l.api_key_env).map(Into::into),
-                    timeout: Duration::from_secs(u64::from(l.timeout_secs.max(1))),
-                    max_retries: l.max_retries,
-                    price_in_per_mtok: price("llm.price_in_per_mtok", l.price_in_per_mtok)?,
-                    price_out_per_mtok: price("llm.price_out_per_mtok", l.price_out_per_mtok)?,
+                    client,
                     daily_spend_limit_usd: l.daily_spend_limit_usd,
-                    batch_size: l.batch_size,
-                    batch_linger: Duration::from_millis(l.batch_linger_ms),
-                    idle_linger: Duration::from_millis(l.idle_linger_ms),
-                    max_in_flight: l.max_in_flight,
-                    max_output_tokens: l.max_output_tokens,
-                    few_shot: l.few_shot,
-                    fallback,
                 })
             }
             _ => None,

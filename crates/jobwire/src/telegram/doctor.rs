@@ -248,15 +248,13 @@ async fn check_bots(settings: &Settings) -> Vec<Check> {
 /// asked and its answer (with any status), or why there is none.
 pub(crate) async fn llm_models(
     llm: &crate::config::LlmSettings,
-) -> Result<(url::Url, reqwest012::Result<reqwest012::Response>), reqwest012::Error> {
-    let mut url = llm.base_url.clone();
-    let path = format!("{}/models", url.path().trim_end_matches('/'));
-    url.set_path(&path);
+) -> Result<(String, reqwest012::Result<reqwest012::Response>), reqwest012::Error> {
+    let url = format!("{}/models", llm.client.base_url.trim_end_matches('/'));
     let client = reqwest012::Client::builder()
         .timeout(PROBE_TIMEOUT)
         .build()?;
-    let mut request = client.get(url.clone());
-    if let Some(key) = &llm.api_key {
+    let mut request = client.get(url.as_str());
+    if let Some(key) = &llm.client.api_key {
         request = request.bearer_auth(key.expose());
     }
     Ok((url, request.send().await))
@@ -306,17 +304,20 @@ async fn check_llm(llm: &crate::config::LlmSettings) -> Check {
         .ok()
         .and_then(|v| {
             v.get("data").and_then(|d| d.as_array()).map(|models| {
-                models
-                    .iter()
-                    .any(|m| m.get("id").and_then(|i| i.as_str()) == Some(llm.model.as_str()))
+                models.iter().any(|m| {
+                    m.get("id").and_then(|i| i.as_str()) == Some(llm.client.model.as_str())
+                })
             })
         });
     let note = match listed {
-        Some(true) => format!("model {} is listed", llm.model),
-        Some(false) => format!("model {} is not in its list; requests may fail", llm.model),
+        Some(true) => format!("model {} is listed", llm.client.model),
+        Some(false) => format!(
+            "model {} is not in its list; requests may fail",
+            llm.client.model
+        ),
         None => "no model list".to_owned(),
     };
-    Check::pass(name, format!("{} answered ({note})", llm.base_url))
+    Check::pass(name, format!("{} answered ({note})", llm.client.base_url))
 }
 
 fn session_fix(e: &LoginError, id: &str) -> String {
