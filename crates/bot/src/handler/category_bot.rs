@@ -16,17 +16,21 @@ impl Turn<'_> {
     /// The categories a `/start` or `/stop` is about: the one named by a deep link, or
     /// every category the bot delivers.
     fn target_categories(&self, payload: &str) -> Vec<String> {
-        let served: Vec<String> = self
-            .rt
-            .categories
-            .iter()
-            .map(|c| c.as_str().to_owned())
-            .collect();
+        let served = self.served_categories();
         if served.iter().any(|s| s == payload) {
             vec![payload.to_owned()]
         } else {
             served
         }
+    }
+
+    /// Every category the bot delivers.
+    fn served_categories(&self) -> Vec<String> {
+        self.rt
+            .categories
+            .iter()
+            .map(|c| c.as_str().to_owned())
+            .collect()
     }
 
     fn category_names(&self, slugs: &[String]) -> Vec<String> {
@@ -51,13 +55,7 @@ impl Turn<'_> {
             }
         }
         self.sort_categories(&mut loaded.spec.categories);
-        self.save(&loaded).await?;
-        if loaded.blocked {
-            self.inner
-                .store
-                .set_subscriber_blocked(self.chat_id, false, Utc::now())
-                .await?;
-        }
+        self.save_started(&mut loaded).await?;
         tracing::info!(bot = %self.rt.name, chat_id = self.chat_id, categories = ?targets, "subscribed through a category bot");
         self.send(
             texts::category_started(
@@ -88,15 +86,9 @@ impl Turn<'_> {
     }
 
     pub(super) fn category_help(&self) -> String {
-        let served: Vec<String> = self
-            .rt
-            .categories
-            .iter()
-            .map(|c| c.as_str().to_owned())
-            .collect();
         texts::category_help(
             self.lang,
-            &self.category_names(&served),
+            &self.category_names(&self.served_categories()),
             self.inner.main_username.as_deref(),
         )
     }

@@ -64,14 +64,7 @@ impl Turn<'_> {
             loaded.spec.categories.push(v.slug.clone());
             self.sort_categories(&mut loaded.spec.categories);
         }
-        self.save(&loaded).await?;
-        if loaded.blocked {
-            self.inner
-                .store
-                .set_subscriber_blocked(self.chat_id, false, Utc::now())
-                .await?;
-            loaded.blocked = false;
-        }
+        self.save_started(&mut loaded).await?;
         if !loaded.exists() {
             tracing::info!(bot = %self.rt.name, chat_id = self.chat_id, "new subscriber");
         }

@@ -331,6 +331,20 @@ impl Turn<'_> {
         Ok(())
     }
 
+    /// Saves the subscriber after a `/start` and, since the user just wrote to the bot,
+    /// clears a block noted earlier.
+    async fn save_started(&self, loaded: &mut Loaded) -> Result<(), BotError> {
+        self.save(loaded).await?;
+        if loaded.blocked {
+            self.inner
+                .store
+                .set_subscriber_blocked(self.chat_id, false, Utc::now())
+                .await?;
+            loaded.blocked = false;
+        }
+        Ok(())
+    }
+
     async fn send(&self, text: String, keyboard: Option<InlineKeyboardMarkup>) {
         send(self.rt, self.chat_id, text, keyboard).await;
     }

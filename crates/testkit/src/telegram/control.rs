@@ -14,6 +14,11 @@ use serde_json::{Value, json};
 
 use super::{RateLimits, RecordedCall, RecordedMessage, TelegramState};
 
+/// `{"ok": true}`: the answer of a control call that has nothing else to say.
+fn ok() -> Response {
+    Json(json!({"ok": true})).into_response()
+}
+
 #[derive(Deserialize)]
 pub(super) struct MessageFilter {
     bot_id: Option<u64>,
@@ -74,7 +79,7 @@ pub(super) async fn tk_block(
     Json(b): Json<BlockBody>,
 ) -> Response {
     st.block_chat(b.bot_id, b.chat_id);
-    Json(json!({"ok": true})).into_response()
+    ok()
 }
 
 pub(super) async fn tk_unblock(
@@ -82,7 +87,7 @@ pub(super) async fn tk_unblock(
     Json(b): Json<BlockBody>,
 ) -> Response {
     st.unblock_chat(b.bot_id, b.chat_id);
-    Json(json!({"ok": true})).into_response()
+    ok()
 }
 
 #[derive(Deserialize)]
@@ -128,10 +133,10 @@ pub(super) async fn tk_latency(
     Json(b): Json<LatencyBody>,
 ) -> Response {
     st.set_latency(Duration::from_millis(b.latency_ms));
-    Json(json!({"ok": true})).into_response()
+    ok()
 }
 
 pub(super) async fn tk_reset(State(st): State<TelegramState>) -> Response {
     st.reset();
-    Json(json!({"ok": true})).into_response()
+    ok()
 }

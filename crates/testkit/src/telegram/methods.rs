@@ -9,7 +9,9 @@ use serde_json::{Value, json};
 use super::{
     RecordedMessage, TelegramState,
     api::{ApiError, ApiResult, bad, err},
-    checks::{CAPTION_RULES, Content, EDIT_RULES, MESSAGE_RULES, check_markup, parse_content},
+    checks::{
+        CAPTION_RULES, Content, EDIT_RULES, MESSAGE_RULES, TextRules, check_markup, parse_content,
+    },
     params::{Params, ParamsExt},
     spec::MethodSpec,
     state::{BotState, SendState, inc, lock},
@@ -116,6 +118,42 @@ struct Pending {
     extra: Option<Value>,
 }
 
+impl Pending {
+    /// A send to the chat `p` names: its text (or caption) from `text_field` with entities
+    /// from `entities_field`, checked by `rules`, and its keyboard. The checks' verdict
+    /// waits in `content`: it counts only after the block and rate-limit steps.
+    fn new(
+        p: &Params,
+        method: &'static str,
+        text_field: &str,
+        entities_field: &str,
+        rules: &TextRules,
+    ) -> Result<Self, ApiError> {
+        let chat_id = resolve_chat(p)?;
+        let text = p.string(text_field).unwrap_or_default();
+        let parse_mode = p.string("parse_mode");
+        let content = parse_content(&text, parse_mode.as_deref(), p.json(entities_field), rules)
+            .and_then(|c| Ok((c, check_markup(p)?)));
+        Ok(Pending {
+            method,
+            chat_id,
+            text,
+            parse_mode,
+            content,
+            paid: p.boolean("allow_paid_broadcast").unwrap_or(false),
+            extra: None,
+        })
+    }
+}
+
+/// Refuses a send or an edit into a chat whose user blocked the bot.
+fn check_not_blocked(send: &SendState, chat_id: i64) -> Result<(), ApiError> {
+    if send.blocked.contains(&chat_id) {
+        return Err(err(403, "Forbidden: bot was blocked by the user"));
+    }
+    Ok(())
+}
+
 /// Steps 4–6 of the check order (blocked, rate limit, content) and recording, under the
 /// bot's lock; returns the sent `Message`.
 fn accept(st: &TelegramState, bot: &BotState, pending: Pending) -> ApiResult {
@@ -124,9 +162,7 @@ fn accept(st: &TelegramState, bot: &BotState, pending: Pending) -> ApiResult {
     let chat_id = pending.chat_id;
     let recorded = {
         let mut send = lock(&bot.send);
-        if send.blocked.contains(&chat_id) {
-            return Err(err(403, "Forbidden: bot was blocked by the user"));
-        }
+        check_not_blocked(&send, chat_id)?;
         if let Some(l) = limits {
             let global_limit = if pending.paid {
                 PAID_BROADCAST_PER_SEC
@@ -178,29 +214,8 @@ fn accept(st: &TelegramState, bot: &BotState, pending: Pending) -> ApiResult {
 }
 
 pub(super) fn send_message(st: &TelegramState, bot: &BotState, p: &Params) -> ApiResult {
-    let chat_id = resolve_chat(p)?;
-    let text = p.string("text").unwrap_or_default();
-    let parse_mode = p.string("parse_mode");
-    let content = parse_content(
-        &text,
-        parse_mode.as_deref(),
-        p.json("entities"),
-        &MESSAGE_RULES,
-    )
-    .and_then(|c| Ok((c, check_markup(p)?)));
-    accept(
-        st,
-        bot,
-        Pending {
-            method: "sendMessage",
-            chat_id,
-            text,
-            parse_mode,
-            content,
-            paid: p.boolean("allow_paid_broadcast").unwrap_or(false),
-            extra: None,
-        },
-    )
+    let pending = Pending::new(p, "sendMessage", "text", "entities", &MESSAGE_RULES)?;
+    accept(st, bot, pending)
 }
 
 /// Other `send*` methods returning a `Message`: caption checks, rate limits, recording.
@@ -210,45 +225,24 @@ pub(super) fn send_other(
     spec: &'static MethodSpec,
     p: &Params,
 ) -> ApiResult {
-    let chat_id = resolve_chat(p)?;
-    let caption = p.string("caption").unwrap_or_default();
-    let parse_mode = p.string("parse_mode");
-    let content = parse_content(
-        &caption,
-        parse_mode.as_deref(),
-        p.json("caption_entities"),
+    let mut pending = Pending::new(
+        p,
+        spec.name.as_str(),
+        "caption",
+        "caption_entities",
         &CAPTION_RULES,
-    )
-    .and_then(|c| Ok((c, check_markup(p)?)));
-    let extra = if spec.name == "sendInvoice" {
-        Some(json!({"invoice": {
+    )?;
+    if spec.name == "sendInvoice" {
+        pending.extra = Some(json!({"invoice": {
             "title": p.string("title").unwrap_or_default(),
             "description": p.string("description").unwrap_or_default(),
             "start_parameter": p.string("start_parameter").unwrap_or_default(),
             "currency": p.string("currency").unwrap_or_default(),
             "total_amount": p.json("prices").and_then(|v| v.as_array().map(|a| a.iter().filter_map(|x| x.get("amount").and_then(Value::as_i64)).sum::<i64>())).unwrap_or(0),
-        }}))
-    } else {
-        None
-    };
-    let text = if spec.name == "sendInvoice" {
-        p.string("description").unwrap_or_default()
-    } else {
-        caption
-    };
-    let result = accept(
-        st,
-        bot,
-        Pending {
-            method: spec.name.as_str(),
-            chat_id,
-            text,
-            parse_mode,
-            content,
-            paid: p.boolean("allow_paid_broadcast").unwrap_or(false),
-            extra,
-        },
-    );
+        }}));
+        pending.text = p.string("description").unwrap_or_default();
+    }
+    let result = accept(st, bot, pending);
     if result.is_ok() {
         st.record_call(bot.id, &spec.name, p.clone());
     }
@@ -267,6 +261,29 @@ fn find_message(
 
 const NOT_MODIFIED: &str = "Bad Request: message is not modified: specified new message content and reply markup are exactly the same as a current content and reply markup of the message";
 
+/// The chat and message an edit names.
+fn edit_target(p: &Params) -> Result<(i64, i64), ApiError> {
+    let chat_id = resolve_chat(p)?;
+    let message_id = p
+        .int("message_id")
+        .ok_or_else(|| bad("Bad Request: message identifier is not specified"))?;
+    Ok((chat_id, message_id))
+}
+
+/// Applies `change` to the message an edit names; answers the edited `Message`.
+fn apply_edit(
+    send: &mut SendState,
+    chat_id: i64,
+    message_id: i64,
+    change: impl FnOnce(&mut RecordedMessage) -> Result<(), ApiError>,
+) -> ApiResult {
+    let rec = find_message(send, chat_id, message_id)
+        .ok_or_else(|| bad("Bad Request: message to edit not found"))?;
+    change(rec)?;
+    rec.edited_at = Some(Utc::now());
+    Ok(message_json(rec, None))
+}
+
 pub(super) fn edit_text(bot: &BotState, p: &Params) -> ApiResult {
     let text = p.string("text").unwrap_or_default();
     let parse_mode = p.string("parse_mode");
@@ -281,36 +298,28 @@ pub(super) fn edit_text(bot: &BotState, p: &Params) -> ApiResult {
         check_markup(p).map_err(bad)?;
         return Ok(json!(true));
     }
-    let chat_id = resolve_chat(p)?;
-    let message_id = p
-        .int("message_id")
-        .ok_or_else(|| bad("Bad Request: message identifier is not specified"))?;
+    let (chat_id, message_id) = edit_target(p)?;
     let mut send = lock(&bot.send);
-    if send.blocked.contains(&chat_id) {
-        return Err(err(403, "Forbidden: bot was blocked by the user"));
-    }
+    check_not_blocked(&send, chat_id)?;
     let content = content.map_err(bad)?;
     let markup = check_markup(p).map_err(bad)?;
-    let rec = find_message(&mut send, chat_id, message_id)
-        .ok_or_else(|| bad("Bad Request: message to edit not found"))?;
-    if rec.method != "sendMessage" {
-        return Err(bad("Bad Request: there is no text in the message to edit"));
-    }
-    if rec.visible_text == content.visible
-        && rec.entities == content.entities
-        && rec.reply_markup == markup
-    {
-        return Err(bad(NOT_MODIFIED));
-    }
-    rec.text = text;
-    rec.parse_mode = parse_mode;
-    rec.visible_text = content.visible;
-    rec.entities = content.entities;
-    rec.reply_markup = markup;
-    rec.edited_at = Some(Utc::now());
-    let json = message_json(rec, None);
-    drop(send);
-    Ok(json)
+    apply_edit(&mut send, chat_id, message_id, |rec| {
+        if rec.method != "sendMessage" {
+            return Err(bad("Bad Request: there is no text in the message to edit"));
+        }
+        if rec.visible_text == content.visible
+            && rec.entities == content.entities
+            && rec.reply_markup == markup
+        {
+            return Err(bad(NOT_MODIFIED));
+        }
+        rec.text = text;
+        rec.parse_mode = parse_mode;
+        rec.visible_text = content.visible;
+        rec.entities = content.entities;
+        rec.reply_markup = markup;
+        Ok(())
+    })
 }
 
 pub(super) fn edit_markup(bot: &BotState, p: &Params) -> ApiResult {
@@ -318,24 +327,16 @@ pub(super) fn edit_markup(bot: &BotState, p: &Params) -> ApiResult {
     if p.string("inline_message_id").is_some() {
         return Ok(json!(true));
     }
-    let chat_id = resolve_chat(p)?;
-    let message_id = p
-        .int("message_id")
-        .ok_or_else(|| bad("Bad Request: message identifier is not specified"))?;
+    let (chat_id, message_id) = edit_target(p)?;
     let mut send = lock(&bot.send);
-    if send.blocked.contains(&chat_id) {
-        return Err(err(403, "Forbidden: bot was blocked by the user"));
-    }
-    let rec = find_message(&mut send, chat_id, message_id)
-        .ok_or_else(|| bad("Bad Request: message to edit not found"))?;
-    if rec.reply_markup == markup {
-        return Err(bad(NOT_MODIFIED));
-    }
-    rec.reply_markup = markup;
-    rec.edited_at = Some(Utc::now());
-    let json = message_json(rec, None);
-    drop(send);
-    Ok(json)
+    check_not_blocked(&send, chat_id)?;
+    apply_edit(&mut send, chat_id, message_id, |rec| {
+        if rec.reply_markup == markup {
+            return Err(bad(NOT_MODIFIED));
+        }
+        rec.reply_markup = markup;
+        Ok(())
+    })
 }
 
 pub(super) fn delete_messages(bot: &BotState, p: &Params, many: bool) -> ApiResult {

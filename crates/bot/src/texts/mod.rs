@@ -1,0 +1,108 @@
+//! Everything the bots say, in Russian (first) and English. All functions return Telegram
+//! HTML; anything that came from a user is escaped.
+//!
+//! The texts live by who says them: `screens` (the main bot's menu, settings and help),
+//! `replies` (its questions, confirmations and refusals), `category_bot` (what the category
+//! bots say) and `commands` (the command menus); `format` holds the pieces they share
+//! (amounts, budgets, lists). Everything is re-exported here.
+
+/// `format!` in the reader's language: `tr!(lang, "Привет, {name}", "Hello, {name}")`.
+/// (Format strings must be literals, so a plain function cannot choose between them.)
+macro_rules! tr {
+    ($lang:expr, $ru:literal, $en:literal $(,)?) => {
+        match $lang {
+            $crate::texts::Lang::Ru => format!($ru),
+            $crate::texts::Lang::En => format!($en),
+        }
+    };
+}
+
+mod category_bot;
+mod commands;
+mod format;
+mod replies;
+mod screens;
+
+pub use category_bot::{
+    category_help, category_started, category_stopped, wrong_needs_reply, wrong_thanks,
+};
+pub use commands::{CATEGORY_COMMANDS, MAIN_COMMANDS};
+pub use format::{amount, budget};
+pub use replies::{
+    ask_budget, ask_exclude, ask_include, ask_quiet, ask_report, budget_saved, cancelled,
+    exclude_saved, include_saved, input_error, paused, quiet_saved, report_needs_text,
+    report_thanks, temporary_error, unknown_input,
+};
+pub use screens::{
+    MenuLabels, categories_screen, filters_screen, help_main, labels, menu, settings,
+};
+
+/// The language a reply is written in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Lang {
+    Ru,
+    En,
+}
+
+impl Lang {
+    /// Russian for users of the Russian-speaking world and for users whose client does not
+    /// say; English for everyone else.
+    pub fn from_code(code: Option<&str>) -> Self {
+        let Some(code) = code else {
+            return Self::Ru;
+        };
+        let primary = code
+            .split(['-', '_'])
+            .next()
+            .unwrap_or("")
+            .to_ascii_lowercase();
+        match primary.as_str() {
+            "" | "ru" | "uk" | "be" | "kk" | "uz" | "ky" | "tg" | "hy" | "az" | "ka" | "tk"
+            | "mo" => Self::Ru,
+            _ => Self::En,
+        }
+    }
+
+    fn pick(self, ru: &'static str, en: &'static str) -> &'static str {
+        match self {
+            Self::Ru => ru,
+            Self::En => en,
+        }
+    }
+}
+
+/// Escapes text for Telegram's HTML parse mode.
+pub fn escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            _ => out.push(c),
+        }
+    }
+    out
+}
+
+/// A category as the menus show it.
+#[derive(Debug, Clone)]
+pub struct CategoryView {
+    pub slug: String,
+    pub name: String,
+    /// `@username` of the bot that delivers it.
+    pub bot_username: String,
+    /// Whether that bot is the main bot itself (then there is nothing else to start).
+    pub delivered_by_main: bool,
+}
+
+impl CategoryView {
+    /// `https://t.me/<bot>?start=<slug>`: opens the category bot and subscribes on Start.
+    pub fn start_link(&self) -> String {
+        format!("https://t.me/{}?start={}", self.bot_username, self.slug)
+    }
+}
+
+#[cfg(test)]
+mod tests;
