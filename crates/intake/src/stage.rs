@@ -15,7 +15,9 @@ use jobwire_core::normalize::normalize;
 use jobwire_core::rules::{ChannelRules, CompiledRules, RuleDecision};
 use jobwire_queue::wire::PostReady;
 use jobwire_queue::{Queue, QueueError};
-use jobwire_store::{ChannelRow, InsertOutcome, NewPost, PostId, PostStatus, Store, StoreError};
+use jobwire_store::{
+    ChannelId, ChannelRow, InsertOutcome, NewPost, PostId, PostStatus, Store, StoreError,
+};
 use tokio::sync::Mutex;
 
 #[derive(Debug, thiserror::Error)]
@@ -227,17 +229,8 @@ impl IntakeStage {
             let outcome = self
                 .store
                 .insert_post(&NewPost {
-                    channel_id: channel.row.id,
-                    external_id: post.external_id,
-                    text: post.text,
-                    author: post.author,
-                    url: post.url,
-                    posted_at: post.posted_at,
-                    received_at: Utc::now(),
-                    status: PostStatus::Filtered,
                     filter_reason: Some(reason.clone()),
-                    fingerprint: None,
-                    duplicate_of: None,
+                    ..new_post(channel.row.id, post, PostStatus::Filtered)
                 })
                 .await?;
             return Ok(match outcome {
@@ -260,24 +253,17 @@ impl IntakeStage {
             None => None,
         };
         let posted_at = post.posted_at;
+        let status = if earlier.is_some() {
+            PostStatus::Duplicate
+        } else {
+            PostStatus::Queued
+        };
         let outcome = self
             .store
             .insert_post(&NewPost {
-                channel_id: channel.row.id,
-                external_id: post.external_id,
-                text: post.text,
-                author: post.author,
-                url: post.url,
-                posted_at,
-                received_at: Utc::now(),
-                status: if earlier.is_some() {
-                    PostStatus::Duplicate
-                } else {
-                    PostStatus::Queued
-                },
-                filter_reason: None,
                 fingerprint: Some(fp.to_hex()),
                 duplicate_of: earlier,
+                ..new_post(channel.row.id, post, status)
             })
             .await?;
         Ok(match (outcome, earlier) {
@@ -336,5 +322,23 @@ impl IntakeStage {
             }
         }
         Ok(tally)
+    }
+}
+
+/// The row of `post`, received now, in status `status`, with no filter reason, fingerprint
+/// or earlier duplicate (the caller sets those that apply).
+fn new_post(channel_id: ChannelId, post: IncomingPost, status: PostStatus) -> NewPost {
+    NewPost {
+        channel_id,
+        external_id: post.external_id,
+        text: post.text,
+        author: post.author,
+        url: post.url,
+        posted_at: post.posted_at,
+        received_at: Utc::now(),
+        status,
+        filter_reason: None,
+        fingerprint: None,
+        duplicate_of: None,
     }
 }

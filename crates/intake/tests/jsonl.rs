@@ -1,10 +1,12 @@
 //! The JSONL dataset source: fields, batching and bad lines.
 
-use std::io::Write;
+mod common;
 
 use chrono::{DateTime, TimeZone, Utc};
+use common::{drain, write_temp};
 use jobwire_core::IncomingPost;
 use jobwire_intake::{JsonlSource, MAX_BATCH, Source, SourceError};
+use tempfile::NamedTempFile;
 
 fn now() -> DateTime<Utc> {
     Utc.with_ymd_and_hms(2026, 3, 1, 12, 0, 0)
@@ -12,28 +14,17 @@ fn now() -> DateTime<Utc> {
         .expect("valid date")
 }
 
-fn write_temp(content: &str) -> tempfile::NamedTempFile {
-    let mut file = tempfile::NamedTempFile::new().expect("temp file");
-    file.write_all(content.as_bytes()).expect("write");
-    file
+async fn open(file: &NamedTempFile) -> JsonlSource {
+    JsonlSource::open(file.path(), now()).await.expect("open")
 }
 
-/// Reads everything: the posts, and the error that ended the source, if any.
-async fn drain(source: &mut impl Source) -> (Vec<Vec<IncomingPost>>, Option<SourceError>) {
-    let mut batches = Vec::new();
-    loop {
-        match source.next_batch().await {
-            Ok(Some(batch)) => batches.push(batch),
-            Ok(None) => return (batches, None),
-            Err(err) => {
-                assert!(
-                    matches!(source.next_batch().await, Ok(None)),
-                    "a source is finished after an error"
-                );
-                return (batches, Some(err));
-            }
-        }
-    }
+/// The ids of the posts of `batches`, in order.
+fn ids(batches: Vec<Vec<IncomingPost>>) -> Vec<String> {
+    batches
+        .into_iter()
+        .flatten()
+        .map(|p| p.external_id)
+        .collect()
 }
 
 #[tokio::test]
@@ -45,7 +36,7 @@ async fn records_become_posts() {
         "\r\n",
         r#"{"id": "7", "channel": "Some Chat Title", "text": "hello"}"#,
     ));
-    let mut source = JsonlSource::open(file.path(), now()).await.expect("open");
+    let mut source = open(&file).await;
     assert!(source.describe().contains("JSONL"));
     let (batches, err) = drain(&mut source).await;
     assert!(err.is_none(), "{err:?}");
@@ -89,28 +80,23 @@ fn numbered_lines(n: usize) -> String {
 
 #[tokio::test]
 async fn large_files_come_in_bounded_batches() {
-    let file = write_temp(&numbered_lines(1234));
-    let mut source = JsonlSource::open(file.path(), now()).await.expect("open");
+    let file = write_temp(numbered_lines(1234));
+    let mut source = open(&file).await;
     let (batches, err) = drain(&mut source).await;
     assert!(err.is_none(), "{err:?}");
     let sizes: Vec<usize> = batches.iter().map(Vec::len).collect();
     assert_eq!(sizes, [MAX_BATCH, MAX_BATCH, 234]);
-    let ids: Vec<String> = batches
-        .into_iter()
-        .flatten()
-        .map(|p| p.external_id)
-        .collect();
     let expected: Vec<String> = (1..=1234).map(|i| i.to_string()).collect();
-    assert_eq!(ids, expected);
+    assert_eq!(ids(batches), expected);
 }
 
 #[tokio::test]
 async fn long_texts_are_bounded() {
     let text = "ж".repeat(40_000); // 80 KB
-    let file = write_temp(&format!(
+    let file = write_temp(format!(
         "{{\"id\": \"1\", \"channel\": \"@c\", \"text\": \"{text}\"}}\n"
     ));
-    let mut source = JsonlSource::open(file.path(), now()).await.expect("open");
+    let mut source = open(&file).await;
     let (batches, _) = drain(&mut source).await;
     let post = &batches[0][0];
     assert!(post.text.len() <= jobwire_core::post::MAX_POST_BYTES + 3);
@@ -134,14 +120,9 @@ const BAD: &str = concat!(
 #[tokio::test]
 async fn a_bad_line_stops_the_source_after_the_good_ones() {
     let file = write_temp(BAD);
-    let mut source = JsonlSource::open(file.path(), now()).await.expect("open");
+    let mut source = open(&file).await;
     let (batches, err) = drain(&mut source).await;
-    let ids: Vec<String> = batches
-        .into_iter()
-        .flatten()
-        .map(|p| p.external_id)
-        .collect();
-    assert_eq!(ids, ["1", "2"]);
+    assert_eq!(ids(batches), ["1", "2"]);
     let err = err.expect("the bad line is an error");
     assert!(
         matches!(&err, SourceError::BadLine { line: 3, reason, .. } if reason.contains("spam")),
@@ -162,21 +143,12 @@ async fn bad_lines_can_be_skipped_and_counted() {
     let mut bytes = content.into_bytes();
     bytes.extend_from_slice(b"\xff\xfe not utf-8\n");
     bytes.extend_from_slice(br#"{"id": "9", "channel": "@c", "text": "nine"}"#);
-    let mut file = tempfile::NamedTempFile::new().expect("temp file");
-    file.write_all(&bytes).expect("write");
+    let file = write_temp(&bytes);
 
-    let mut source = JsonlSource::open(file.path(), now())
-        .await
-        .expect("open")
-        .skip_bad_lines(true);
+    let mut source = open(&file).await.skip_bad_lines(true);
     let (batches, err) = drain(&mut source).await;
     assert!(err.is_none(), "{err:?}");
-    let ids: Vec<String> = batches
-        .into_iter()
-        .flatten()
-        .map(|p| p.external_id)
-        .collect();
-    assert_eq!(ids, ["1", "2", "4", "6", "9"]);
+    assert_eq!(ids(batches), ["1", "2", "4", "6", "9"]);
     assert_eq!(source.skipped_lines(), 4);
 }
 
@@ -186,11 +158,8 @@ async fn an_over_long_line_is_a_bad_line_and_the_next_one_still_reads() {
         "{{\"id\": \"1\", \"channel\": \"@c\", \"text\": \"{}\"}}\n",
         "a".repeat(jobwire_intake::jsonl::MAX_LINE_BYTES)
     );
-    let file = write_temp(&(long + &numbered_lines(2)));
-    let mut source = JsonlSource::open(file.path(), now())
-        .await
-        .expect("open")
-        .skip_bad_lines(true);
+    let file = write_temp(long + &numbered_lines(2));
+    let mut source = open(&file).await.skip_bad_lines(true);
     let (batches, err) = drain(&mut source).await;
     assert!(err.is_none(), "{err:?}");
     assert_eq!(source.skipped_lines(), 1);

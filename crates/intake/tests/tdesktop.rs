@@ -1,12 +1,15 @@
 //! Telegram Desktop export import: both real-world fixture formats, the full-account shape,
 //! streaming a big export, and broken files.
 
-use std::io::Write;
+mod common;
+
+use std::path::Path;
 use std::time::Instant;
 
 use chrono::{DateTime, TimeZone, Utc};
+use common::{drain, write_temp};
 use jobwire_core::IncomingPost;
-use jobwire_intake::{ImportStats, MAX_BATCH, Source, SourceError, TdesktopExport};
+use jobwire_intake::{ImportStats, MAX_BATCH, SourceError, TdesktopExport};
 
 fn fixture(name: &str) -> String {
     format!("{}/../../tests/fixtures/{name}", env!("CARGO_MANIFEST_DIR"))
@@ -18,34 +21,18 @@ fn utc(y: i32, mo: u32, d: u32, h: u32, mi: u32, s: u32) -> DateTime<Utc> {
         .expect("valid date")
 }
 
-fn write_temp(content: &[u8]) -> tempfile::NamedTempFile {
-    let mut file = tempfile::NamedTempFile::new().expect("temp file");
-    file.write_all(content).expect("write");
-    file
-}
+type Imported = (TdesktopExport, Vec<Vec<IncomingPost>>, Option<SourceError>);
 
-/// Reads everything: the batches, and the error that ended the source, if any.
-async fn drain(source: &mut TdesktopExport) -> (Vec<Vec<IncomingPost>>, Option<SourceError>) {
-    let mut batches = Vec::new();
-    loop {
-        match source.next_batch().await {
-            Ok(Some(batch)) => batches.push(batch),
-            Ok(None) => return (batches, None),
-            Err(err) => {
-                assert!(
-                    matches!(source.next_batch().await, Ok(None)),
-                    "a source is finished after an error"
-                );
-                return (batches, Some(err));
-            }
-        }
-    }
-}
-
-async fn import_ok(path: &str) -> (Vec<IncomingPost>, ImportStats) {
-    // `progress: true` draws nothing when stderr is not a terminal (as under `cargo test`).
-    let mut source = TdesktopExport::open(path, true).await.expect("open");
+/// Imports `path` to the end: the source, its batches, and the error that ended it, if any.
+async fn import(path: impl AsRef<Path>, progress: bool) -> Imported {
+    let mut source = TdesktopExport::open(path, progress).await.expect("open");
     let (batches, err) = drain(&mut source).await;
+    (source, batches, err)
+}
+
+async fn import_ok(path: impl AsRef<Path>) -> (Vec<IncomingPost>, ImportStats) {
+    // `progress: true` draws nothing when stderr is not a terminal (as under `cargo test`).
+    let (source, batches, err) = import(path, true).await;
     assert!(err.is_none(), "{err:?}");
     let stats = source.stats().expect("stats after the end");
     (batches.concat(), stats)
@@ -227,8 +214,8 @@ fn full_account_posts() -> Vec<IncomingPost> {
 
 #[tokio::test]
 async fn full_account_export_reads_every_chat() {
-    let file = write_temp(FULL_ACCOUNT.as_bytes());
-    let (posts, stats) = import_ok(file.path().to_str().expect("utf-8 path")).await;
+    let file = write_temp(FULL_ACCOUNT);
+    let (posts, stats) = import_ok(file.path()).await;
     assert_eq!(stats.chats, 3);
     assert_eq!(stats.posts, 3);
     assert_eq!(stats.skipped_service, 1);
@@ -239,8 +226,8 @@ async fn full_account_export_reads_every_chat() {
 async fn key_order_does_not_matter() {
     // serde_json's `Value` sorts keys: "messages" now comes before "name" and "type".
     let sorted: serde_json::Value = serde_json::from_str(FULL_ACCOUNT).expect("valid JSON");
-    let file = write_temp(sorted.to_string().as_bytes());
-    let (posts, _) = import_ok(file.path().to_str().expect("utf-8 path")).await;
+    let file = write_temp(sorted.to_string());
+    let (posts, _) = import_ok(file.path()).await;
     assert_eq!(posts, full_account_posts());
 }
 
@@ -284,10 +271,7 @@ async fn a_big_export_streams_in_batches() {
     let bytes = big_export(N);
     let file = write_temp(&bytes);
     let started = Instant::now();
-    let mut source = TdesktopExport::open(file.path(), false)
-        .await
-        .expect("open");
-    let (batches, err) = drain(&mut source).await;
+    let (source, batches, err) = import(file.path(), false).await;
     let elapsed = started.elapsed();
     assert!(err.is_none(), "{err:?}");
     eprintln!(
@@ -321,10 +305,7 @@ async fn a_truncated_export_is_an_error_after_the_posts_before_the_cut() {
     let bytes = big_export(5_000);
     let cut = bytes.len() * 3 / 5;
     let file = write_temp(&bytes[..cut]);
-    let mut source = TdesktopExport::open(file.path(), false)
-        .await
-        .expect("open");
-    let (batches, err) = drain(&mut source).await;
+    let (source, batches, err) = import(file.path(), false).await;
     // Streaming: what came before the cut was delivered before the error was known.
     let delivered = batches.concat().len();
     assert!(
@@ -349,11 +330,8 @@ async fn a_truncated_export_is_an_error_after_the_posts_before_the_cut() {
 #[tokio::test]
 async fn an_invalid_export_names_the_line() {
     let doc = "{\n \"name\": \"x\",\n \"id\": 1,\n \"messages\": [\n  {\"id\": 1, \"type\": \"message\", \"date\": \"2020-01-01T00:00:00\", \"text\": \"ok\"},\n  {\"id\": 2, \"text\": \"oops\" \"date\": 5}\n ]\n}\n";
-    let file = write_temp(doc.as_bytes());
-    let mut source = TdesktopExport::open(file.path(), false)
-        .await
-        .expect("open");
-    let (_, err) = drain(&mut source).await;
+    let file = write_temp(doc);
+    let (_, _, err) = import(file.path(), false).await;
     let err = err.expect("invalid JSON");
     // The offending byte is the quote opening "date" after "oops" (a comma is missing).
     let expected_offset = doc.find("\"date\": 5").expect("in doc") as u64 + 1;
@@ -366,11 +344,8 @@ async fn an_invalid_export_names_the_line() {
 #[tokio::test]
 async fn a_text_message_without_a_date_is_an_error() {
     let doc = r#"{"name": "x", "id": 1, "messages": [{"id": 5, "type": "message", "text": "hi"}]}"#;
-    let file = write_temp(doc.as_bytes());
-    let mut source = TdesktopExport::open(file.path(), false)
-        .await
-        .expect("open");
-    let (batches, err) = drain(&mut source).await;
+    let file = write_temp(doc);
+    let (_, batches, err) = import(file.path(), false).await;
     assert!(batches.is_empty());
     let err = err.expect("no date");
     assert!(err.to_string().contains("message 5"), "{err}");
@@ -379,11 +354,8 @@ async fn a_text_message_without_a_date_is_an_error() {
 #[tokio::test]
 async fn json_that_is_not_an_export_is_refused() {
     for doc in [r#"{"hello": "world"}"#, "[1, 2, 3]", "\"text\"", ""] {
-        let file = write_temp(doc.as_bytes());
-        let mut source = TdesktopExport::open(file.path(), false)
-            .await
-            .expect("open");
-        let (batches, err) = drain(&mut source).await;
+        let file = write_temp(doc);
+        let (_, batches, err) = import(file.path(), false).await;
         assert!(batches.is_empty());
         let err = err.unwrap_or_else(|| panic!("{doc:?} was accepted"));
         assert!(
@@ -395,10 +367,8 @@ async fn json_that_is_not_an_export_is_refused() {
         );
     }
     let file = write_temp(br#"{"name": "x", "id": 1, "messages": []} trailing"#);
-    let mut source = TdesktopExport::open(file.path(), false)
-        .await
-        .expect("open");
-    assert!(drain(&mut source).await.1.is_some(), "trailing garbage");
+    let (_, _, err) = import(file.path(), false).await;
+    assert!(err.is_some(), "trailing garbage");
 }
 
 #[tokio::test]

@@ -75,28 +75,20 @@ impl FeedJobFacts {
     /// and subscribers see them: `Budget: $10,000 fixed | Category: … | Skills: a, b | …`.
     /// `None` when no fact is known.
     pub fn summary_line(&self) -> Option<String> {
-        let mut parts = Vec::new();
-        if let Some(budget) = &self.budget {
-            parts.push(format!("Budget: {}", budget.display()));
-        }
-        if let Some(salary) = &self.salary {
-            parts.push(format!("Salary: {salary}"));
-        }
-        if let Some(category) = &self.category {
-            parts.push(format!("Category: {category}"));
-        }
-        if let Some(job_type) = &self.job_type {
-            parts.push(format!("Type: {job_type}"));
-        }
-        if let Some(company) = &self.company {
-            parts.push(format!("Company: {company}"));
-        }
-        if let Some(location) = &self.location {
-            parts.push(format!("Location: {location}"));
-        }
-        if let Some(country) = &self.country {
-            parts.push(format!("Country: {country}"));
-        }
+        let budget = self.budget.as_ref().map(Budget::display);
+        let labeled = [
+            ("Budget", budget.as_ref()),
+            ("Salary", self.salary.as_ref()),
+            ("Category", self.category.as_ref()),
+            ("Type", self.job_type.as_ref()),
+            ("Company", self.company.as_ref()),
+            ("Location", self.location.as_ref()),
+            ("Country", self.country.as_ref()),
+        ];
+        let mut parts: Vec<String> = labeled
+            .into_iter()
+            .filter_map(|(label, value)| Some(format!("{label}: {}", value?)))
+            .collect();
         if !self.skills.is_empty() {
             parts.push(format!("Skills: {}", self.skills.join(", ")));
         }
@@ -220,27 +212,20 @@ mod tests {
 
     #[test]
     fn budgets_display_like_people_write_them() {
-        let fixed = Budget {
-            min: 10_000.0,
-            max: 10_000.0,
-            currency: "USD".into(),
-            kind: BudgetKind::Fixed,
-        };
-        assert_eq!(fixed.display(), "$10,000 fixed");
-        let hourly = Budget {
-            min: 15.0,
-            max: 35.0,
-            currency: "USD".into(),
-            kind: BudgetKind::Hourly,
-        };
-        assert_eq!(hourly.display(), "$15.00–$35.00/hr");
-        let big = Budget {
-            min: 1_250_000.0,
-            max: 1_250_000.0,
-            currency: "EUR".into(),
-            kind: BudgetKind::Fixed,
-        };
-        assert_eq!(big.display(), "€1,250,000 fixed");
+        use BudgetKind::{Fixed, Hourly};
+        for (min, max, currency, kind, shown) in [
+            (10_000.0, 10_000.0, "USD", Fixed, "$10,000 fixed"),
+            (15.0, 35.0, "USD", Hourly, "$15.00–$35.00/hr"),
+            (1.25e6, 1.25e6, "EUR", Fixed, "€1,250,000 fixed"),
+        ] {
+            let budget = Budget {
+                min,
+                max,
+                currency: currency.into(),
+                kind,
+            };
+            assert_eq!(budget.display(), shown);
+        }
     }
 
     #[test]

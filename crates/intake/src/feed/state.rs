@@ -523,39 +523,25 @@ mod tests {
         let config = config();
         let mut rng = StdRng::seed_from_u64(3);
         let now = at(12, 0);
-        let mut state = FeedState::default();
-        let short = FeedError::Status {
-            status: 429,
-            retry_after: Some(Duration::from_secs(60)),
-        };
-        assert_eq!(
-            state.record_failure(now, &config, &short, &mut rng),
-            FailureAction::BackOff {
-                until: now + chrono::Duration::minutes(5)
-            }
-        );
-        let mut state = FeedState::default();
-        let long = FeedError::Status {
-            status: 429,
-            retry_after: Some(Duration::from_secs(2 * 3600)),
-        };
-        assert_eq!(
-            state.record_failure(now, &config, &long, &mut rng),
-            FailureAction::BackOff {
-                until: now + chrono::Duration::hours(2)
-            }
-        );
-        let mut state = FeedState::default();
-        let absurd = FeedError::Status {
-            status: 429,
-            retry_after: Some(Duration::from_secs(400 * 24 * 3600)),
-        };
-        assert_eq!(
-            state.record_failure(now, &config, &absurd, &mut rng),
-            FailureAction::BackOff {
-                until: now + chrono::Duration::hours(24)
-            }
-        );
+        // A short retry-after, a long one, and an absurd one (capped at a day).
+        for (retry_after, backoff) in [
+            (60, chrono::Duration::minutes(5)),
+            (2 * 3600, chrono::Duration::hours(2)),
+            (400 * 24 * 3600, chrono::Duration::hours(24)),
+        ] {
+            let mut state = FeedState::default();
+            let error = FeedError::Status {
+                status: 429,
+                retry_after: Some(Duration::from_secs(retry_after)),
+            };
+            assert_eq!(
+                state.record_failure(now, &config, &error, &mut rng),
+                FailureAction::BackOff {
+                    until: now + backoff
+                },
+                "retry-after {retry_after} s"
+            );
+        }
     }
 
     #[test]
