@@ -22,6 +22,7 @@ use async_trait::async_trait;
 use chrono::{DateTime, NaiveTime, Utc};
 use jobwire_store::Store;
 
+use crate::classifier::classify_as_batch;
 use crate::local::{LocalModel, MODEL_FORMAT};
 use crate::{Classified, Classifier, ClassifyError, ClassifyInput};
 
@@ -309,10 +310,7 @@ impl Cascade {
 #[async_trait]
 impl Classifier for Cascade {
     async fn classify(&self, post: &ClassifyInput) -> Result<Classified, ClassifyError> {
-        self.classify_many(std::slice::from_ref(post))
-            .await
-            .pop()
-            .unwrap_or_else(|| Err(ClassifyError::Invalid("empty cascade answer".into())))
+        classify_as_batch(self, post, "empty cascade answer").await
     }
 
     async fn classify_many(

@@ -75,3 +75,17 @@ pub trait Classifier: Send + Sync {
         false
     }
 }
+
+/// [`Classifier::classify`] for a classifier that answers in batches: `post` as a batch of
+/// one. `empty` is the error of a batch answered with nothing.
+pub(crate) async fn classify_as_batch(
+    classifier: &dyn Classifier,
+    post: &ClassifyInput,
+    empty: &str,
+) -> Result<Classified, ClassifyError> {
+    classifier
+        .classify_many(std::slice::from_ref(post))
+        .await
+        .pop()
+        .unwrap_or_else(|| Err(ClassifyError::Invalid(empty.into())))
+}

@@ -49,6 +49,8 @@ async fn the_cascade_matches_the_oracle_with_a_fraction_of_the_posts_in_full_req
     )
     .await
     .expect("cascade evaluates");
+    println!("{eval}");
+    println!("{}", eval.to_json());
 
     let cascade = &eval.cascade;
     assert_eq!(eval.llm.is_job.f1, 1.0, "the oracle is perfect");

@@ -4,15 +4,12 @@ mod common;
 
 use std::time::{Duration, Instant};
 
+use common::{fake, input};
 use jobwire_classify::eval::evaluate;
 use jobwire_classify::llm::{LlmClassifier, LlmConfig, PROMPT_VERSION};
 use jobwire_classify::{Classifier, ClassifyError, ClassifyInput};
 use jobwire_core::dataset::LabeledPost;
-use jobwire_testkit::llm::{FakeLlm, FakeLlmConfig, Fault, FaultPlan};
-
-async fn fake(faults: FaultPlan) -> FakeLlm {
-    common::fake_llm(faults, FakeLlmConfig::default().seed).await
-}
+use jobwire_testkit::llm::{FakeLlm, Fault, FaultPlan};
 
 fn config(server: &FakeLlm) -> LlmConfig {
     let mut c = common::llm_config(server, "fake-model");
@@ -21,14 +18,6 @@ fn config(server: &FakeLlm) -> LlmConfig {
     c.min_backoff = Duration::from_millis(10);
     c.max_backoff = Duration::from_millis(50);
     c
-}
-
-fn input(post: &LabeledPost) -> ClassifyInput {
-    ClassifyInput {
-        id: post.id.clone(),
-        text: post.text.clone(),
-        channel: post.channel.clone(),
-    }
 }
 
 fn a_job(data: &[LabeledPost]) -> &LabeledPost {

@@ -51,12 +51,7 @@ fn inputs() -> Vec<ClassifyInput> {
             text,
             channel: "@hostile".into(),
         });
-        let p = &data[i];
-        out.push(ClassifyInput {
-            id: p.id.clone(),
-            text: p.text.clone(),
-            channel: p.channel.clone(),
-        });
+        out.push(common::input(&data[i]));
     }
     out
 }

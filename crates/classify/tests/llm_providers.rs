@@ -5,17 +5,14 @@ mod common;
 
 use std::time::Duration;
 
+use common::{fake, input};
 use jobwire_classify::llm::{LlmClassifier, LlmConfig, LlmEndpoint};
-use jobwire_classify::{Classifier, ClassifyError, ClassifyInput};
+use jobwire_classify::{Classified, Classifier, ClassifyError};
 use jobwire_core::dataset::LabeledPost;
-use jobwire_testkit::llm::{FakeLlm, FakeLlmConfig, Fault, FaultPlan};
+use jobwire_testkit::llm::{FakeLlm, Fault, FaultPlan};
 
 const PRIMARY: &str = "primary-model";
 const FALLBACK: &str = "fallback-model";
-
-async fn fake(faults: FaultPlan) -> FakeLlm {
-    common::fake_llm(faults, FakeLlmConfig::default().seed).await
-}
 
 /// The primary and the fallback are two models of the same fake server.
 fn config(server: &FakeLlm, with_fallback: bool) -> LlmConfig {
@@ -33,12 +30,28 @@ fn config(server: &FakeLlm, with_fallback: bool) -> LlmConfig {
     c
 }
 
-fn input(post: &LabeledPost) -> ClassifyInput {
-    ClassifyInput {
-        id: post.id.clone(),
-        text: post.text.clone(),
-        channel: post.channel.clone(),
+fn client(server: &FakeLlm, with_fallback: bool) -> LlmClassifier {
+    LlmClassifier::new(config(server, with_fallback)).expect("client builds")
+}
+
+/// Faults where the primary model is out of quota.
+fn primary_out_of_quota() -> FaultPlan {
+    FaultPlan {
+        quota_models: vec![PRIMARY.into()],
+        ..FaultPlan::default()
     }
+}
+
+/// Faults where the server does not know the primary model.
+fn primary_unknown() -> FaultPlan {
+    FaultPlan {
+        unknown_models: vec![PRIMARY.into()],
+        ..FaultPlan::default()
+    }
+}
+
+async fn classified(classifier: &LlmClassifier, post: &LabeledPost) -> Classified {
+    classifier.classify(&input(post)).await.expect("classified")
 }
 
 fn models(server: &FakeLlm) -> Vec<String> {
@@ -47,20 +60,13 @@ fn models(server: &FakeLlm) -> Vec<String> {
 
 #[tokio::test]
 async fn out_of_quota_goes_to_the_fallback_and_the_primary_cools_down() {
-    let server = fake(FaultPlan {
-        quota_models: vec![PRIMARY.into()],
-        ..FaultPlan::default()
-    })
-    .await;
+    let server = fake(primary_out_of_quota()).await;
     let mut cfg = config(&server, true);
     cfg.quota_cooldown = Duration::from_millis(400);
     let classifier = LlmClassifier::new(cfg).expect("client builds");
     let data = common::dev_set();
 
-    let first = classifier
-        .classify(&input(&data[0]))
-        .await
-        .expect("classified");
+    let first = classified(&classifier, &data[0]).await;
     assert_eq!(first.model, FALLBACK);
     let label = data[0].label.as_ref().expect("labeled");
     assert_eq!(first.verdict.categories, label.categories);
@@ -74,10 +80,7 @@ async fn out_of_quota_goes_to_the_fallback_and_the_primary_cools_down() {
     );
 
     // Cooling down: the primary is not even tried.
-    let second = classifier
-        .classify(&input(&data[1]))
-        .await
-        .expect("classified");
+    let second = classified(&classifier, &data[1]).await;
     assert_eq!(second.model, FALLBACK);
     assert_eq!(models(&server), [PRIMARY, FALLBACK, FALLBACK]);
     let stats = classifier.stats();
@@ -93,22 +96,15 @@ async fn out_of_quota_goes_to_the_fallback_and_the_primary_cools_down() {
     // After the cool-down (and a top-up) the primary answers again.
     tokio::time::sleep(Duration::from_millis(450)).await;
     server.set_faults(FaultPlan::default());
-    let third = classifier
-        .classify(&input(&data[2]))
-        .await
-        .expect("classified");
+    let third = classified(&classifier, &data[2]).await;
     assert_eq!(third.model, PRIMARY);
     assert_eq!(server.stats().insufficient_quota, 1);
 }
 
 #[tokio::test]
 async fn without_a_fallback_out_of_quota_is_retryable_and_not_hammered() {
-    let server = fake(FaultPlan {
-        quota_models: vec![PRIMARY.into()],
-        ..FaultPlan::default()
-    })
-    .await;
-    let classifier = LlmClassifier::new(config(&server, false)).expect("client builds");
+    let server = fake(primary_out_of_quota()).await;
+    let classifier = client(&server, false);
     let data = common::dev_set();
     for post in &data[..3] {
         match classifier.classify(&input(post)).await {
@@ -125,12 +121,8 @@ async fn without_a_fallback_out_of_quota_is_retryable_and_not_hammered() {
 
 #[tokio::test]
 async fn an_unknown_primary_model_goes_to_the_fallback_at_once() {
-    let server = fake(FaultPlan {
-        unknown_models: vec![PRIMARY.into()],
-        ..FaultPlan::default()
-    })
-    .await;
-    let classifier = LlmClassifier::new(config(&server, true)).expect("client builds");
+    let server = fake(primary_unknown()).await;
+    let classifier = client(&server, true);
     let data = common::dev_set();
     let out = classifier
         .classify_many(&[input(&data[0]), input(&data[1])])
@@ -142,12 +134,8 @@ async fn an_unknown_primary_model_goes_to_the_fallback_at_once() {
     assert_eq!(models(&server), [PRIMARY, FALLBACK]);
 
     // Without a fallback it is a rejection (a configuration error), not retried.
-    let server = fake(FaultPlan {
-        unknown_models: vec![PRIMARY.into()],
-        ..FaultPlan::default()
-    })
-    .await;
-    let classifier = LlmClassifier::new(config(&server, false)).expect("client builds");
+    let server = fake(primary_unknown()).await;
+    let classifier = client(&server, false);
     let err = classifier
         .classify(&input(&data[0]))
         .await
@@ -161,19 +149,13 @@ async fn an_unknown_primary_model_goes_to_the_fallback_at_once() {
 #[tokio::test]
 async fn a_failing_primary_falls_back_after_its_retries_without_cooling_down() {
     let server = fake(FaultPlan::scripted([Fault::Status500; 3])).await;
-    let classifier = LlmClassifier::new(config(&server, true)).expect("client builds");
+    let classifier = client(&server, true);
     let data = common::dev_set();
-    let out = classifier
-        .classify(&input(&data[0]))
-        .await
-        .expect("classified");
+    let out = classified(&classifier, &data[0]).await;
     assert_eq!(out.model, FALLBACK);
     assert_eq!(models(&server), [PRIMARY, PRIMARY, PRIMARY, FALLBACK]);
     // A 500 is no reason to skip the primary next time.
-    let out = classifier
-        .classify(&input(&data[1]))
-        .await
-        .expect("classified");
+    let out = classified(&classifier, &data[1]).await;
     assert_eq!(out.model, PRIMARY);
     // Both failing: the post stays retryable.
     server.set_faults(FaultPlan::scripted([Fault::Status500; 6]));

@@ -30,7 +30,8 @@ impl Counters {
     }
 }
 
-/// What the requests of one round cost.
+/// What LLM requests cost: the requests of one round, or one post's share of every round it
+/// took part in.
 #[derive(Debug, Default, Clone, Copy)]
 pub(crate) struct Spent {
     pub(crate) tokens_in: u64,
@@ -39,11 +40,14 @@ pub(crate) struct Spent {
     pub(crate) requests: u32,
 }
 
-/// One post's share of everything it took part in.
-#[derive(Debug, Default, Clone, Copy)]
-pub(crate) struct Share {
-    pub(crate) tokens_in: u64,
-    pub(crate) tokens_out: u64,
-    pub(crate) cost_usd: f64,
-    pub(crate) requests: u32,
+impl Spent {
+    /// Adds post `j`'s share of a round of `k` posts that cost `round`: the tokens split as
+    /// evenly as whole tokens allow, the cost evenly, and every request of the round counted.
+    pub(crate) fn add_share(&mut self, round: &Spent, j: u64, k: u64) {
+        let part = |total: u64| total / k + u64::from(j < total % k);
+        self.tokens_in += part(round.tokens_in);
+        self.tokens_out += part(round.tokens_out);
+        self.cost_usd += round.cost_usd / k as f64;
+        self.requests += round.requests;
+    }
 }

@@ -112,18 +112,26 @@ impl LlmConfig {
     /// 0.9 when missing, posts cut at 8000 characters, 30 posts a request gathered for at
     /// most 20 ms when the LLM is idle and 1 s while requests are in flight, 8 requests in
     /// flight, at most 16,384 completion tokens, 3 few-shot examples,
-    /// no fallback, 10 min quota cool-down, prices 0.
+    /// no fallback, 10 min quota cool-down, prices 0 (the primary starts as a new
+    /// [`LlmEndpoint`]).
     pub fn new(
         base_url: impl Into<String>,
         model: impl Into<String>,
         categories: Vec<(CategorySlug, String)>,
     ) -> Self {
+        let LlmEndpoint {
+            base_url,
+            model,
+            api_key,
+            price_in_per_mtok,
+            price_out_per_mtok,
+        } = LlmEndpoint::new(base_url, model);
         Self {
-            base_url: base_url.into(),
-            model: model.into(),
-            api_key: None,
-            price_in_per_mtok: 0.0,
-            price_out_per_mtok: 0.0,
+            base_url,
+            model,
+            api_key,
+            price_in_per_mtok,
+            price_out_per_mtok,
             fallback: None,
             quota_cooldown: Duration::from_secs(600),
             timeout: Duration::from_secs(120),

@@ -92,8 +92,9 @@ use serde::Serialize;
 use serde_json::Value;
 use tokio::sync::{Notify, Semaphore, oneshot};
 
+use crate::classifier::classify_as_batch;
 use crate::{Classified, Classifier, ClassifyError, ClassifyInput};
-use accounting::{Counters, Share};
+use accounting::{Counters, Spent};
 pub use config::{LlmConfig, LlmEndpoint};
 pub use section::{LlmFallbackSection, LlmSection, SectionError};
 use fewshot::Example;
@@ -297,10 +298,7 @@ impl Inner {
 #[async_trait]
 impl Classifier for LlmClassifier {
     async fn classify(&self, post: &ClassifyInput) -> Result<Classified, ClassifyError> {
-        self.classify_many(std::slice::from_ref(post))
-            .await
-            .pop()
-            .unwrap_or_else(|| Err(ClassifyError::Invalid("empty batch answer".into())))
+        classify_as_batch(self, post, "empty batch answer").await
     }
 
     /// Puts the posts into the pool shared by every caller and waits for their answers:
@@ -334,7 +332,7 @@ impl Classifier for LlmClassifier {
                     reasks: 0,
                     struck: false,
                     problem: String::new(),
-                    share: Share::default(),
+                    share: Spent::default(),
                     tx,
                 }
             })

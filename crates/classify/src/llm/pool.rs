@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use tokio::sync::oneshot;
 
-use super::accounting::{Share, bump};
+use super::accounting::{Spent, bump};
 use super::answer::{ItemCheck, check_item, item_id};
 use super::request::copy_error;
 use super::{Inner, MAX_REASKS, PROMPT_VERSION, fewshot, prompt};
@@ -41,7 +41,8 @@ pub(crate) struct Waiting {
     pub(crate) struck: bool,
     /// Why the last answer did not settle it.
     pub(crate) problem: String,
-    pub(crate) share: Share,
+    /// This post's share of every request it took part in.
+    pub(crate) share: Spent,
     pub(crate) tx: oneshot::Sender<Result<Classified, ClassifyError>>,
 }
 
@@ -178,13 +179,7 @@ impl Inner {
 
         let k = batch.len() as u64;
         for (j, w) in batch.iter_mut().enumerate() {
-            let j = j as u64;
-            let part = |total: u64| total / k + u64::from(j < total % k);
-            let s = &mut w.share;
-            s.tokens_in += part(spent.tokens_in);
-            s.tokens_out += part(spent.tokens_out);
-            s.cost_usd += spent.cost_usd / k as f64;
-            s.requests += spent.requests;
+            w.share.add_share(&spent, j as u64, k);
         }
 
         let reply = match outcome {

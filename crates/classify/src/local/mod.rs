@@ -52,6 +52,7 @@
 //! Everything here is plain `f32` arithmetic with no unsafe code.
 
 mod calibrate;
+mod cues;
 mod features;
 mod inner_cv;
 mod lexicon;
@@ -271,6 +272,7 @@ mod tests {
     use super::*;
     use crate::ClassifyError;
     use crate::eval::assign_folds;
+    use crate::eval::cross_validation::{held_out, train_without_fold};
     use jobwire_core::dataset::{Label, LabeledPost};
 
     fn categories() -> Vec<CategorySlug> {
@@ -312,19 +314,12 @@ mod tests {
         let folds = assign_folds(&data, 5, 7);
         let mut out = Vec::new();
         for fold in 0..5 {
-            let train: Vec<LabeledPost> = data
-                .iter()
-                .zip(&folds)
-                .filter(|(_, f)| f.is_some_and(|f| f != fold))
-                .map(|(p, _)| p.clone())
-                .collect();
-            let model = LocalModel::train(&train, &cats, &TrainOptions::default()).unwrap();
-            for (p, f) in data.iter().zip(&folds) {
-                if *f == Some(fold) {
-                    let v = model.predict(&p.text);
-                    let truth = p.label.as_ref().unwrap().is_job;
-                    out.push((v.confidence, v.is_job == truth));
-                }
+            let model =
+                train_without_fold(&data, &folds, fold, &cats, &TrainOptions::default()).unwrap();
+            for p in held_out(&folds, fold).map(|i| &data[i]) {
+                let v = model.predict(&p.text);
+                let truth = p.label.as_ref().unwrap().is_job;
+                out.push((v.confidence, v.is_job == truth));
             }
         }
         out

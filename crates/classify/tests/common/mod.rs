@@ -3,6 +3,7 @@
 
 use std::time::Duration;
 
+use jobwire_classify::ClassifyInput;
 use jobwire_classify::llm::LlmConfig;
 use jobwire_core::CategorySlug;
 use jobwire_core::dataset::LabeledPost;
@@ -32,6 +33,20 @@ pub async fn fake_llm(faults: FaultPlan, seed: u64) -> FakeLlm {
     FakeLlm::start("127.0.0.1:0".parse().expect("addr"), config)
         .await
         .expect("fake LLM starts")
+}
+
+/// [`fake_llm`] with the fake's default seed.
+pub async fn fake(faults: FaultPlan) -> FakeLlm {
+    fake_llm(faults, FakeLlmConfig::default().seed).await
+}
+
+/// What a classifier is asked about a labeled post.
+pub fn input(post: &LabeledPost) -> ClassifyInput {
+    ClassifyInput {
+        id: post.id.clone(),
+        text: post.text.clone(),
+        channel: post.channel.clone(),
+    }
 }
 
 /// A client config for `server`: the 12 categories, `model`, a 1.5 s timeout, two retries

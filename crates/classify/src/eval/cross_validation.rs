@@ -1,0 +1,167 @@
+//! k-fold cross-validation of the local model: stratified folds that keep duplicates
+//! together, and the pooled held-out scores.
+
+use std::collections::BTreeMap;
+
+use jobwire_core::dataset::LabeledPost;
+use jobwire_core::{CategorySlug, PostKind};
+
+use super::{EvalReport, Scorer};
+use crate::ClassifyError;
+use crate::local::{LocalModel, TrainOptions};
+
+/// Assigns every labeled post one of `k` folds (`None` for unlabeled posts), deterministically
+/// for a `seed`: a dup group stays in one fold, and each kind of post is spread evenly.
+pub fn assign_folds(data: &[LabeledPost], k: usize, seed: u64) -> Vec<Option<usize>> {
+    let k = k.max(1);
+    // Units: a dup group, or a single post.
+    let mut units: BTreeMap<String, Vec<usize>> = BTreeMap::new();
+    for (i, p) in data.iter().enumerate() {
+        if p.label.is_none() {
+            continue;
+        }
+        let key = match &p.dup_group {
+            Some(g) => format!("g:{g}"),
+            None => format!("p:{i}"),
+        };
+        units.entry(key).or_default().push(i);
+    }
+    // Strata by the kind of the unit's first post; larger units first so they spread out.
+    let mut strata: BTreeMap<PostKind, Vec<Vec<usize>>> = BTreeMap::new();
+    for members in units.into_values() {
+        let kind = data[members[0]]
+            .label
+            .as_ref()
+            .map_or(PostKind::Chatter, |l| l.kind);
+        strata.entry(kind).or_default().push(members);
+    }
+    let mut rng = seed ^ 0x5851_f42d_4c95_7f2d;
+    let mut next = move || {
+        rng ^= rng << 13;
+        rng ^= rng >> 7;
+        rng ^= rng << 17;
+        rng
+    };
+    let mut folds = vec![None; data.len()];
+    let mut sizes = vec![0usize; k];
+    for (_, mut units) in strata {
+        for i in (1..units.len()).rev() {
+            let j = (next() % (i as u64 + 1)) as usize;
+            units.swap(i, j);
+        }
+        units.sort_by_key(|u| std::cmp::Reverse(u.len()));
+        let mut per_fold = vec![0usize; k];
+        for unit in units {
+            // The fold with the fewest posts of this stratum, then the fewest overall.
+            let f = (0..k)
+                .min_by_key(|&f| (per_fold[f], sizes[f], f))
+                .unwrap_or(0);
+            per_fold[f] += unit.len();
+            sizes[f] += unit.len();
+            for i in unit {
+                folds[i] = Some(f);
+            }
+        }
+    }
+    folds
+}
+
+/// [`assign_folds`] for a cross-validation, which needs at least two folds.
+pub(crate) fn checked_folds(
+    data: &[LabeledPost],
+    k: usize,
+    seed: u64,
+) -> Result<Vec<Option<usize>>, ClassifyError> {
+    if k < 2 {
+        return Err(ClassifyError::Invalid(format!(
+            "cross-validation needs k >= 2, got {k}"
+        )));
+    }
+    Ok(assign_folds(data, k, seed))
+}
+
+/// Indices of the posts in `fold` (held out from its model), ascending.
+pub(crate) fn held_out(folds: &[Option<usize>], fold: usize) -> impl Iterator<Item = usize> + '_ {
+    folds
+        .iter()
+        .enumerate()
+        .filter(move |(_, f)| **f == Some(fold))
+        .map(|(i, _)| i)
+}
+
+/// Indices of the labeled posts outside `fold` (what its model trains on), ascending.
+pub(crate) fn trained_on(folds: &[Option<usize>], fold: usize) -> impl Iterator<Item = usize> + '_ {
+    folds
+        .iter()
+        .enumerate()
+        .filter(move |(_, f)| f.is_some_and(|f| f != fold))
+        .map(|(i, _)| i)
+}
+
+/// The local model of `fold`: trained on every labeled post outside it.
+pub(crate) fn train_without_fold(
+    data: &[LabeledPost],
+    folds: &[Option<usize>],
+    fold: usize,
+    categories: &[CategorySlug],
+    opts: &TrainOptions,
+) -> Result<LocalModel, ClassifyError> {
+    let train: Vec<LabeledPost> = trained_on(folds, fold).map(|i| data[i].clone()).collect();
+    LocalModel::train(&train, categories, opts)
+}
+
+/// k-fold cross-validation of the local model on `data` (folds from [`assign_folds`]): trains
+/// on k−1 folds, scores the held-out one, and pools the decisions of all folds.
+pub fn cross_validate(
+    data: &[LabeledPost],
+    categories: &[CategorySlug],
+    k: usize,
+    seed: u64,
+    opts: &TrainOptions,
+) -> Result<EvalReport, ClassifyError> {
+    let folds = checked_folds(data, k, seed)?;
+    let mut scorer = Scorer::new(categories);
+    for fold in 0..k {
+        let model = train_without_fold(data, &folds, fold, categories, opts)?;
+        for post in held_out(&folds, fold).map(|i| &data[i]) {
+            if let Some(label) = &post.label {
+                let verdict = model.predict(&post.text);
+                scorer.add(label, &verdict, model.was_trained_on(&post.text));
+            }
+        }
+    }
+    Ok(scorer.report(Some(k)))
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use std::collections::BTreeSet;
+
+    use super::*;
+
+    #[test]
+    fn folds_keep_dup_groups_together_and_are_balanced() {
+        let doc = (0..50)
+            .map(|i| {
+                let kind = if i % 3 == 0 { "resume" } else { "job" };
+                let dup = if i < 6 { "\"g1\"".to_owned() } else { "null".to_owned() };
+                format!(
+                    r#"{{"id":"p{i}","channel":"@c","text":"t{i}","is_job":{},"kind":"{kind}","categories":[],"dup_group":{dup}}}"#,
+                    kind == "job"
+                )
+            })
+            .collect::<Vec<_>>()
+            .join("\n");
+        let data = LabeledPost::parse_all(&doc).unwrap();
+        let folds = assign_folds(&data, 5, 1);
+        let g: BTreeSet<_> = folds[..6].iter().collect();
+        assert_eq!(g.len(), 1, "a dup group was split: {:?}", &folds[..6]);
+        let mut sizes = [0usize; 5];
+        for f in folds.iter().flatten() {
+            sizes[*f] += 1;
+        }
+        assert!(sizes.iter().all(|&n| (8..=12).contains(&n)), "{sizes:?}");
+        assert_eq!(assign_folds(&data, 5, 1), folds, "not deterministic");
+    }
+}
