@@ -185,7 +185,7 @@ impl Bots {
             .categories
             .iter()
             .map(|c| CategoryView {
-                slug: c.slug.as_str().to_owned(),
+                slug: c.slug.clone(),
                 name: c.name.clone(),
                 bot_username: usernames.get(&c.bot.name).cloned().unwrap_or_default(),
                 delivered_by_main: main_name.as_deref() == Some(c.bot.name.as_str()),

@@ -4,7 +4,12 @@ use std::fmt;
 
 /// A category slug such as `web` or `bots`: lowercase ASCII letters, digits, `_` or `-`,
 /// 1 to 32 characters. Parsed once at the edge; a value of this type is always valid.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+///
+/// Serialized as the bare slug; deserializing checks it like [`CategorySlug::parse`].
+#[derive(
+    Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
+)]
+#[serde(try_from = "String", into = "String")]
 pub struct CategorySlug(String);
 
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
@@ -27,6 +32,32 @@ impl CategorySlug {
 
     pub fn as_str(&self) -> &str {
         &self.0
+    }
+}
+
+impl PartialEq<str> for CategorySlug {
+    fn eq(&self, other: &str) -> bool {
+        self.0 == other
+    }
+}
+
+impl PartialEq<&str> for CategorySlug {
+    fn eq(&self, other: &&str) -> bool {
+        self.0 == *other
+    }
+}
+
+impl TryFrom<String> for CategorySlug {
+    type Error = InvalidCategory;
+
+    fn try_from(raw: String) -> Result<Self, Self::Error> {
+        Self::parse(&raw)
+    }
+}
+
+impl From<CategorySlug> for String {
+    fn from(slug: CategorySlug) -> String {
+        slug.0
     }
 }
 

@@ -20,7 +20,7 @@ use jobwire_core::matching::{JobFacts, SubscriberIndex};
 use jobwire_core::normalize::normalize;
 use jobwire_core::quiet::QuietHours;
 use jobwire_core::rules::Term;
-use jobwire_core::subscriber::{MinBudget, Subscriber, SubscriberId};
+use jobwire_core::subscriber::{Subscriber, SubscriberId};
 use jobwire_queue::wire::{DeliveryReady, JobReady};
 use jobwire_queue::{Queue, QueueError, Received, Topic};
 use jobwire_store::{NewDelivery, PostId, PostStatus, Store, StoreError, SubscriberRow};
@@ -300,11 +300,7 @@ fn subscriber_from_row(row: &SubscriberRow) -> (Subscriber, (SubscriberId, Subsc
             })
             .collect()
     };
-    let categories: Vec<CategorySlug> = row
-        .categories
-        .iter()
-        .filter_map(|c| CategorySlug::parse(c).ok())
-        .collect();
+    let categories = row.categories.clone();
     let quiet_hours = row.quiet_hours.as_ref().and_then(|q| {
         QuietHours::parse(&format!("{}-{}", q.start, q.end), &q.time_zone)
             .map_err(
@@ -321,11 +317,7 @@ fn subscriber_from_row(row: &SubscriberRow) -> (Subscriber, (SubscriberId, Subsc
         paused: row.paused,
         blocked: row.blocked,
         quiet_hours,
-        min_budget: row.min_budget.as_deref().and_then(|raw| {
-            serde_json::from_str::<MinBudget>(raw)
-                .map_err(|e| tracing::warn!(subscriber = row.id.get(), error = %e, "ignoring a bad minimum budget"))
-                .ok()
-        }),
+        min_budget: row.min_budget.clone(),
     };
     (
         subscriber,

@@ -128,9 +128,7 @@ pub fn classifiers(settings: &Settings) -> anyhow::Result<Classifiers> {
         .context("training the local classifier")?;
     let local = Arc::new(LiveLocal::new(Arc::new(model)));
     let (llm, mode) = match (&settings.llm, settings.classifier.kind) {
-        (Some(llm), ClassifierKind::Llm) => {
-            (Some(crate::llm::build(llm)?), ClassifierMode::Llm)
-        }
+        (Some(llm), ClassifierKind::Llm) => (Some(crate::llm::build(llm)?), ClassifierMode::Llm),
         (Some(llm), ClassifierKind::Auto | ClassifierKind::Cascade) => (
             Some(crate::llm::build(llm)?),
             ClassifierMode::Cascade {

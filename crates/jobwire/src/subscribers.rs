@@ -40,9 +40,11 @@ pub struct Entry {
 impl Entry {
     /// Checks the entry and turns it into what the store keeps.
     pub fn to_spec(&self) -> anyhow::Result<SubscriberSpec> {
-        for c in &self.categories {
-            CategorySlug::parse(c)?;
-        }
+        let categories = self
+            .categories
+            .iter()
+            .map(|c| CategorySlug::parse(c))
+            .collect::<Result<Vec<_>, _>>()?;
         for t in self.include.iter().chain(&self.exclude) {
             Term::parse(t).with_context(|| format!("keyword {t:?}"))?;
         }
@@ -64,7 +66,7 @@ impl Entry {
         Ok(SubscriberSpec {
             chat_id: self.chat_id,
             name: self.name.clone(),
-            categories: self.categories.clone(),
+            categories,
             include: self.include.clone(),
             exclude: self.exclude.clone(),
             paused: self.paused,

@@ -2,6 +2,7 @@
 //! epoch in `BIGINT`/`INTEGER` columns, lists and documents are JSON, statuses are words.
 
 use chrono::{DateTime, Utc};
+use jobwire_core::CategorySlug;
 
 use crate::sql::{Cols, Dialect};
 use crate::*;
@@ -72,6 +73,18 @@ pub(crate) fn classification_row<DB: Dialect>(row: &DB::Row) -> Result<Classific
     })
 }
 
+/// A subscriber's categories that are valid slugs. One bad value (written by hand into the
+/// database) costs that category, not the subscriber list every dispatcher loads.
+fn known_categories(subscriber: i64, raw: Vec<String>) -> Vec<CategorySlug> {
+    raw.iter()
+        .filter_map(|c| {
+            CategorySlug::parse(c)
+                .map_err(|e| tracing::warn!(subscriber, error = %e, "ignoring a bad category"))
+                .ok()
+        })
+        .collect()
+}
+
 pub(crate) fn subscriber_row<DB: Dialect>(row: &DB::Row) -> Result<SubscriberRow> {
     let c = Cols::<DB>::new(row);
     let quiet_hours = match (c.opt_text("quiet_start")?, c.opt_text("quiet_end")?) {
@@ -82,11 +95,12 @@ pub(crate) fn subscriber_row<DB: Dialect>(row: &DB::Row) -> Result<SubscriberRow
         }),
         _ => None,
     };
+    let id = c.id()?;
     Ok(SubscriberRow {
-        id: c.id()?.into(),
+        id: id.into(),
         chat_id: c.int("chat_id")?,
         name: c.opt_text("name")?,
-        categories: c.json("categories")?,
+        categories: known_categories(id, c.json("categories")?),
         include: c.json("include_terms")?,
         exclude: c.json("exclude_terms")?,
         paused: c.flag("paused")?,
@@ -94,7 +108,11 @@ pub(crate) fn subscriber_row<DB: Dialect>(row: &DB::Row) -> Result<SubscriberRow
         quiet_hours,
         min_budget: c
             .opt_json::<serde_json::Value>("min_budget")?
-            .map(|v| v.to_string()),
+            .and_then(|raw| {
+                serde_json::from_value(raw)
+                    .map_err(|e| tracing::warn!(subscriber = id, error = %e, "ignoring a bad minimum budget"))
+                    .ok()
+            }),
     })
 }
 

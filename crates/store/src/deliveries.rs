@@ -104,12 +104,11 @@ impl<DB: Dialect> DeliveryStore for SqlStore<DB> {
         now: DateTime<Utc>,
         limit: u32,
     ) -> Result<Vec<DeliveryId>> {
-        let ids = Sql::<DB>::new(DB::RELEASE_HELD_DELIVERIES)
+        Sql::<DB>::new(DB::RELEASE_HELD_DELIVERIES)
             .int(ms(now))
             .int(i64::from(limit))
             .ids(&self.write)
-            .await?;
-        Ok(ids.into_iter().map(Into::into).collect())
+            .await
     }
 
     async fn deliveries_in_status(
@@ -117,13 +116,11 @@ impl<DB: Dialect> DeliveryStore for SqlStore<DB> {
         status: DeliveryStatus,
         limit: u32,
     ) -> Result<Vec<DeliveryId>> {
-        let ids =
-            Sql::<DB>::new("SELECT id FROM deliveries WHERE status = $1 ORDER BY id LIMIT $2")
-                .text(status.as_str())
-                .int(i64::from(limit))
-                .ids(&self.read)
-                .await?;
-        Ok(ids.into_iter().map(Into::into).collect())
+        Sql::<DB>::new("SELECT id FROM deliveries WHERE status = $1 ORDER BY id LIMIT $2")
+            .text(status.as_str())
+            .int(i64::from(limit))
+            .ids(&self.read)
+            .await
     }
 
     async fn recover_interrupted_deliveries(
@@ -133,7 +130,7 @@ impl<DB: Dialect> DeliveryStore for SqlStore<DB> {
     ) -> Result<Vec<DeliveryId>> {
         // A concurrent caller waits for the rows this one changes, re-checks them, finds them
         // `pending` and leaves them: each row is returned once.
-        let mut ids = Sql::<DB>::new(
+        let mut ids: Vec<DeliveryId> = Sql::<DB>::new(
             "UPDATE deliveries SET status = 'pending', resent_after_crash = resent_after_crash + 1,
                  updated_at = $1
              WHERE status = 'sending' AND updated_at < $2 RETURNING id",
@@ -143,7 +140,7 @@ impl<DB: Dialect> DeliveryStore for SqlStore<DB> {
         .ids(&self.write)
         .await?;
         ids.sort_unstable();
-        Ok(ids.into_iter().map(Into::into).collect())
+        Ok(ids)
     }
 
     async fn post_of_message(

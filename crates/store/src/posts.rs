@@ -233,21 +233,19 @@ impl<DB: Dialect> PostStore for SqlStore<DB> {
     }
 
     async fn release_waiting_posts(&self, now: DateTime<Utc>, limit: u32) -> Result<Vec<PostId>> {
-        let ids = Sql::<DB>::new(DB::RELEASE_WAITING_POSTS)
+        Sql::<DB>::new(DB::RELEASE_WAITING_POSTS)
             .int(ms(now))
             .int(i64::from(limit))
             .ids(&self.write)
-            .await?;
-        Ok(ids.into_iter().map(Into::into).collect())
+            .await
     }
 
     async fn posts_in_status(&self, status: PostStatus, limit: u32) -> Result<Vec<PostId>> {
-        let ids = Sql::<DB>::new("SELECT id FROM posts WHERE status = $1 ORDER BY id LIMIT $2")
+        Sql::<DB>::new("SELECT id FROM posts WHERE status = $1 ORDER BY id LIMIT $2")
             .text(status.as_str())
             .int(i64::from(limit))
             .ids(&self.read)
-            .await?;
-        Ok(ids.into_iter().map(Into::into).collect())
+            .await
     }
 
     async fn duplicate_of(&self, id: PostId) -> Result<Option<PostId>> {
@@ -264,23 +262,19 @@ impl<DB: Dialect> PostStore for SqlStore<DB> {
     }
 
     async fn recent_fingerprints(&self, since: DateTime<Utc>) -> Result<Vec<RecentFingerprint>> {
-        let rows = Sql::<DB>::new(
+        Sql::<DB>::new(
             "SELECT id, posted_at, fingerprint FROM posts
              WHERE fingerprint IS NOT NULL AND posted_at >= $1 ORDER BY posted_at, id",
         )
         .int(ms(since))
-        .fetch_all(&self.read)
-        .await?;
-        rows.iter()
-            .map(|row| {
-                let c = Cols::<DB>::new(row);
-                Ok(RecentFingerprint {
-                    id: c.id()?.into(),
-                    posted_at: c.time("posted_at")?,
-                    fingerprint: c.text("fingerprint")?,
-                })
+        .fetch_each(&self.read, |c| {
+            Ok(RecentFingerprint {
+                id: c.id()?.into(),
+                posted_at: c.time("posted_at")?,
+                fingerprint: c.text("fingerprint")?,
             })
-            .collect()
+        })
+        .await
     }
 }
 

@@ -28,7 +28,7 @@ impl<DB: Dialect> ReportingStore for SqlStore<DB> {
         &self,
         since: DateTime<Utc>,
     ) -> Result<Vec<ClassificationTotals>> {
-        let rows = Sql::<DB>::new(
+        Sql::<DB>::new(
             "SELECT model, prompt_version, COUNT(*) AS posts,
                  COUNT(*) FILTER (WHERE is_job) AS jobs,
                  CAST(COALESCE(SUM(tokens_in), 0) AS BIGINT) AS tokens_in,
@@ -39,23 +39,19 @@ impl<DB: Dialect> ReportingStore for SqlStore<DB> {
              GROUP BY model, prompt_version ORDER BY model, prompt_version",
         )
         .int(ms(since))
-        .fetch_all(&self.read)
-        .await?;
-        rows.iter()
-            .map(|row| {
-                let c = Cols::<DB>::new(row);
-                Ok(ClassificationTotals {
-                    model: c.text("model")?,
-                    prompt_version: c.opt_text("prompt_version")?,
-                    posts: clamp_u64(c.int("posts")?),
-                    jobs: clamp_u64(c.int("jobs")?),
-                    tokens_in: clamp_u64(c.int("tokens_in")?),
-                    tokens_out: clamp_u64(c.int("tokens_out")?),
-                    cost_usd: c.real("cost_usd")?,
-                    latency_ms: clamp_u64(c.int("latency_ms")?),
-                })
+        .fetch_each(&self.read, |c| {
+            Ok(ClassificationTotals {
+                model: c.text("model")?,
+                prompt_version: c.opt_text("prompt_version")?,
+                posts: clamp_u64(c.int("posts")?),
+                jobs: clamp_u64(c.int("jobs")?),
+                tokens_in: clamp_u64(c.int("tokens_in")?),
+                tokens_out: clamp_u64(c.int("tokens_out")?),
+                cost_usd: c.real("cost_usd")?,
+                latency_ms: clamp_u64(c.int("latency_ms")?),
             })
-            .collect()
+        })
+        .await
     }
 
     async fn pipeline_counts(&self) -> Result<PipelineCounts> {
@@ -105,23 +101,19 @@ impl<DB: Dialect> ReportingStore for SqlStore<DB> {
     }
 
     async fn sent_deliveries(&self) -> Result<Vec<SentDelivery>> {
-        let rows = Sql::<DB>::new(
+        Sql::<DB>::new(
             "SELECT post_id, subscriber_id, chat_id, bot, message_ids FROM deliveries
              WHERE status = 'sent' ORDER BY id",
         )
-        .fetch_all(&self.read)
-        .await?;
-        rows.iter()
-            .map(|row| {
-                let c = Cols::<DB>::new(row);
-                Ok(SentDelivery {
-                    post_id: c.int("post_id")?.into(),
-                    subscriber_id: c.int("subscriber_id")?.into(),
-                    chat_id: c.int("chat_id")?,
-                    bot: c.text("bot")?,
-                    message_ids: c.json("message_ids")?,
-                })
+        .fetch_each(&self.read, |c| {
+            Ok(SentDelivery {
+                post_id: c.int("post_id")?.into(),
+                subscriber_id: c.int("subscriber_id")?.into(),
+                chat_id: c.int("chat_id")?,
+                bot: c.text("bot")?,
+                message_ids: c.json("message_ids")?,
             })
-            .collect()
+        })
+        .await
     }
 }

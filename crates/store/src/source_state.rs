@@ -60,16 +60,9 @@ impl<DB: Dialect> SourceStateStore for SqlStore<DB> {
     }
 
     async fn state_list(&self, namespace: &str) -> Result<Vec<(String, String)>> {
-        let rows =
-            Sql::<DB>::new("SELECT key, value FROM source_state WHERE namespace = $1 ORDER BY key")
-                .text(namespace)
-                .fetch_all(&self.read)
-                .await?;
-        rows.iter()
-            .map(|row| {
-                let c = Cols::<DB>::new(row);
-                Ok((c.text("key")?, c.text("value")?))
-            })
-            .collect()
+        Sql::<DB>::new("SELECT key, value FROM source_state WHERE namespace = $1 ORDER BY key")
+            .text(namespace)
+            .fetch_each(&self.read, |c| Ok((c.text("key")?, c.text("value")?)))
+            .await
     }
 }

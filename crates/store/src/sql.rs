@@ -347,9 +347,19 @@ impl<DB: Dialect> Sql<DB> {
     }
 
     /// The first column of every row, as ids.
-    pub(crate) async fn ids(self, exec: impl Into<Exec<'_, DB>>) -> Result<Vec<i64>> {
+    /// The `id` column of every row, as the id type `T` (`PostId`, `DeliveryId`, `i64`, …).
+    pub(crate) async fn ids<T: From<i64>>(self, exec: impl Into<Exec<'_, DB>>) -> Result<Vec<T>> {
+        self.fetch_each(exec, |c| c.id().map(T::from)).await
+    }
+
+    /// Every row, decoded by `decode` from its columns.
+    pub(crate) async fn fetch_each<T>(
+        self,
+        exec: impl Into<Exec<'_, DB>>,
+        decode: impl Fn(&Cols<'_, DB>) -> Result<T>,
+    ) -> Result<Vec<T>> {
         let rows = self.fetch_all(exec).await?;
-        rows.iter().map(|row| Cols::<DB>::new(row).id()).collect()
+        rows.iter().map(|row| decode(&Cols::new(row))).collect()
     }
 }
 

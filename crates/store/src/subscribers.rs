@@ -46,15 +46,6 @@ impl<DB: Dialect> SubscriberStore for SqlStore<DB> {
         now: DateTime<Utc>,
     ) -> Result<SubscriberId> {
         let quiet = spec.quiet_hours.as_ref();
-        let min_budget = spec
-            .min_budget
-            .as_deref()
-            .map(serde_json::from_str::<serde_json::Value>)
-            .transpose()
-            .map_err(|e| StoreError::Corrupt {
-                column: "subscribers.min_budget",
-                detail: e.to_string(),
-            })?;
         let mut tx = self.write.begin().await?;
         let row = Sql::<DB>::new(
             "INSERT INTO subscribers (chat_id, name, categories, include_terms, exclude_terms,
@@ -78,7 +69,7 @@ impl<DB: Dialect> SubscriberStore for SqlStore<DB> {
         .text(quiet.map(|q| q.end.as_str()))
         .text(quiet.map(|q| q.time_zone.as_str()))
         .int(ms(now))
-        .json(min_budget.as_ref())
+        .json(spec.min_budget.as_ref())
         .fetch_one(&mut tx)
         .await?;
         Sql::<DB>::new(BUMP_SUBSCRIBERS_VERSION)

@@ -1,6 +1,8 @@
 //! Row types: what the stages read from and write to the store.
 
 use chrono::{DateTime, Utc};
+use jobwire_core::CategorySlug;
+use jobwire_core::subscriber::MinBudget;
 
 pub use jobwire_core::ids::{ChannelId, DeliveryId, PostId, SubscriberId};
 
@@ -137,17 +139,17 @@ pub struct ClassificationRecord {
 }
 
 /// A subscriber as configured (by the main bot later, by a file or a test now).
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct SubscriberSpec {
     pub chat_id: i64,
     pub name: Option<String>,
-    pub categories: Vec<String>,
+    pub categories: Vec<CategorySlug>,
     pub include: Vec<String>,
     pub exclude: Vec<String>,
     pub paused: bool,
     pub quiet_hours: Option<QuietHoursSpec>,
-    /// The personal minimum budget, as JSON (`jobwire_core::subscriber::MinBudget`).
-    pub min_budget: Option<String>,
+    /// The personal minimum budget.
+    pub min_budget: Option<MinBudget>,
 }
 
 /// Quiet hours as entered: `"23:00"`, `"08:00"` and an IANA zone name.
@@ -158,19 +160,19 @@ pub struct QuietHoursSpec {
     pub time_zone: String,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct SubscriberRow {
     pub id: SubscriberId,
     pub chat_id: i64,
     pub name: Option<String>,
-    pub categories: Vec<String>,
+    pub categories: Vec<CategorySlug>,
     pub include: Vec<String>,
     pub exclude: Vec<String>,
     pub paused: bool,
     pub blocked: bool,
     pub quiet_hours: Option<QuietHoursSpec>,
-    /// The personal minimum budget, as JSON (`jobwire_core::subscriber::MinBudget`).
-    pub min_budget: Option<String>,
+    /// The personal minimum budget.
+    pub min_budget: Option<MinBudget>,
 }
 
 impl SubscriberRow {

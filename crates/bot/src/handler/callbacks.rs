@@ -26,7 +26,7 @@ pub(super) enum Screen {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(super) enum Callback {
     Screen(Screen),
-    Category { slug: String, on: bool },
+    Category { slug: CategorySlug, on: bool },
     Pause(bool),
     Ask(DialogueState),
 }
@@ -73,7 +73,7 @@ impl Callback {
                 _ => return None,
             })),
             "cat" => Some(Self::Category {
-                slug: CategorySlug::parse(a).ok()?.as_str().to_owned(),
+                slug: CategorySlug::parse(a).ok()?,
                 on: flag(b)?,
             }),
             "pause" if b.is_none() => Some(Self::Pause(flag(Some(a))?)),
@@ -188,11 +188,11 @@ mod tests {
             Callback::Screen(Screen::Status),
             Callback::Screen(Screen::Help),
             Callback::Category {
-                slug: "x".repeat(32),
+                slug: CategorySlug::parse(&"x".repeat(32)).unwrap(),
                 on: true,
             },
             Callback::Category {
-                slug: "web".into(),
+                slug: CategorySlug::parse("web").unwrap(),
                 on: false,
             },
             Callback::Pause(true),
@@ -210,7 +210,7 @@ mod tests {
         }
         assert_eq!(
             Callback::encode(&Callback::Category {
-                slug: "web".into(),
+                slug: CategorySlug::parse("web").unwrap(),
                 on: true
             }),
             "cat:web:1"

@@ -3,6 +3,7 @@
 //! blocks or unblocks the bot.
 
 use chrono::Utc;
+use jobwire_core::CategorySlug;
 use jobwire_store::{NewReport, ReportKind};
 use teloxide::prelude::*;
 use teloxide::types::ChatMemberKind;
@@ -15,25 +16,20 @@ use crate::texts;
 impl Turn<'_> {
     /// The categories a `/start` or `/stop` is about: the one named by a deep link, or
     /// every category the bot delivers.
-    fn target_categories(&self, payload: &str) -> Vec<String> {
+    fn target_categories(&self, payload: &str) -> Vec<CategorySlug> {
         let served = self.served_categories();
-        if served.iter().any(|s| s == payload) {
-            vec![payload.to_owned()]
-        } else {
-            served
+        match served.iter().find(|s| s.as_str() == payload) {
+            Some(one) => vec![one.clone()],
+            None => served,
         }
     }
 
     /// Every category the bot delivers.
-    fn served_categories(&self) -> Vec<String> {
-        self.rt
-            .categories
-            .iter()
-            .map(|c| c.as_str().to_owned())
-            .collect()
+    fn served_categories(&self) -> Vec<CategorySlug> {
+        self.rt.categories.clone()
     }
 
-    fn category_names(&self, slugs: &[String]) -> Vec<String> {
+    fn category_names(&self, slugs: &[CategorySlug]) -> Vec<String> {
         slugs
             .iter()
             .map(|s| {
@@ -41,7 +37,7 @@ impl Turn<'_> {
                     .views
                     .iter()
                     .find(|v| &v.slug == s)
-                    .map_or_else(|| s.clone(), |v| v.name.clone())
+                    .map_or_else(|| s.to_string(), |v| v.name.clone())
             })
             .collect()
     }

@@ -1,6 +1,7 @@
 //! The main bot's inline keyboards: the menu, the filters, the categories with their
 //! toggles and bot links, and "back".
 
+use jobwire_core::CategorySlug;
 use teloxide::types::{InlineKeyboardButton, InlineKeyboardMarkup};
 
 use super::callbacks::{Callback, Screen};
@@ -56,7 +57,7 @@ pub(super) fn filters_keyboard(lang: Lang) -> InlineKeyboardMarkup {
 pub(super) fn categories_keyboard(
     lang: Lang,
     views: &[CategoryView],
-    selected: &[String],
+    selected: &[CategorySlug],
 ) -> InlineKeyboardMarkup {
     let l = texts::labels(lang);
     let mut rows = Vec::new();

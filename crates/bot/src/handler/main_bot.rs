@@ -2,8 +2,7 @@
 //! their answers, and reports of missed vacancies; plus the minimum budget as stored.
 
 use chrono::Utc;
-use jobwire_core::subscriber::MinBudget;
-use jobwire_store::{NewReport, ReportKind, SubscriberSpec};
+use jobwire_store::{NewReport, ReportKind};
 use teloxide::prelude::*;
 use teloxide::types::MessageId;
 
@@ -17,7 +16,7 @@ use crate::texts::{self, Lang};
 
 impl Turn<'_> {
     fn settings(&self, loaded: &Loaded) -> String {
-        let budget = budget_of(&loaded.spec);
+        let budget = loaded.spec.min_budget.clone();
         texts::settings(
             self.lang,
             &loaded.spec,
@@ -58,7 +57,7 @@ impl Turn<'_> {
 
     pub(super) async fn main_start(&self, payload: &str) -> Result<(), BotError> {
         let mut loaded = self.load().await?;
-        if let Some(v) = self.inner.views.iter().find(|v| v.slug == payload)
+        if let Some(v) = self.inner.views.iter().find(|v| v.slug.as_str() == payload)
             && !loaded.spec.categories.contains(&v.slug)
         {
             loaded.spec.categories.push(v.slug.clone());
@@ -115,7 +114,7 @@ impl Turn<'_> {
                 texts::ask_exclude(self.lang, &loaded.spec.exclude, o.max_keywords)
             }
             DialogueState::MinBudget => {
-                texts::ask_budget(self.lang, budget_of(&loaded.spec).as_ref())
+                texts::ask_budget(self.lang, loaded.spec.min_budget.as_ref())
             }
             DialogueState::QuietHours => {
                 texts::ask_quiet(self.lang, loaded.spec.quiet_hours.as_ref())
@@ -160,11 +159,15 @@ impl Turn<'_> {
                     Err(e) => return self.refuse(&e).await,
                     Ok(mut budget) => {
                         // A stricter setting made elsewhere (e.g. by an admin) is kept.
-                        let strict = budget_of(&loaded.spec).is_some_and(|b| b.require_stated);
+                        let strict = loaded
+                            .spec
+                            .min_budget
+                            .as_ref()
+                            .is_some_and(|b| b.require_stated);
                         if let Some(b) = budget.as_mut() {
                             b.require_stated = strict;
                         }
-                        loaded.spec.min_budget = budget.as_ref().map(budget_json);
+                        loaded.spec.min_budget = budget.clone();
                         texts::budget_saved(self.lang, budget.as_ref())
                     }
                 }
@@ -232,22 +235,5 @@ impl Turn<'_> {
         )
         .await;
         Ok(())
-    }
-}
-
-/// The stored JSON of a minimum budget (what fan-out reads back).
-fn budget_json(b: &MinBudget) -> String {
-    serde_json::to_string(b).unwrap_or_default()
-}
-
-/// The subscriber's minimum budget, if set and readable.
-fn budget_of(spec: &SubscriberSpec) -> Option<MinBudget> {
-    let raw = spec.min_budget.as_deref()?;
-    match serde_json::from_str(raw) {
-        Ok(b) => Some(b),
-        Err(e) => {
-            tracing::warn!(chat_id = spec.chat_id, error = %e, "unreadable minimum budget; shown as none");
-            None
-        }
     }
 }

@@ -16,6 +16,7 @@ mod category_bot;
 mod keyboards;
 mod main_bot;
 
+use jobwire_core::CategorySlug;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -350,7 +351,7 @@ impl Turn<'_> {
     }
 
     /// Keeps the categories in the configured order (unknown ones last).
-    fn sort_categories(&self, list: &mut [String]) {
+    fn sort_categories(&self, list: &mut [CategorySlug]) {
         list.sort_by_key(|slug| {
             self.inner
                 .views

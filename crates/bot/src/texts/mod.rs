@@ -17,6 +17,8 @@ macro_rules! tr {
     };
 }
 
+use jobwire_core::CategorySlug;
+
 mod category_bot;
 mod commands;
 mod format;
@@ -89,7 +91,7 @@ pub fn escape(text: &str) -> String {
 /// A category as the menus show it.
 #[derive(Debug, Clone)]
 pub struct CategoryView {
-    pub slug: String,
+    pub slug: CategorySlug,
     pub name: String,
     /// `@username` of the bot that delivers it.
     pub bot_username: String,

@@ -1,6 +1,7 @@
 //! The main bot's screens: the menu with the subscriber's settings, the menu's button
 //! labels, the categories and filters screens, and help.
 
+use jobwire_core::CategorySlug;
 use jobwire_core::subscriber::MinBudget;
 use jobwire_store::SubscriberSpec;
 
@@ -23,7 +24,7 @@ pub fn settings(
             categories
                 .iter()
                 .find(|c| &c.slug == slug)
-                .map_or_else(|| escape(slug), |c| escape(&c.name))
+                .map_or_else(|| escape(slug.as_str()), |c| escape(&c.name))
         })
         .collect();
     let cats = if cats.is_empty() {
@@ -128,7 +129,11 @@ pub fn labels(lang: Lang) -> MenuLabels {
     }
 }
 
-pub fn categories_screen(lang: Lang, categories: &[CategoryView], selected: &[String]) -> String {
+pub fn categories_screen(
+    lang: Lang,
+    categories: &[CategoryView],
+    selected: &[CategorySlug],
+) -> String {
     let mut text = lang
         .pick(
             "<b>Категории</b>\nНажмите на категорию, чтобы включить или выключить её.",

@@ -7,6 +7,9 @@ use std::collections::HashSet;
 use std::time::Instant;
 
 use chrono::{DateTime, Duration, Utc};
+use jobwire_core::CategorySlug;
+use jobwire_core::extract::BudgetBasis;
+use jobwire_core::subscriber::MinBudget;
 use jobwire_store::*;
 
 /// Every single-store check of the suite. Each backend's test file expands one test per
@@ -88,13 +91,28 @@ fn subscriber(chat_id: i64) -> SubscriberSpec {
     SubscriberSpec {
         chat_id,
         name: Some(format!("user {chat_id}")),
-        categories: vec!["rust".to_owned()],
+        categories: vec![slug("rust")],
         include: Vec::new(),
         exclude: vec!["unpaid".to_owned()],
         paused: false,
         quiet_hours: None,
         min_budget: None,
     }
+}
+
+/// Stores a new post and returns its id.
+async fn add_post(
+    store: &dyn Store,
+    channel: ChannelId,
+    external_id: &str,
+    status: PostStatus,
+) -> PostId {
+    inserted(
+        store
+            .insert_post(&new_post(channel, external_id, status))
+            .await
+            .unwrap(),
+    )
 }
 
 fn inserted(outcome: InsertOutcome) -> PostId {
@@ -111,12 +129,7 @@ async fn channel(store: &dyn Store, handle: &str) -> ChannelId {
 /// A post classified as a job, ready for fan-out.
 async fn job(store: &dyn Store, external_id: &str) -> PostId {
     let channel_id = channel(store, "@jobs").await;
-    let id = inserted(
-        store
-            .insert_post(&new_post(channel_id, external_id, PostStatus::Queued))
-            .await
-            .unwrap(),
-    );
+    let id = add_post(store, channel_id, external_id, PostStatus::Queued).await;
     let status = store
         .record_classification(id, &verdict(true), t0())
         .await
@@ -311,12 +324,7 @@ pub async fn check_insert_post_dedup(store: &dyn Store) {
     assert_eq!(store.post(id).await.unwrap().unwrap().text, post.text);
 
     // The same external id in another channel is another post.
-    let elsewhere = inserted(
-        store
-            .insert_post(&new_post(other, "42", PostStatus::Filtered))
-            .await
-            .unwrap(),
-    );
+    let elsewhere = add_post(store, other, "42", PostStatus::Filtered).await;
     assert_ne!(elsewhere, id);
     assert_eq!(
         store.post(elsewhere).await.unwrap().unwrap().status,
@@ -334,24 +342,9 @@ pub async fn check_insert_post_dedup(store: &dyn Store) {
 
 pub async fn check_record_classification(store: &dyn Store) {
     let ch = channel(store, "@jobs").await;
-    let queued = inserted(
-        store
-            .insert_post(&new_post(ch, "1", PostStatus::Queued))
-            .await
-            .unwrap(),
-    );
-    let ad = inserted(
-        store
-            .insert_post(&new_post(ch, "2", PostStatus::Queued))
-            .await
-            .unwrap(),
-    );
-    let filtered = inserted(
-        store
-            .insert_post(&new_post(ch, "3", PostStatus::Filtered))
-            .await
-            .unwrap(),
-    );
+    let queued = add_post(store, ch, "1", PostStatus::Queued).await;
+    let ad = add_post(store, ch, "2", PostStatus::Queued).await;
+    let filtered = add_post(store, ch, "3", PostStatus::Filtered).await;
 
     assert_eq!(
         store
@@ -418,12 +411,7 @@ pub async fn check_record_classification(store: &dyn Store) {
     );
 
     // A waiting post is classified like a queued one.
-    let waiting = inserted(
-        store
-            .insert_post(&new_post(ch, "4", PostStatus::Queued))
-            .await
-            .unwrap(),
-    );
+    let waiting = add_post(store, ch, "4", PostStatus::Queued).await;
     store
         .mark_post_waiting(waiting, "llm down", t0() + secs(30), t0())
         .await
@@ -453,18 +441,8 @@ pub async fn check_record_classification(store: &dyn Store) {
 
 pub async fn check_waiting_posts(store: &dyn Store) {
     let ch = channel(store, "@jobs").await;
-    let late = inserted(
-        store
-            .insert_post(&new_post(ch, "late", PostStatus::Queued))
-            .await
-            .unwrap(),
-    );
-    let early = inserted(
-        store
-            .insert_post(&new_post(ch, "early", PostStatus::Queued))
-            .await
-            .unwrap(),
-    );
+    let late = add_post(store, ch, "late", PostStatus::Queued).await;
+    let early = add_post(store, ch, "early", PostStatus::Queued).await;
     store
         .mark_post_waiting(late, "timeout", t0() + secs(60), t0())
         .await
@@ -1062,22 +1040,12 @@ pub async fn check_pipeline_counts(store: &dyn Store) {
         .insert_post(&new_post(ch, "q", PostStatus::Queued))
         .await
         .unwrap();
-    let w = inserted(
-        store
-            .insert_post(&new_post(ch, "w", PostStatus::Queued))
-            .await
-            .unwrap(),
-    );
+    let w = add_post(store, ch, "w", PostStatus::Queued).await;
     store
         .mark_post_waiting(w, "down", t0() + secs(9), t0())
         .await
         .unwrap();
-    let n = inserted(
-        store
-            .insert_post(&new_post(ch, "n", PostStatus::Queued))
-            .await
-            .unwrap(),
-    );
+    let n = add_post(store, ch, "n", PostStatus::Queued).await;
     store
         .record_classification(n, &verdict(false), t0())
         .await
@@ -1249,12 +1217,7 @@ pub async fn check_source_state(store: &dyn Store) {
 /// Edits change a post only until it is fanned out.
 pub async fn check_edit_post(store: &dyn Store) {
     let ch = channel(store, "@edits").await;
-    let id = inserted(
-        store
-            .insert_post(&new_post(ch, "1", PostStatus::Queued))
-            .await
-            .unwrap(),
-    );
+    let id = add_post(store, ch, "1", PostStatus::Queued).await;
     let (edited_id, status, applied) = store
         .edit_post(ch, "1", "edited text", Some("ff"), t0())
         .await
@@ -1262,12 +1225,7 @@ pub async fn check_edit_post(store: &dyn Store) {
         .unwrap();
     assert_eq!((edited_id, status, applied), (id, PostStatus::Queued, true));
     assert_eq!(store.post(id).await.unwrap().unwrap().text, "edited text");
-    let done = inserted(
-        store
-            .insert_post(&new_post(ch, "2", PostStatus::FannedOut))
-            .await
-            .unwrap(),
-    );
+    let done = add_post(store, ch, "2", PostStatus::FannedOut).await;
     let (_, status, applied) = store
         .edit_post(ch, "2", "too late", None, t0())
         .await
@@ -1290,12 +1248,7 @@ pub async fn check_classification_accounting(store: &dyn Store) {
     let channel_id = channel(store, "@jobs").await;
     let mut ids = Vec::new();
     for n in 0..3 {
-        let id = inserted(
-            store
-                .insert_post(&new_post(channel_id, &format!("a{n}"), PostStatus::Queued))
-                .await
-                .unwrap(),
-        );
+        let id = add_post(store, channel_id, &format!("a{n}"), PostStatus::Queued).await;
         ids.push(id);
     }
     let extraction = Extraction {
@@ -1372,26 +1325,17 @@ pub async fn check_classification_accounting(store: &dyn Store) {
 pub async fn check_subscriber_by_chat(store: &dyn Store) {
     assert_eq!(store.subscriber_by_chat(42).await.unwrap(), None);
     assert!(!store.set_subscriber_blocked(42, true, t0()).await.unwrap());
+    let mut floor = MinBudget::new(5000.0, "RUB", BudgetBasis::Fixed);
+    floor.require_stated = true;
     let spec = SubscriberSpec {
-        min_budget: Some(r#"{"amount":5000.0,"currency":"RUB"}"#.to_owned()),
+        min_budget: Some(floor),
         ..subscriber(42)
     };
     store.upsert_subscriber(&spec, t0()).await.unwrap();
     let row = store.subscriber_by_chat(42).await.unwrap().unwrap();
-    // The budget is JSON: the same value comes back (PostgreSQL may re-space it).
-    let budget: serde_json::Value =
-        serde_json::from_str(row.min_budget.as_deref().unwrap()).unwrap();
-    assert_eq!(
-        budget,
-        serde_json::json!({"amount": 5000.0, "currency": "RUB"})
-    );
-    assert_eq!(
-        SubscriberSpec {
-            min_budget: spec.min_budget.clone(),
-            ..row.to_spec()
-        },
-        spec
-    );
+    // The same floor comes back, every field of it, and the spec round-trips.
+    assert_eq!(row.min_budget, spec.min_budget);
+    assert_eq!(row.to_spec(), spec);
 
     let v0 = store.subscribers_version().await.unwrap();
     assert!(store.set_subscriber_blocked(42, true, t0()).await.unwrap());
@@ -1558,4 +1502,8 @@ pub async fn check_reports(store: &dyn Store) {
             .is_empty()
     );
     assert_eq!(store.reports(None, 10).await.unwrap().len(), 2);
+}
+
+fn slug(raw: &str) -> CategorySlug {
+    CategorySlug::parse(raw).expect("a valid slug")
 }
