@@ -10,6 +10,10 @@ use jobwire_classify::{Classified, Classifier, ClassifyError, ClassifyInput};
 use jobwire_core::dataset::LabeledPost;
 use jobwire_core::{CategorySlug, PostKind};
 use jobwire_testkit::llm::{FakeLlm, Fault, FaultPlan};
+use jobwire_testkit::wait::eventually;
+
+/// How long a test waits for the fake LLM to see a request.
+const SOON: std::time::Duration = std::time::Duration::from_secs(10);
 
 async fn fake(faults: FaultPlan) -> FakeLlm {
     common::fake_llm(faults, 42).await
@@ -357,7 +361,9 @@ async fn posts_of_concurrent_callers_share_full_requests() {
 
 #[tokio::test]
 async fn a_reasked_post_rides_along_with_the_next_posts() {
-    let latency = std::time::Duration::from_millis(150);
+    // The window in which the second caller's posts arrive: while the first request is in
+    // flight.
+    let latency = std::time::Duration::from_millis(300);
     let server = slow_fake(FaultPlan::scripted([Fault::Partial, Fault::Ok]), latency).await;
     let mut cfg = config(&server);
     cfg.batch_size = 6;
@@ -372,7 +378,10 @@ async fn a_reasked_post_rides_along_with_the_next_posts() {
         tokio::spawn(async move { classifier.classify_many(&inputs(&first)).await })
     };
     // The second caller's posts arrive while the first request is in flight.
-    tokio::time::sleep(std::time::Duration::from_millis(30)).await;
+    eventually("the first request at the LLM", SOON, || async {
+        server.stats().requests >= 1
+    })
+    .await;
     let b = classifier.classify_many(&inputs(&later)).await;
     let a = a.await.expect("first caller");
     for (post, got) in first.iter().zip(&a).chain(later.iter().zip(&b)) {
@@ -436,16 +445,28 @@ async fn while_a_request_is_in_flight_posts_gather_for_the_next() {
     cfg.batch_linger = std::time::Duration::from_secs(30);
     let classifier = std::sync::Arc::new(LlmClassifier::new(cfg).expect("client builds"));
     let data = common::dev_set();
-    // One post, then four callers trickling in while its request is in flight.
-    let mut calls = Vec::new();
-    for (n, chunk) in data[..13].chunks(3).enumerate() {
+    let mut chunks = data[..13].chunks(3);
+    let call = |chunk: &[LabeledPost], after: std::time::Duration| {
         let classifier = classifier.clone();
         let chunk = chunk.to_vec();
-        calls.push(tokio::spawn(async move {
-            tokio::time::sleep(std::time::Duration::from_millis(50 * n as u64)).await;
+        tokio::spawn(async move {
+            // The callers trickle in, one a little after the other.
+            tokio::time::sleep(after).await;
             let out = classifier.classify_many(&inputs(&chunk)).await;
             (chunk, out)
-        }));
+        })
+    };
+    // One caller, then four more trickling in while its request is in flight.
+    let mut calls = vec![call(
+        chunks.next().expect("13 posts"),
+        std::time::Duration::ZERO,
+    )];
+    eventually("the first request at the LLM", SOON, || async {
+        server.stats().requests >= 1
+    })
+    .await;
+    for (n, chunk) in chunks.enumerate() {
+        calls.push(call(chunk, std::time::Duration::from_millis(40 * n as u64)));
     }
     for call in calls {
         let (chunk, out) = call.await.expect("caller");

@@ -461,6 +461,8 @@ async fn sending_pauses_while_redis_is_unreachable_and_resumes_after() {
         let limiter = limiter.clone();
         tokio::spawn(async move { limiter.acquire(2).await })
     };
+    // The outage is what is tested: it lasts 800 ms (the limiter retries about four times
+    // meanwhile), and nothing may go through during it.
     tokio::time::sleep(Duration::from_millis(800)).await;
     assert!(
         !pending.is_finished(),

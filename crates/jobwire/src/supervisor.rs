@@ -229,6 +229,8 @@ async fn restart_loop<M, F>(
 mod tests {
     use std::sync::atomic::{AtomicU32, Ordering};
 
+    use jobwire_testkit::wait::eventually;
+
     use super::*;
 
     const FAST: Backoff = Backoff {
@@ -238,15 +240,8 @@ mod tests {
         shutdown_grace: Duration::from_millis(100),
     };
 
-    async fn wait_until(what: &str, cond: impl Fn() -> bool) {
-        tokio::time::timeout(Duration::from_secs(10), async {
-            while !cond() {
-                tokio::time::sleep(Duration::from_millis(5)).await;
-            }
-        })
-        .await
-        .unwrap_or_else(|_| panic!("timed out waiting until {what}"));
-    }
+    /// How long a test waits for the supervisor to act.
+    const SOON: Duration = Duration::from_secs(10);
 
     #[tokio::test]
     async fn a_failing_restartable_task_is_restarted_and_reported_not_ready() {
@@ -267,12 +262,15 @@ mod tests {
             }
         });
         // Two failures, then the third run stays up.
-        wait_until("the third run", || runs.load(Ordering::SeqCst) == 3).await;
+        eventually("the third run", SOON, || async {
+            runs.load(Ordering::SeqCst) == 3
+        })
+        .await;
         assert!(
             !health.is_ready(),
             "not ready while it has not proven itself"
         );
-        wait_until("ready again", || health.is_ready()).await;
+        eventually("ready again", SOON, || async { health.is_ready() }).await;
         assert_eq!(runs.load(Ordering::SeqCst), 3, "no restart while it runs");
         assert!(
             sup.try_ended().is_none(),
@@ -296,7 +294,7 @@ mod tests {
                 Ok(())
             }
         });
-        wait_until("restarted after the panic", || {
+        eventually("restarted after the panic", SOON, || async {
             runs.load(Ordering::SeqCst) >= 2
         })
         .await;
@@ -338,6 +336,7 @@ mod tests {
         let done = finished.clone();
         sup.spawn("stage", async move {
             shutdown.cancelled().await;
+            // Some work after the signal, which shutdown has to wait for.
             tokio::time::sleep(Duration::from_millis(20)).await;
             done.fetch_add(1, Ordering::SeqCst);
             Ok(())

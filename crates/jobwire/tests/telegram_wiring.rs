@@ -20,6 +20,7 @@ use jobwire_mtproto::{
 use jobwire_store::{PostStatus, SqliteStore, Store};
 use jobwire_testkit::llm::{FakeLlm, FakeLlmConfig};
 use jobwire_testkit::telegram::{FakeTelegram, FakeTelegramConfig};
+use jobwire_testkit::wait::eventually;
 use tokio_util::sync::CancellationToken;
 
 const TOKEN: &str = "123456:AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA";
@@ -27,6 +28,8 @@ const TOKEN_SECRET: &str = "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA";
 const API_HASH: &str = "0123456789abcdef0123456789abcdef";
 const LLM_KEY: &str = "sk-test-secret-key";
 const ADMIN_CHAT: i64 = 777;
+/// How long a test waits for the reader to do something.
+const SOON: Duration = Duration::from_secs(20);
 
 struct FakeEnv(HashMap<&'static str, String>);
 
@@ -450,25 +453,6 @@ fn account(channels: &[(&str, i64)]) -> Arc<ScriptedAccount> {
     a
 }
 
-/// Polls `f` every 20 ms until it returns `Some`, for at most 20 s.
-async fn eventually<T, F, Fut>(what: &str, mut f: F) -> T
-where
-    F: FnMut() -> Fut,
-    Fut: std::future::Future<Output = Option<T>>,
-{
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
-    loop {
-        if let Some(v) = f().await {
-            return v;
-        }
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "timed out waiting for {what}"
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-}
-
 /// The queued posts of the store: `(channel, external id, text)`.
 async fn queued(store: &Arc<dyn Store>) -> Vec<(String, String, String)> {
     let mut out = Vec::new();
@@ -555,7 +539,7 @@ async fn posts_reach_the_store_as_queued_and_alerts_reach_the_admin_chat() {
 
     let running = Running::start(&settings, &mtproto, &a, &store);
     // The backfill of a newly joined channel arrives as queued posts, in order.
-    let posts = eventually("3 queued posts", || async {
+    let posts = eventually("3 queued posts", SOON, || async {
         let q = queued(&store).await;
         (q.len() == 3).then_some(q)
     })
@@ -567,7 +551,7 @@ async fn posts_reach_the_store_as_queued_and_alerts_reach_the_admin_chat() {
     }
     // A live post follows.
     a.post(message(100, 4, JOB_TEXTS[3]), true);
-    eventually("the live post", || async {
+    eventually("the live post", SOON, || async {
         queued(&store)
             .await
             .iter()
@@ -586,10 +570,10 @@ async fn posts_reach_the_store_as_queued_and_alerts_reach_the_admin_chat() {
                 .find(|m| m.text.contains(needle))
         }
     };
-    let join = eventually("the join alert", || alert("cannot join @closedjobs")).await;
+    let join = eventually("the join alert", SOON, || alert("cannot join @closedjobs")).await;
     assert!(join.text.contains("no such channel"), "{}", join.text);
     a.kill(AccountError::SessionDead);
-    let dead = eventually("the session alert", || alert("lost its session")).await;
+    let dead = eventually("the session alert", SOON, || alert("lost its session")).await;
     assert!(dead.text.contains("account a1"), "{}", dead.text);
     assert!(dead.parse_mode.is_none(), "alerts are plain text");
     assert!(
@@ -618,7 +602,7 @@ async fn a_restarted_reader_recovers_posts_a_crash_caught_in_flight_without_dupl
         first.post(message(100, id, JOB_TEXTS[id as usize - 1]), false);
     }
     let running = Running::start(&settings, &mtproto, &first, &store);
-    eventually("3 queued posts", || async {
+    eventually("3 queued posts", SOON, || async {
         (queued(&store).await.len() == 3).then_some(())
     })
     .await;
@@ -645,14 +629,14 @@ async fn a_restarted_reader_recovers_posts_a_crash_caught_in_flight_without_dupl
         second.post(message(100, id, JOB_TEXTS[id as usize - 1]), false);
     }
     let running = Running::start(&settings, &mtproto, &second, &store);
-    let posts = eventually("6 queued posts", || async {
+    let posts = eventually("6 queued posts", SOON, || async {
         let q = queued(&store).await;
         (q.len() == 6).then_some(q)
     })
     .await;
     let ids: Vec<&str> = posts.iter().map(|(_, id, _)| id.as_str()).collect();
     assert_eq!(ids, ["1", "2", "3", "4", "5", "6"]);
-    eventually("the cursor at 6", || async {
+    eventually("the cursor at 6", SOON, || async {
         (store
             .state_get(NS_CURSOR, "@rustjobs")
             .await

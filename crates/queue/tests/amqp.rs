@@ -13,13 +13,27 @@ use common::{
     config, eventually, header_int, header_str, next, raw, take, take_eventually, with_queue,
 };
 use jobwire_queue::wire::{JobReady, PostReady};
-use jobwire_queue::{Queue, Topic, publish};
+use jobwire_queue::{AmqpConfig, AmqpQueue, Queue, Topic, publish};
 use tokio::time::Instant;
 
 const SOON: Duration = Duration::from_secs(10);
 
 fn id(m: &jobwire_queue::Received) -> i64 {
     m.decode::<PostReady>().expect("a PostReady").post_id.get()
+}
+
+/// The dead-letter queue of `topic` under `cfg`'s prefix.
+fn dlq(cfg: &AmqpConfig, topic: Topic) -> String {
+    format!("{}{}.dlq", cfg.queue_prefix, topic.name())
+}
+
+/// Waits until `topic` holds `depth` messages.
+async fn until_depth(q: &AmqpQueue, topic: Topic, depth: u64, what: &str) {
+    eventually(SOON, what, || {
+        let q = q.clone();
+        async move { q.depth(topic).await == Some(depth) }
+    })
+    .await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -51,11 +65,12 @@ async fn published_messages_are_consumed_acked_ones_are_gone_and_unacked_ones_co
         // The consumer "dies" without acknowledging: only that message returns.
         drop(unacked);
         drop(sub);
-        let qq = q.clone();
-        eventually(SOON, "the unacked message back in the queue", || {
-            let q = qq.clone();
-            async move { q.depth(Topic::Classify).await == Some(1) }
-        })
+        until_depth(
+            &q,
+            Topic::Classify,
+            1,
+            "the unacked message back in the queue",
+        )
         .await;
 
         let mut sub = q.subscribe(Topic::Classify).await.expect("subscribe again");
@@ -66,12 +81,7 @@ async fn published_messages_are_consumed_acked_ones_are_gone_and_unacked_ones_co
         drop(sub);
         // Other topics are separate queues.
         assert_eq!(q.depth(Topic::Fanout).await, Some(0));
-        let qq = q.clone();
-        eventually(SOON, "an empty queue", || {
-            let q = qq.clone();
-            async move { q.depth(Topic::Classify).await == Some(0) }
-        })
-        .await;
+        until_depth(&q, Topic::Classify, 0, "an empty queue").await;
     })
     .await;
 }
@@ -156,7 +166,7 @@ async fn retry_later_brings_the_message_back_after_the_delay_with_the_next_attem
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn rejected_messages_land_in_the_dead_letter_queue_with_their_reason() {
     let cfg = config();
-    let dlq = format!("{}jobwire.fanout.dlq", cfg.queue_prefix);
+    let dlq = dlq(&cfg, Topic::Fanout);
     with_queue(cfg, |q| async move {
         publish(&q, &JobReady::new(42)).await.expect("publish");
         let mut sub = q.subscribe(Topic::Fanout).await.expect("subscribe");
@@ -186,7 +196,7 @@ async fn rejected_messages_land_in_the_dead_letter_queue_with_their_reason() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_poison_message_is_retried_then_rejected_without_holding_up_the_others() {
     let cfg = config();
-    let dlq = format!("{}jobwire.classify.dlq", cfg.queue_prefix);
+    let dlq = dlq(&cfg, Topic::Classify);
     with_queue(cfg, |q| async move {
         const POISON: i64 = -1;
         const GIVE_UP_AFTER: u32 = 3;
@@ -240,7 +250,7 @@ async fn a_poison_message_is_retried_then_rejected_without_holding_up_the_others
 async fn a_message_whose_consumer_keeps_dying_is_dead_lettered_after_the_delivery_limit() {
     let mut cfg = config();
     cfg.delivery_limit = 2;
-    let dlq = format!("{}jobwire.send.dlq", cfg.queue_prefix);
+    let dlq = dlq(&cfg, Topic::Send);
     with_queue(cfg, |q| async move {
         publish(&q, &jobwire_queue::wire::DeliveryReady::new(5))
             .await
@@ -330,7 +340,7 @@ async fn open_dispatches_on_the_url_scheme() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn after_close_publishes_fail_and_subscriptions_end() {
     with_queue(config(), |q| async move {
-        let other = jobwire_queue::AmqpQueue::connect(q.config().clone())
+        let other = AmqpQueue::connect(q.config().clone())
             .await
             .expect("a second connection");
         assert!(other.is_ready());

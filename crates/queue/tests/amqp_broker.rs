@@ -11,11 +11,11 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use common::{config, eventually, next, rabbitmqctl, with_queue};
+use common::{config, eventually, next, rabbitmqctl, until_ready, with_queue};
 use futures::FutureExt;
 use futures::stream::{self, StreamExt};
 use jobwire_queue::wire::DeliveryReady;
-use jobwire_queue::{AmqpQueue, Queue, Topic, publish};
+use jobwire_queue::{AmqpQueue, Queue, Subscription, Topic, publish};
 use tokio::time::Instant;
 
 static BROKER: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
@@ -33,27 +33,14 @@ async fn exclusively<Fut: Future<Output = ()>>(body: Fut) {
 
 async fn stop_broker(q: &AmqpQueue) {
     rabbitmqctl(&["stop_app"]).await;
-    let q = q.clone();
-    eventually(
-        Duration::from_secs(10),
-        "the queue to notice the broker is gone",
-        || {
-            let q = q.clone();
-            async move { !q.is_ready() }
-        },
-    )
-    .await;
+    let what = "the queue to notice the broker is gone";
+    until_ready(q, false, Duration::from_secs(10), what).await;
 }
 
 async fn start_broker(q: &AmqpQueue) {
     rabbitmqctl(&["start_app"]).await;
     rabbitmqctl(&["await_startup"]).await;
-    let q = q.clone();
-    eventually(Duration::from_secs(60), "the queue to reconnect", || {
-        let q = q.clone();
-        async move { q.is_ready() }
-    })
-    .await;
+    until_ready(q, true, Duration::from_secs(60), "the queue to reconnect").await;
 }
 
 fn delivery_id(m: &jobwire_queue::Received) -> i64 {
@@ -61,6 +48,21 @@ fn delivery_id(m: &jobwire_queue::Received) -> i64 {
         .expect("a DeliveryReady")
         .delivery_id
         .get()
+}
+
+/// Waits until `seen` holds at least `count` ids.
+async fn until_seen(seen: &Mutex<HashSet<i64>>, count: usize, timeout: Duration, what: &str) {
+    eventually(timeout, what, || async {
+        seen.lock().expect("lock").len() >= count
+    })
+    .await;
+}
+
+/// Takes the next message, which must come within `within` and be delivery `id`, and acks it.
+async fn ack_next(sub: &mut Box<dyn Subscription>, id: i64, within: Duration) {
+    let m = next(sub, within).await;
+    assert_eq!(delivery_id(&m), id);
+    m.ack().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -96,16 +98,8 @@ async fn no_message_is_lost_when_the_broker_restarts_during_2000_publishes_and_c
             })
         };
 
-        let s = seen.clone();
-        eventually(
-            Duration::from_secs(60),
-            "a first part to be consumed",
-            || {
-                let s = s.clone();
-                async move { s.lock().expect("lock").len() >= 300 }
-            },
-        )
-        .await;
+        let what = "a first part to be consumed";
+        until_seen(&seen, 300, Duration::from_secs(60), what).await;
         let before = published.load(Ordering::Relaxed);
         stop_broker(&q).await;
         start_broker(&q).await;
@@ -118,16 +112,8 @@ async fn no_message_is_lost_when_the_broker_restarts_during_2000_publishes_and_c
             .await
             .expect("publisher finishes")
             .expect("publisher task");
-        let s = seen.clone();
-        eventually(
-            Duration::from_secs(120),
-            "every message to be consumed",
-            || {
-                let s = s.clone();
-                async move { s.lock().expect("lock").len() as i64 == TOTAL }
-            },
-        )
-        .await;
+        let what = "every message to be consumed";
+        until_seen(&seen, TOTAL as usize, Duration::from_secs(120), what).await;
         consumer.abort();
         let seen = seen.lock().expect("lock");
         assert!((0..TOTAL).all(|i| seen.contains(&i)));
@@ -182,9 +168,7 @@ async fn a_publish_waits_for_the_broker_to_return_and_gives_up_after_its_timeout
         start_broker(&q).await;
         pending.await.expect("publish task");
         let mut sub = q.subscribe(Topic::Send).await.expect("subscribe");
-        let m = next(&mut sub, Duration::from_secs(10)).await;
-        assert_eq!(delivery_id(&m), 2);
-        m.ack().await;
+        ack_next(&mut sub, 2, Duration::from_secs(10)).await;
     }))
     .await;
 }
@@ -203,15 +187,11 @@ async fn a_subscription_consumes_again_after_the_broker_restarts() {
         // The message received before the restart can no longer be acknowledged: acking
         // only logs, and the broker hands the message out again.
         held.ack().await;
-        let again = next(&mut sub, Duration::from_secs(30)).await;
-        assert_eq!(delivery_id(&again), 1);
-        again.ack().await;
+        ack_next(&mut sub, 1, Duration::from_secs(30)).await;
         publish(&q, &DeliveryReady::new(2))
             .await
             .expect("publish after restart");
-        let m = next(&mut sub, Duration::from_secs(10)).await;
-        assert_eq!(delivery_id(&m), 2);
-        m.ack().await;
+        ack_next(&mut sub, 2, Duration::from_secs(10)).await;
     }))
     .await;
 }

@@ -6,14 +6,17 @@
 //!   blocked the bot, records every accepted message and serves long polling and webhooks.
 //! * [`llm`] — an OpenAI-compatible chat-completions server ([`llm::FakeLlm`]) answering
 //!   jobwire's classification protocol from a labeled oracle, with scripted or random faults.
+//! * [`wait`] — [`wait::eventually`], the one way tests wait for something that happens in
+//!   the background.
 //!
-//! Both run on a real TCP socket so the real client crates (teloxide, async-openai) are
-//! pointed at them by URL and nothing on the client side is mocked. Both also expose an
-//! [`axum::Router`] so they can be embedded in another server.
+//! The two servers run on a real TCP socket so the real client crates (teloxide,
+//! async-openai) are pointed at them by URL and nothing on the client side is mocked. Both
+//! also expose an [`axum::Router`] so they can be embedded in another server.
 
 pub mod llm;
 mod server;
 pub mod telegram;
+pub mod wait;
 
 use std::net::SocketAddr;
 

@@ -79,25 +79,25 @@ async fn blocking_a_category_bot_marks_the_subscriber_blocked() {
     env.wait_sent(WEB_ID, BOB, 1).await;
 
     env.inject(WEB_ID, member_status(BOB, WEB_ID, "member", "kicked"));
-    eventually("blocked", || async {
+    eventually("blocked", SOON, || async {
         env.subscriber(BOB).await?.blocked.then_some(())
     })
     .await;
 
     // Restarting the bot (member again) unblocks, and so does /start.
     env.inject(WEB_ID, member_status(BOB, WEB_ID, "kicked", "member"));
-    eventually("unblocked", || async {
+    eventually("unblocked", SOON, || async {
         (!env.subscriber(BOB).await?.blocked).then_some(())
     })
     .await;
     env.inject(WEB_ID, member_status(BOB, WEB_ID, "member", "kicked"));
-    eventually("blocked again", || async {
+    eventually("blocked again", SOON, || async {
         env.subscriber(BOB).await?.blocked.then_some(())
     })
     .await;
     env.inject(WEB_ID, text(BOB, "/start"));
     env.wait_sent(WEB_ID, BOB, 2).await;
-    eventually("unblocked by /start", || async {
+    eventually("unblocked by /start", SOON, || async {
         (!env.subscriber(BOB).await?.blocked).then_some(())
     })
     .await;

@@ -2,7 +2,6 @@
 //! them, and builders of the updates Telegram would send.
 #![allow(dead_code)]
 
-use std::future::Future;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::time::Duration;
@@ -14,6 +13,7 @@ use jobwire_bot::{
 use jobwire_core::CategorySlug;
 use jobwire_store::{SqliteStore, Store, SubscriberRow};
 use jobwire_testkit::telegram::{FakeTelegram, FakeTelegramConfig, RecordedMessage};
+pub use jobwire_testkit::wait::eventually;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
@@ -24,6 +24,9 @@ pub const MAIN_ID: u64 = 1001;
 pub const WEB_ID: u64 = 2002;
 pub const DESIGN_ID: u64 = 3003;
 pub const SECRET: &str = "s3cret_Token-for-tests";
+
+/// How long a test waits for the bots to do something.
+pub const SOON: Duration = Duration::from_secs(10);
 
 /// A fake Telegram (no rate limits: the tests are about dialogue, not pacing) and a store.
 pub struct Env {
@@ -128,6 +131,7 @@ impl Env {
     pub async fn wait_sent(&self, bot_id: u64, chat: i64, n: usize) -> Vec<RecordedMessage> {
         eventually(
             &format!("{n} messages from bot {bot_id} in chat {chat}"),
+            SOON,
             || async {
                 let got = self.sent(bot_id, chat);
                 (got.len() >= n).then_some(got)
@@ -167,25 +171,6 @@ impl Running {
         tokio::time::timeout(Duration::from_secs(10), self.bots.wait())
             .await
             .expect("the bots stop within 10 s");
-    }
-}
-
-/// Polls `check` every 20 ms for up to 10 s.
-pub async fn eventually<T, F, Fut>(what: &str, mut check: F) -> T
-where
-    F: FnMut() -> Fut,
-    Fut: Future<Output = Option<T>>,
-{
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
-    loop {
-        if let Some(v) = check().await {
-            return v;
-        }
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "timed out waiting for {what}"
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
     }
 }
 

@@ -7,11 +7,14 @@ use std::time::Duration;
 use chrono::Utc;
 use jobwire::config::UpdatesMode;
 use jobwire::testbed::{Bed, bot_id, temp_db};
+use jobwire_testkit::wait::eventually;
 use serde_json::json;
 
 use crate::support::*;
 
 const USER: i64 = 777_001;
+/// How long the test waits for the bot to act on an update.
+const SOON: Duration = Duration::from_secs(20);
 
 fn command(update_id: i64, text: &str) -> serde_json::Value {
     json!({
@@ -49,19 +52,14 @@ async fn a_user_who_starts_a_category_bot_gets_its_jobs_until_stop() {
     telegram
         .inject_update(bot_id(0), command(1, "/start"))
         .unwrap();
-    let deadline = std::time::Instant::now() + Duration::from_secs(20);
-    let subscriber = loop {
-        if let Some(s) = store.subscriber_by_chat(USER).await.unwrap()
-            && s.categories == vec!["web".to_owned()]
-        {
-            break s;
-        }
-        assert!(
-            std::time::Instant::now() < deadline,
-            "/start did not subscribe the user"
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    };
+    let subscriber = eventually("/start to subscribe the user", SOON, || async {
+        store
+            .subscriber_by_chat(USER)
+            .await
+            .unwrap()
+            .filter(|s| s.categories == ["web"])
+    })
+    .await;
     assert!(!subscriber.blocked);
     assert!(
         !telegram.chat_messages(bot_id(0), USER).is_empty(),
@@ -113,17 +111,10 @@ async fn a_user_who_starts_a_category_bot_gets_its_jobs_until_stop() {
         "text": card.visible_text,
     });
     telegram.inject_update(bot_id(0), wrong).unwrap();
-    let deadline = std::time::Instant::now() + Duration::from_secs(20);
-    let report = loop {
-        if let Some(r) = store.reports(None, 10).await.unwrap().pop() {
-            break r;
-        }
-        assert!(
-            std::time::Instant::now() < deadline,
-            "/wrong filed no report"
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    };
+    let report = eventually("/wrong to file a report", SOON, || async {
+        store.reports(None, 10).await.unwrap().pop()
+    })
+    .await;
     assert_eq!(report.post_id, Some(delivered.post_id));
     assert!(report.text.ends_with("// это не веб"), "{}", report.text);
 
@@ -131,17 +122,10 @@ async fn a_user_who_starts_a_category_bot_gets_its_jobs_until_stop() {
     telegram
         .inject_update(bot_id(0), command(3, "/stop"))
         .unwrap();
-    let deadline = std::time::Instant::now() + Duration::from_secs(20);
-    loop {
+    eventually("/stop to unsubscribe the user", SOON, || async {
         let s = store.subscriber_by_chat(USER).await.unwrap().unwrap();
-        if s.categories.is_empty() {
-            break;
-        }
-        assert!(
-            std::time::Instant::now() < deadline,
-            "/stop did not unsubscribe"
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+        s.categories.is_empty()
+    })
+    .await;
     running.shutdown().await.unwrap();
 }

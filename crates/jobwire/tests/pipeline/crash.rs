@@ -3,11 +3,12 @@
 
 use std::collections::BTreeMap;
 use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use jobwire::testbed::{bot_token, seed_job, temp_db};
 use jobwire_store::{DeliveryStatus, DeliveryStore, ReportingStore, SqliteStore};
 use jobwire_testkit::telegram::RateLimits;
+use jobwire_testkit::wait::eventually;
 
 use crate::support::*;
 
@@ -30,14 +31,6 @@ fn spawn(config: &std::path::Path, log: &std::path::Path) -> Child {
         .stderr(log)
         .spawn()
         .expect("jobwire run starts")
-}
-
-async fn wait_for(what: &str, timeout: Duration, mut done: impl FnMut() -> bool) {
-    let start = Instant::now();
-    while !done() {
-        assert!(start.elapsed() < timeout, "timed out waiting for {what}");
-        tokio::time::sleep(Duration::from_millis(5)).await;
-    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -86,7 +79,7 @@ async fn a_killed_process_resumes_delivery_without_losing_or_repeating() {
     let log = dir.path().join("run.log");
 
     let mut first = spawn(&config, &log);
-    wait_for("the first deliveries", Duration::from_secs(60), || {
+    eventually("the first deliveries", Duration::from_secs(60), || async {
         telegram.messages().len() >= expected / 3
     })
     .await;
@@ -106,18 +99,19 @@ async fn a_killed_process_resumes_delivery_without_losing_or_repeating() {
         .len();
 
     let mut second = spawn(&config, &log);
-    let deadline = Instant::now() + Duration::from_secs(90);
-    loop {
-        let c = store.pipeline_counts().await.unwrap();
-        if c.deliveries_sent as usize == expected {
-            break;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "delivery did not complete after restart: {c:?}"
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    eventually(
+        "delivery to complete after restart",
+        Duration::from_secs(90),
+        || async {
+            let c = store.pipeline_counts().await.unwrap();
+            if c.deliveries_sent as usize == expected {
+                Ok(())
+            } else {
+                Err(format!("{c:?}"))
+            }
+        },
+    )
+    .await;
     // A graceful stop (SIGTERM) ends the process promptly.
     let stopped = Command::new("kill")
         .arg("-TERM")
@@ -125,18 +119,13 @@ async fn a_killed_process_resumes_delivery_without_losing_or_repeating() {
         .status()
         .unwrap();
     assert!(stopped.success());
-    let start = Instant::now();
-    loop {
-        if let Some(status) = second.try_wait().unwrap() {
-            assert!(status.success(), "jobwire run exits 0 on SIGTERM: {status}");
-            break;
-        }
-        assert!(
-            start.elapsed() < Duration::from_secs(15),
-            "jobwire run did not stop on SIGTERM"
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    let status = eventually(
+        "jobwire run to stop on SIGTERM",
+        Duration::from_secs(15),
+        || std::future::ready(second.try_wait().unwrap()),
+    )
+    .await;
+    assert!(status.success(), "jobwire run exits 0 on SIGTERM: {status}");
 
     let messages = telegram.messages();
     let mut per_pair: BTreeMap<(i64, usize), usize> = BTreeMap::new();

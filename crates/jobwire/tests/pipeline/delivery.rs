@@ -8,6 +8,7 @@ use jobwire::testbed::{Bed, seed_job, start_pipeline, temp_db};
 use jobwire_deliver::RateLimitConfig;
 use jobwire_store::{DeliveryStore, NewDelivery, SqliteStore, SubscriberStore};
 use jobwire_testkit::telegram::RateLimits;
+use jobwire_testkit::wait::eventually;
 
 use crate::support::*;
 
@@ -125,14 +126,12 @@ async fn held_deliveries_go_out_when_their_time_comes_not_before() {
         );
     }
     let (running, store) = start_pipeline(&settings).await.unwrap();
-    let deadline = std::time::Instant::now() + Duration::from_secs(10);
-    while telegram.messages().is_empty() {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "the held message was never sent"
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    eventually(
+        "the held message to be sent",
+        Duration::from_secs(10),
+        || async { !telegram.messages().is_empty() },
+    )
+    .await;
     running.shutdown().await.unwrap();
     let m = &telegram.messages()[0];
     assert!(

@@ -2,12 +2,14 @@
 //! machine's real PostgreSQL, RabbitMQ and Redis, against the fake Telegram and fake LLM.
 //! Compiled in when `JOBWIRE_TEST_{POSTGRES,AMQP,REDIS}_URL` are all set (see build.rs).
 
+use std::cell::Cell;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use jobwire::testbed::{Bed, bot_token, seed_job};
 use jobwire_store::{PostgresStore, Store};
+use jobwire_testkit::wait::eventually;
 use sqlx::Connection;
 
 use crate::expect as e2e;
@@ -83,6 +85,17 @@ struct Role {
     admin: u16,
 }
 
+/// A process still running when its `Role` goes (its test failed half-way) is killed, so no
+/// role outlives its test.
+impl Drop for Role {
+    fn drop(&mut self) {
+        if let Ok(None) = self.child.try_wait() {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
+}
+
 fn spawn(
     name: &'static str,
     roles: &str,
@@ -122,26 +135,23 @@ async fn get(port: u16, path: &str) -> Option<(u16, String)> {
 }
 
 async fn wait_ready(role: &mut Role, dir: &Path) {
-    let deadline = Instant::now() + Duration::from_secs(60);
-    loop {
-        if let Some((200, _)) = get(role.admin, "/readyz").await {
-            return;
+    let (name, admin) = (role.name, role.admin);
+    let what = format!("{name} to become ready");
+    eventually(&what, Duration::from_secs(60), || {
+        let exited = role.child.try_wait();
+        async move {
+            if let Some((200, _)) = get(admin, "/readyz").await {
+                return true;
+            }
+            if let Ok(Some(status)) = exited {
+                let log =
+                    std::fs::read_to_string(dir.join(format!("{name}.log"))).unwrap_or_default();
+                panic!("{name} exited with {status} before it was ready:\n{log}");
+            }
+            false
         }
-        if let Ok(Some(status)) = role.child.try_wait() {
-            let log =
-                std::fs::read_to_string(dir.join(format!("{}.log", role.name))).unwrap_or_default();
-            panic!(
-                "{} exited with {status} before it was ready:\n{log}",
-                role.name
-            );
-        }
-        assert!(
-            Instant::now() < deadline,
-            "{} never became ready",
-            role.name
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    })
+    .await;
 }
 
 /// `jobwire_deliveries_total{outcome="sent"}` of one process.
@@ -160,25 +170,21 @@ async fn stop_all(roles: &mut [Role], dir: &Path) {
             .arg(r.child.id().to_string())
             .status();
     }
+    // On a timeout, the roles still running are killed as they are dropped.
     let deadline = Instant::now() + Duration::from_secs(20);
     for r in roles.iter_mut() {
-        loop {
-            if let Some(status) = r.child.try_wait().unwrap() {
-                let log = std::fs::read_to_string(dir.join(format!("{}.log", r.name)))
-                    .unwrap_or_default();
-                assert!(
-                    status.success(),
-                    "{} exited with {status} on SIGTERM:\n{log}",
-                    r.name
-                );
-                break;
-            }
-            if Instant::now() > deadline {
-                let _ = r.child.kill();
-                panic!("{} did not stop on SIGTERM", r.name);
-            }
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
+        let what = format!("{} to stop on SIGTERM", r.name);
+        let left = deadline.saturating_duration_since(Instant::now());
+        let status = eventually(&what, left, || {
+            std::future::ready(r.child.try_wait().unwrap())
+        })
+        .await;
+        let log = std::fs::read_to_string(dir.join(format!("{}.log", r.name))).unwrap_or_default();
+        assert!(
+            status.success(),
+            "{} exited with {status} on SIGTERM:\n{log}",
+            r.name
+        );
     }
 }
 
@@ -234,7 +240,11 @@ fn subscribers_toml(subs: &[jobwire_store::SubscriberSpec]) -> String {
     for s in subs {
         out.push_str(&format!(
             "[[subscriber]]\nchat_id = {}\ncategories = {:?}\ninclude = {:?}\nexclude = {:?}\npaused = {}\n",
-            s.chat_id, s.categories, s.include, s.exclude, s.paused
+            s.chat_id,
+            s.categories.iter().map(|c| c.as_str()).collect::<Vec<_>>(),
+            s.include,
+            s.exclude,
+            s.paused
         ));
     }
     out
@@ -261,22 +271,21 @@ fn default_routes(bots: &[String]) -> Vec<(String, String)> {
         .collect()
 }
 
+/// Waits until the store has at least `posts` posts and has stayed settled for 800 ms (every
+/// check in between settled too: nothing was merely on its way between two processes).
 async fn settle(store: &dyn Store, posts: u64, timeout: Duration) -> jobwire_store::PipelineCounts {
-    let deadline = Instant::now() + timeout;
-    let mut stable = 0;
-    loop {
+    let settled_since = Cell::new(None::<Instant>);
+    eventually("the pipeline to settle", timeout, || async {
         let c = store.pipeline_counts().await.unwrap();
-        if c.posts >= posts && c.is_settled() {
-            stable += 1;
-            if stable >= 5 {
-                return c;
-            }
-        } else {
-            stable = 0;
+        let since = (c.posts >= posts && c.is_settled())
+            .then(|| settled_since.get().unwrap_or_else(Instant::now));
+        settled_since.set(since);
+        match since {
+            Some(t) if t.elapsed() >= Duration::from_millis(800) => Ok(c),
+            _ => Err(format!("{c:?}")),
         }
-        assert!(Instant::now() < deadline, "did not settle: {c:?}");
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
+    })
+    .await
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -509,37 +518,39 @@ async fn a_role_started_while_postgres_is_down_waits_says_so_and_starts_when_it_
         &[],
     );
 
-    let deadline = Instant::now() + Duration::from_secs(20);
-    let report = loop {
-        if let Some((503, body)) = get(role.admin, "/readyz").await
-            && body.contains("database")
-        {
-            break body;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "no not-ready report naming the database"
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    };
+    let report = eventually(
+        "a not-ready report naming the database",
+        Duration::from_secs(20),
+        || async {
+            match get(role.admin, "/readyz").await {
+                Some((503, body)) if body.contains("database") => Some(body),
+                _ => None,
+            }
+        },
+    )
+    .await;
     assert!(report.contains("\"ready\":false"), "{report}");
     assert!(
         matches!(get(role.admin, "/healthz").await, Some((200, _))),
         "alive while waiting"
     );
-    let deadline = Instant::now() + Duration::from_secs(30);
-    loop {
-        let log = std::fs::read_to_string(dir.path().join("dispatcher.log")).unwrap();
-        if log.matches("not reachable").count() >= 2 {
-            assert!(
-                log.contains(&format!(":{port}/")),
-                "the log says where:\n{log}"
-            );
-            break;
-        }
-        assert!(Instant::now() < deadline, "no retries logged:\n{log}");
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
+    eventually(
+        "two retries logged (\"not reachable\")",
+        Duration::from_secs(30),
+        || async {
+            let log = std::fs::read_to_string(dir.path().join("dispatcher.log")).unwrap();
+            if log.matches("not reachable").count() >= 2 {
+                assert!(
+                    log.contains(&format!(":{port}/")),
+                    "the log says where:\n{log}"
+                );
+                Ok(())
+            } else {
+                Err(format!("the log:\n{log}"))
+            }
+        },
+    )
+    .await;
     assert!(
         role.child.try_wait().unwrap().is_none(),
         "it keeps retrying instead of exiting"

@@ -5,6 +5,7 @@ use std::time::Duration;
 
 use jobwire::testbed::{Bed, temp_db};
 use jobwire_core::PostId;
+use jobwire_testkit::wait::eventually;
 
 use crate::expect::*;
 use crate::support::*;
@@ -97,23 +98,24 @@ async fn during_an_llm_outage_posts_wait_and_are_classified_when_it_returns() {
         .collect();
     ingest_all(&running, &jobs).await;
     // The LLM fails every call: the posts wait (and are retried), none is dropped or guessed.
-    let deadline = std::time::Instant::now() + Duration::from_secs(30);
-    loop {
-        let c = store.pipeline_counts().await.unwrap();
-        assert_eq!(
-            c.jobs + c.not_job,
-            0,
-            "nothing is classified while the LLM is down"
-        );
-        if c.waiting == jobs.len() as u64 && llm.stats().requests >= 2 * jobs.len() as u64 {
-            break;
-        }
-        assert!(
-            std::time::Instant::now() < deadline,
-            "posts did not reach `waiting`: {c:?}"
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    eventually(
+        "the posts to reach `waiting`",
+        Duration::from_secs(30),
+        || async {
+            let c = store.pipeline_counts().await.unwrap();
+            assert_eq!(
+                c.jobs + c.not_job,
+                0,
+                "nothing is classified while the LLM is down"
+            );
+            if c.waiting == jobs.len() as u64 && llm.stats().requests >= 2 * jobs.len() as u64 {
+                Ok(())
+            } else {
+                Err(format!("{c:?}"))
+            }
+        },
+    )
+    .await;
     llm.set_faults(FaultPlan::default());
     let counts = running.wait_settled(Duration::from_secs(60)).await.unwrap();
     running.shutdown().await.unwrap();

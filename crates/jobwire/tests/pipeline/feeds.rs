@@ -1,9 +1,10 @@
 //! RSS feeds in the parser role: items reach intake, and each feed's state survives a restart.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use jobwire::feeds::FeedSection;
 use jobwire::testbed::{Bed, start_pipeline, temp_db};
+use jobwire_testkit::wait::eventually;
 
 use crate::support::*;
 
@@ -38,11 +39,10 @@ async fn feed_items_are_taken_in_and_the_feed_state_is_kept() {
         store.clone(),
         token.clone(),
     ));
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while store.pipeline_counts().await.unwrap().posts < 10 {
-        assert!(Instant::now() < deadline, "the feed's items never arrived");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    eventually("the feed's items", Duration::from_secs(30), || async {
+        store.pipeline_counts().await.unwrap().posts >= 10
+    })
+    .await;
     token.cancel();
     task.await.unwrap().unwrap();
     running.shutdown().await.unwrap();

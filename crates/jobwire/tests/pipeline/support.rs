@@ -72,7 +72,10 @@ pub fn subscriber(chat_id: i64, categories: &[&str]) -> SubscriberSpec {
     SubscriberSpec {
         chat_id,
         name: Some(format!("chat {chat_id}")),
-        categories: categories.iter().map(|c| (*c).to_owned()).collect(),
+        categories: categories
+            .iter()
+            .map(|c| jobwire_core::CategorySlug::parse(c).unwrap())
+            .collect(),
         include: vec![],
         exclude: vec![],
         paused: false,

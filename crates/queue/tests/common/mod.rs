@@ -7,11 +7,11 @@ use std::time::Duration;
 
 use futures::FutureExt;
 use jobwire_queue::{AmqpConfig, AmqpQueue, Received, Subscription};
+use jobwire_testkit::wait;
 use lapin::message::Delivery;
 use lapin::options::BasicGetOptions;
 use lapin::types::{AMQPValue, FieldTable};
 use lapin::{Channel, Connection, ConnectionProperties};
-use tokio::time::Instant;
 
 /// The broker under test. With the `amqp-tests` feature on, a missing variable is a failure.
 pub fn url() -> String {
@@ -49,16 +49,8 @@ where
         .await
         .expect("connect to RabbitMQ");
     let outcome = AssertUnwindSafe(body(queue.clone())).catch_unwind().await;
-    let q = queue.clone();
-    eventually(
-        Duration::from_secs(60),
-        "the queue to be ready for clean-up",
-        || {
-            let q = q.clone();
-            async move { q.is_ready() }
-        },
-    )
-    .await;
+    let what = "the queue to be ready for clean-up";
+    until_ready(&queue, true, Duration::from_secs(60), what).await;
     queue
         .delete_topology()
         .await
@@ -69,22 +61,23 @@ where
     }
 }
 
-/// Polls `check` with a growing pause until it holds; panics after `timeout`.
-pub async fn eventually<F, Fut>(timeout: Duration, what: &str, mut check: F)
+/// Waits until `q` [is ready](AmqpQueue::is_ready) (or, with `ready` false, until it noticed
+/// that it lost its connection); panics after `timeout`.
+pub async fn until_ready(q: &AmqpQueue, ready: bool, timeout: Duration, what: &str) {
+    eventually(timeout, what, || {
+        let q = q.clone();
+        async move { q.is_ready() == ready }
+    })
+    .await;
+}
+
+/// [`wait::eventually`] for a yes-or-no check, with the argument order of these tests.
+pub async fn eventually<F, Fut>(timeout: Duration, what: &str, check: F)
 where
     F: FnMut() -> Fut,
     Fut: Future<Output = bool>,
 {
-    let deadline = Instant::now() + timeout;
-    let mut pause = Duration::from_millis(10);
-    loop {
-        if check().await {
-            return;
-        }
-        assert!(Instant::now() < deadline, "timed out waiting for {what}");
-        tokio::time::sleep(pause).await;
-        pause = (pause * 2).min(Duration::from_millis(500));
-    }
+    wait::eventually(what, timeout, check).await;
 }
 
 /// The next message, which must come within `within`.
@@ -116,16 +109,10 @@ pub async fn take(channel: &Channel, queue: &str) -> Option<Delivery> {
 
 /// Waits for a message on `queue`.
 pub async fn take_eventually(channel: &Channel, queue: &str, timeout: Duration) -> Delivery {
-    let deadline = Instant::now() + timeout;
-    let mut pause = Duration::from_millis(10);
-    loop {
-        if let Some(d) = take(channel, queue).await {
-            return d;
-        }
-        assert!(Instant::now() < deadline, "nothing arrived on {queue}");
-        tokio::time::sleep(pause).await;
-        pause = (pause * 2).min(Duration::from_millis(500));
-    }
+    wait::eventually(&format!("a message on {queue}"), timeout, || {
+        take(channel, queue)
+    })
+    .await
 }
 
 pub fn header<'a>(delivery: &'a Delivery, name: &str) -> Option<&'a AMQPValue> {
