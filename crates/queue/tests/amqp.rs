@@ -9,11 +9,10 @@ use std::collections::BTreeSet;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use common::{
-    config, eventually, header_int, header_str, next, raw, take, take_eventually, with_queue,
-};
+use common::{config, header_int, header_str, next, raw, take, take_eventually, with_queue};
 use jobwire_queue::wire::{JobReady, PostReady};
 use jobwire_queue::{AmqpConfig, AmqpQueue, Queue, Topic, publish};
+use jobwire_testkit::wait::eventually;
 use tokio::time::Instant;
 
 const SOON: Duration = Duration::from_secs(10);
@@ -29,7 +28,7 @@ fn dlq(cfg: &AmqpConfig, topic: Topic) -> String {
 
 /// Waits until `topic` holds `depth` messages.
 async fn until_depth(q: &AmqpQueue, topic: Topic, depth: u64, what: &str) {
-    eventually(SOON, what, || {
+    eventually(what, SOON, || {
         let q = q.clone();
         async move { q.depth(topic).await == Some(depth) }
     })

@@ -11,11 +11,12 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use common::{config, eventually, next, rabbitmqctl, until_ready, with_queue};
+use common::{config, next, rabbitmqctl, until_ready, with_queue};
 use futures::FutureExt;
 use futures::stream::{self, StreamExt};
 use jobwire_queue::wire::DeliveryReady;
 use jobwire_queue::{AmqpQueue, Queue, Subscription, Topic, publish};
+use jobwire_testkit::wait::eventually;
 use tokio::time::Instant;
 
 static BROKER: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
@@ -52,7 +53,7 @@ fn delivery_id(m: &jobwire_queue::Received) -> i64 {
 
 /// Waits until `seen` holds at least `count` ids.
 async fn until_seen(seen: &Mutex<HashSet<i64>>, count: usize, timeout: Duration, what: &str) {
-    eventually(timeout, what, || async {
+    eventually(what, timeout, || async {
         seen.lock().expect("lock").len() >= count
     })
     .await;

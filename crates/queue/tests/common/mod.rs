@@ -64,20 +64,11 @@ where
 /// Waits until `q` [is ready](AmqpQueue::is_ready) (or, with `ready` false, until it noticed
 /// that it lost its connection); panics after `timeout`.
 pub async fn until_ready(q: &AmqpQueue, ready: bool, timeout: Duration, what: &str) {
-    eventually(timeout, what, || {
+    wait::eventually(what, timeout, || {
         let q = q.clone();
         async move { q.is_ready() == ready }
     })
     .await;
-}
-
-/// [`wait::eventually`] for a yes-or-no check, with the argument order of these tests.
-pub async fn eventually<F, Fut>(timeout: Duration, what: &str, check: F)
-where
-    F: FnMut() -> Fut,
-    Fut: Future<Output = bool>,
-{
-    wait::eventually(what, timeout, check).await;
 }
 
 /// The next message, which must come within `within`.
