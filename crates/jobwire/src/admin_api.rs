@@ -320,9 +320,22 @@ impl LabelBody {
     }
 }
 
-fn report_id(id: Result<Path<i64>, PathRejection>) -> Result<i64, ApiError> {
+fn path_id(id: Result<Path<i64>, PathRejection>) -> Result<i64, ApiError> {
     let Path(id) = id?;
     Ok(id)
+}
+
+/// A label request: the id in the path, the label in the body (checked against the taxonomy)
+/// and the store to apply it to.
+fn labeled<'a>(
+    api: &'a AdminApi,
+    id: Result<Path<i64>, PathRejection>,
+    body: &[u8],
+) -> Result<(i64, LabelBody, &'a dyn Store), ApiError> {
+    let id = path_id(id)?;
+    let label = LabelBody::parse(body)?;
+    label.validate(api)?;
+    Ok((id, label, api.store()?.as_ref()))
 }
 
 /// The report, if it exists and is still pending.
@@ -359,10 +372,7 @@ async fn accept_report(
     id: Result<Path<i64>, PathRejection>,
     body: Bytes,
 ) -> ApiResult {
-    let id = report_id(id)?;
-    let label = LabelBody::parse(&body)?;
-    label.validate(&api)?;
-    let store = api.store()?.as_ref();
+    let (id, label, store) = labeled(&api, id, &body)?;
     let report = pending_report(store, id).await?;
     // The stored post's own text when the report points at one (a `/wrong` reply quotes the
     // delivered card, with its header and the subscriber's comment); else the report's text.
@@ -393,7 +403,7 @@ async fn reject_report(
     State(api): State<Arc<AdminApi>>,
     id: Result<Path<i64>, PathRejection>,
 ) -> ApiResult {
-    let id = report_id(id)?;
+    let id = path_id(id)?;
     let store = api.store()?.as_ref();
     pending_report(store, id).await?;
     let done = store.decide_report(id, None, Utc::now()).await?;
@@ -406,10 +416,7 @@ async fn label_post(
     id: Result<Path<i64>, PathRejection>,
     body: Bytes,
 ) -> ApiResult {
-    let id = report_id(id)?;
-    let label = LabelBody::parse(&body)?;
-    label.validate(&api)?;
-    let store = api.store()?.as_ref();
+    let (id, label, store) = labeled(&api, id, &body)?;
     let post = store
         .post(PostId(id))
         .await?

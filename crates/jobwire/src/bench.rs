@@ -2,23 +2,21 @@
 //! one JSON line. Timings are medians and percentiles of many runs, and comparisons are
 //! ratios measured in the same run, because the machines are shared and noisy.
 
-use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
 use anyhow::Context;
 use chrono::Utc;
 use hdrhistogram::Histogram;
+use jobwire_core::CategorySlug;
 use jobwire_core::matching::synthetic::{synthetic_job, synthetic_subscribers};
 use jobwire_core::matching::{JobFacts, SubscriberIndex, scan_matches};
 use jobwire_core::normalize::normalize;
-use jobwire_deliver::RateLimitConfig;
 use jobwire_store::SubscriberSpec;
-use jobwire_testkit::llm::{FakeLlm, FakeLlmConfig, load_oracle_jsonl};
-use jobwire_testkit::telegram::{FakeTelegram, FakeTelegramConfig, RateLimits};
+use jobwire_testkit::telegram::{FakeTelegram, RateLimits, RecordedMessage};
 use serde_json::json;
 
 use crate::pipeline;
-use crate::testbed::{Bed, seed_job, start_pipeline, temp_db};
+use crate::testbed::{Bed, fake_llm, fake_telegram, seed_job, start_pipeline, temp_db};
 
 #[derive(Debug, Clone, clap::Subcommand)]
 pub enum Bench {
@@ -312,39 +310,41 @@ pub(crate) async fn one_at_a_time(
     Ok(h)
 }
 
+/// An active subscriber of `categories` with no filters.
+fn subscriber(chat_id: i64, categories: Vec<CategorySlug>) -> SubscriberSpec {
+    SubscriberSpec {
+        chat_id,
+        name: None,
+        categories,
+        include: vec![],
+        exclude: vec![],
+        paused: false,
+        quiet_hours: None,
+        min_budget: None,
+    }
+}
+
 fn subscribers_in(category: &str, first_chat: i64, n: usize) -> Vec<SubscriberSpec> {
+    let category = CategorySlug::parse(category).expect("a benchmark category");
     (0..n as i64)
-        .map(|i| SubscriberSpec {
-            chat_id: first_chat + i,
-            name: None,
-            categories: vec![category.to_owned()],
-            include: vec![],
-            exclude: vec![],
-            paused: false,
-            quiet_hours: None,
-            min_budget: None,
-        })
+        .map(|i| subscriber(first_chat + i, vec![category.clone()]))
         .collect()
+}
+
+/// The time from the first to the last receipt of `messages` (zero without any).
+pub(crate) fn receipt_span(messages: &[RecordedMessage]) -> chrono::TimeDelta {
+    let receipts = || messages.iter().map(|m| m.received_at);
+    match (receipts().min(), receipts().max()) {
+        (Some(first), Some(last)) => last - first,
+        _ => chrono::TimeDelta::zero(),
+    }
 }
 
 /// Fan-out and delivery of pre-classified jobs, limits lifted on both sides.
 pub async fn delivery(deliveries: usize) -> anyhow::Result<serde_json::Value> {
-    let telegram = FakeTelegram::start(
-        SocketAddr::from(([127, 0, 0, 1], 0)),
-        FakeTelegramConfig {
-            limits: None,
-            ..FakeTelegramConfig::default()
-        },
-    )
-    .await?;
+    let telegram = fake_telegram(None).await?;
     let (_dir, db) = temp_db()?;
-    let bed = Bed {
-        limits: RateLimitConfig {
-            unlimited: true,
-            ..RateLimitConfig::default()
-        },
-        ..Bed::default()
-    };
+    let bed = Bed::unlimited();
     let settings = bed.settings(telegram.url(), &db)?;
     let store = pipeline::open_store(&settings).await?;
     let jobs = 10usize;
@@ -374,17 +374,7 @@ pub async fn delivery(deliveries: usize) -> anyhow::Result<serde_json::Value> {
         counts.deliveries_sent,
         messages.len()
     );
-    let first = messages
-        .iter()
-        .map(|m| m.received_at)
-        .min()
-        .unwrap_or_else(Utc::now);
-    let last = messages
-        .iter()
-        .map(|m| m.received_at)
-        .max()
-        .unwrap_or_else(Utc::now);
-    let window = (last - first).num_milliseconds().max(1) as f64 / 1000.0;
+    let window = receipt_span(&messages).num_milliseconds().max(1) as f64 / 1000.0;
     let rate = messages.len() as f64 / window;
     let overall = messages.len() as f64 / elapsed.as_secs_f64();
     drop(store);
@@ -402,52 +392,17 @@ pub async fn delivery(deliveries: usize) -> anyhow::Result<serde_json::Value> {
 
 /// One post at a time from intake to the fake Telegram's receipt.
 pub async fn latency(posts: usize) -> anyhow::Result<serde_json::Value> {
-    let oracle = load_oracle_jsonl(pipeline::SHIPPED_TRAINING_DATA)?;
-    let llm = FakeLlm::start(
-        SocketAddr::from(([127, 0, 0, 1], 0)),
-        FakeLlmConfig {
-            oracle,
-            ..FakeLlmConfig::default()
-        },
-    )
-    .await?;
-    let telegram = FakeTelegram::start(
-        SocketAddr::from(([127, 0, 0, 1], 0)),
-        FakeTelegramConfig {
-            limits: None,
-            ..FakeTelegramConfig::default()
-        },
-    )
-    .await?;
+    let llm = fake_llm().await?;
+    let telegram = fake_telegram(None).await?;
     let (_dir, db) = temp_db()?;
     let bed = Bed {
-        limits: RateLimitConfig {
-            unlimited: true,
-            ..RateLimitConfig::default()
-        },
         llm: Some(crate::cli::llm_section(&llm.url(), "fake")),
-        ..Bed::default()
+        ..Bed::unlimited()
     };
     let settings = bed.settings(telegram.url(), &db)?;
     let (mut running, store) = start_pipeline(&settings).await?;
-    let all: Vec<String> = crate::config::DEFAULT_CATEGORIES
-        .iter()
-        .map(|(s, _, _)| (*s).to_owned())
-        .collect();
-    crate::subscribers::store_all(
-        store.as_ref(),
-        &[SubscriberSpec {
-            chat_id: 42,
-            name: None,
-            categories: all,
-            include: vec![],
-            exclude: vec![],
-            paused: false,
-            quiet_hours: None,
-            min_budget: None,
-        }],
-    )
-    .await?;
+    let all = jobwire_core::category::standard();
+    crate::subscribers::store_all(store.as_ref(), &[subscriber(42, all)]).await?;
     let intake = running.intake.clone();
     let h = one_at_a_time(&intake, &telegram, posts, Some(&mut running)).await?;
     running.shutdown().await?;
@@ -466,14 +421,7 @@ pub async fn latency(posts: usize) -> anyhow::Result<serde_json::Value> {
 
 /// A burst under Telegram's default limits (30/s per bot, 1/s per chat) over three bots.
 pub async fn burst(deliveries: usize) -> anyhow::Result<serde_json::Value> {
-    let telegram = FakeTelegram::start(
-        SocketAddr::from(([127, 0, 0, 1], 0)),
-        FakeTelegramConfig {
-            limits: Some(RateLimits::default()),
-            ..FakeTelegramConfig::default()
-        },
-    )
-    .await?;
+    let telegram = fake_telegram(Some(RateLimits::default())).await?;
     let (_dir, db) = temp_db()?;
     let bed = Bed {
         bots: vec!["a".into(), "b".into(), "c".into()],
@@ -514,20 +462,10 @@ pub async fn burst(deliveries: usize) -> anyhow::Result<serde_json::Value> {
         "expected {deliveries} messages, got {}",
         messages.len()
     );
-    let first = messages
-        .iter()
-        .map(|m| m.received_at)
-        .min()
-        .unwrap_or_else(Utc::now);
-    let last = messages
-        .iter()
-        .map(|m| m.received_at)
-        .max()
-        .unwrap_or_else(Utc::now);
     // The busiest bot sends `counts[0]` messages at 30/s: the first at t=0, so the last
     // cannot arrive before (n - 1) / 30 s.
     let minimum = (counts[0] - 1) as f64 / 30.0;
-    let took = (last - first).num_milliseconds() as f64 / 1000.0;
+    let took = receipt_span(&messages).num_milliseconds() as f64 / 1000.0;
     println!(
         "burst: {deliveries} deliveries over 3 bots at Telegram's default limits: first to last receipt {took:.2} s, theoretical minimum {minimum:.2} s ({:+.1}%), 429 answers: {}, whole run {:.1} s",
         (took / minimum - 1.0) * 100.0,

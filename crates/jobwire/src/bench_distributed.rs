@@ -8,13 +8,11 @@ use std::time::{Duration, Instant};
 use anyhow::Context;
 use chrono::Utc;
 use hdrhistogram::Histogram;
-use jobwire_testkit::llm::{FakeLlm, FakeLlmConfig, load_oracle_jsonl};
-use jobwire_testkit::telegram::{FakeTelegram, FakeTelegramConfig};
 use serde_json::json;
 use sqlx::Connection;
 
-use crate::bench::Services;
-use crate::testbed::{bot_token, seed_job};
+use crate::bench::{Services, receipt_span};
+use crate::testbed::{bot_token, fake_llm, fake_telegram, seed_job};
 
 struct Scratch {
     base: String,
@@ -45,6 +43,21 @@ impl Scratch {
             dir: tempfile::tempdir()?,
             amqp: services.amqp.clone(),
         })
+    }
+
+    /// Runs `bench` on a new scratch database and queue prefix, then drops them; when it
+    /// fails, prints the roles' logs first.
+    async fn run<T>(
+        services: &Services,
+        bench: impl AsyncFnOnce(&Scratch) -> anyhow::Result<T>,
+    ) -> anyhow::Result<T> {
+        let scratch = Self::new(services).await?;
+        let result = bench(&scratch).await;
+        if result.is_err() {
+            scratch.print_logs();
+        }
+        scratch.cleanup().await;
+        result
     }
 
     fn config(&self, api: &url::Url, extra: &str) -> anyhow::Result<std::path::PathBuf> {
@@ -156,13 +169,10 @@ async fn spawn(config: &Path, roles: &str, dir: &Path) -> anyhow::Result<Proc> {
 /// in this process first, for the ratio.
 pub async fn delivery(deliveries: usize, services: &Services) -> anyhow::Result<serde_json::Value> {
     let embedded = crate::bench::delivery(deliveries).await?;
-    let scratch = Scratch::new(services).await?;
-    let result = distributed_delivery(deliveries, &scratch).await;
-    if result.is_err() {
-        scratch.print_logs();
-    }
-    scratch.cleanup().await;
-    let (rate, seconds, n) = result?;
+    let (rate, seconds, n) = Scratch::run(services, async |scratch| {
+        distributed_delivery(deliveries, scratch).await
+    })
+    .await?;
     let embedded_rate = embedded["per_second"].as_f64().unwrap_or(0.0);
     println!(
         "distributed delivery: {n} deliveries through RabbitMQ by 2 sender processes: {rate:.0}/s ({seconds:.1} s); embedded {embedded_rate:.0}/s; distributed/embedded {:.2}",
@@ -178,14 +188,7 @@ async fn distributed_delivery(
     deliveries: usize,
     scratch: &Scratch,
 ) -> anyhow::Result<(f64, f64, usize)> {
-    let telegram = FakeTelegram::start(
-        std::net::SocketAddr::from(([127, 0, 0, 1], 0)),
-        FakeTelegramConfig {
-            limits: None,
-            ..FakeTelegramConfig::default()
-        },
-    )
-    .await?;
+    let telegram = fake_telegram(None).await?;
     let jobs = 10usize;
     let per_job = deliveries.div_ceil(jobs);
     let mut subs = String::new();
@@ -228,29 +231,16 @@ async fn distributed_delivery(
     }
     let seconds = started.elapsed().as_secs_f64();
     let messages = telegram.messages();
-    let first = messages
-        .iter()
-        .map(|m| m.received_at)
-        .min()
-        .unwrap_or_else(Utc::now);
-    let last = messages
-        .iter()
-        .map(|m| m.received_at)
-        .max()
-        .unwrap_or_else(Utc::now);
-    let window = ((last - first).num_milliseconds().max(1) as f64) / 1000.0;
+    let window = receipt_span(&messages).num_milliseconds().max(1) as f64 / 1000.0;
     Ok((messages.len() as f64 / window, seconds, messages.len()))
 }
 
 /// Intake in this process, every other role in its own process, one post at a time.
 pub async fn latency(posts: usize, services: &Services) -> anyhow::Result<serde_json::Value> {
-    let scratch = Scratch::new(services).await?;
-    let result = distributed_latency(posts, &scratch).await;
-    if result.is_err() {
-        scratch.print_logs();
-    }
-    scratch.cleanup().await;
-    let h = result?;
+    let h = Scratch::run(services, async |scratch| {
+        distributed_latency(posts, scratch).await
+    })
+    .await?;
     let q = |p: f64| h.value_at_quantile(p) as f64 / 1000.0;
     println!(
         "distributed latency intake → fake Telegram receipt over {} jobs through RabbitMQ (classifier, dispatcher, sender processes), zero-latency fake LLM: p50 {:.1} ms, p99 {:.1} ms, max {:.1} ms",
@@ -266,22 +256,8 @@ pub async fn latency(posts: usize, services: &Services) -> anyhow::Result<serde_
 }
 
 async fn distributed_latency(posts: usize, scratch: &Scratch) -> anyhow::Result<Histogram<u64>> {
-    let llm = FakeLlm::start(
-        std::net::SocketAddr::from(([127, 0, 0, 1], 0)),
-        FakeLlmConfig {
-            oracle: load_oracle_jsonl(crate::pipeline::SHIPPED_TRAINING_DATA)?,
-            ..FakeLlmConfig::default()
-        },
-    )
-    .await?;
-    let telegram = FakeTelegram::start(
-        std::net::SocketAddr::from(([127, 0, 0, 1], 0)),
-        FakeTelegramConfig {
-            limits: None,
-            ..FakeTelegramConfig::default()
-        },
-    )
-    .await?;
+    let llm = fake_llm().await?;
+    let telegram = fake_telegram(None).await?;
     let all: Vec<String> = crate::config::DEFAULT_CATEGORIES
         .iter()
         .map(|(s, _, _)| format!("{s:?}"))

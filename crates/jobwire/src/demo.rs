@@ -3,7 +3,6 @@
 //! into an in-process fake Telegram, then reports what each subscriber received.
 
 use std::collections::BTreeMap;
-use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
@@ -11,11 +10,11 @@ use anyhow::Context;
 use chrono::{Timelike, Utc};
 use jobwire_intake::JsonlSource;
 use jobwire_store::{QuietHoursSpec, SubscriberSpec};
-use jobwire_testkit::telegram::{FakeTelegram, FakeTelegramConfig, RateLimits};
+use jobwire_testkit::telegram::RateLimits;
 use serde::Serialize;
 
 use crate::config::Config;
-use crate::pipeline::{self, Parts, Pipeline};
+use crate::pipeline;
 
 pub const DEMO_CONFIG: &str = include_str!("../../../data/demo.toml");
 pub const DEMO_SUBSCRIBERS: &str = include_str!("../../../data/demo-subscribers.toml");
@@ -104,7 +103,10 @@ fn quiet_subscriber() -> SubscriberSpec {
     SubscriberSpec {
         chat_id: QUIET_CHAT,
         name: Some("Eva (texts and translation; in quiet hours now)".to_owned()),
-        categories: vec!["texts".to_owned(), "translation".to_owned()],
+        categories: ["texts", "translation"]
+            .into_iter()
+            .map(|s| jobwire_core::CategorySlug::parse(s).expect("a standard slug"))
+            .collect(),
         include: vec![],
         exclude: vec![],
         paused: false,
@@ -128,15 +130,9 @@ pub async fn run(opts: DemoOptions) -> anyhow::Result<DemoReport> {
         per_chat_per_sec: speed,
         per_group_per_min: 20 * speed,
     };
-    let telegram = FakeTelegram::start(
-        SocketAddr::from(([127, 0, 0, 1], 0)),
-        FakeTelegramConfig {
-            limits: Some(limits),
-            ..FakeTelegramConfig::default()
-        },
-    )
-    .await
-    .context("starting the in-process fake Telegram")?;
+    let telegram = crate::testbed::fake_telegram(Some(limits))
+        .await
+        .context("starting the in-process fake Telegram")?;
 
     let mut config = Config::from_toml(DEMO_CONFIG)?;
     config.database.url = format!("sqlite://{}", dir.path().join("demo.db").display());
@@ -183,18 +179,8 @@ pub async fn run(opts: DemoOptions) -> anyhow::Result<DemoReport> {
 
     let classifiers = pipeline::classifiers(&settings)?;
     let classifier = classifiers.name();
-    let (mut running, _) = Pipeline::start(
-        Parts {
-            settings: settings.clone(),
-            store: store.clone(),
-            queue,
-            redis: None,
-            admin_alert: None,
-            health: None,
-        },
-        classifiers,
-    )
-    .await?;
+    let mut running =
+        crate::testbed::start_in_process(&settings, store.clone(), queue, classifiers).await?;
 
     let posts_path = match &opts.posts {
         Some(p) => p.clone(),

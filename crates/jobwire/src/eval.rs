@@ -5,6 +5,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use anyhow::Context;
+use jobwire_classify::Classified;
 use jobwire_classify::cascade::LiveLocal;
 use jobwire_classify::eval::{
     CascadeEval, EvalReport, ExtractionScores, cross_validate, evaluate_cascade, evaluate_outputs,
@@ -165,6 +166,14 @@ pub fn load_dataset(path: &Path) -> anyhow::Result<Vec<LabeledPost>> {
     Ok(data)
 }
 
+/// What each classified post's classifier extracted, by post index.
+fn extractions(outputs: &[(usize, Classified)]) -> Vec<(usize, Option<&Extraction>)> {
+    outputs
+        .iter()
+        .map(|(i, c)| (*i, c.extraction.as_ref()))
+        .collect()
+}
+
 fn need_llm(settings: &Settings, what: &str) -> anyhow::Result<Arc<LlmClassifier>> {
     let llm = settings.llm.as_ref().with_context(|| {
         format!("--classifier {what} needs --llm-url or an [llm] section in the config")
@@ -183,21 +192,25 @@ pub async fn run(
             report.extraction = Some(truths.score(data, extracted));
         }
     };
+    // A report with no cascade, the extractions scored in.
+    let plain = |mut report: EvalReport, extracted: Vec<(usize, Option<&Extraction>)>| {
+        score(&mut report, extracted);
+        EvalOutcome {
+            report,
+            cascade: None,
+        }
+    };
     match (opts.classifier, opts.cv) {
         (EvalClassifier::Local, Some(k)) => {
-            let mut report = cross_validate(data, &slugs, k, opts.seed, &TrainOptions::default())?;
+            let report = cross_validate(data, &slugs, k, opts.seed, &TrainOptions::default())?;
             // The local path extracts with rules that do not learn: no folds needed.
             let rules: Vec<(usize, Option<Extraction>)> = (0..data.len())
                 .map(|i| (i, Some(jobwire_core::extract::extract(&data[i].text))))
                 .collect();
-            score(
-                &mut report,
-                rules.iter().map(|(i, e)| (*i, e.as_ref())).collect(),
-            );
-            Ok(EvalOutcome {
+            Ok(plain(
                 report,
-                cascade: None,
-            })
+                rules.iter().map(|(i, e)| (*i, e.as_ref())).collect(),
+            ))
         }
         (EvalClassifier::Llm, Some(_)) => {
             anyhow::bail!("--cv applies to the local classifier and the cascade only")
@@ -205,18 +218,8 @@ pub async fn run(
         (EvalClassifier::Local, None) => {
             let model = pipeline::train_local(settings)?;
             let classifier = LiveLocal::new(model);
-            let (mut report, outputs) = evaluate_outputs(&classifier, data).await?;
-            score(
-                &mut report,
-                outputs
-                    .iter()
-                    .map(|(i, c)| (*i, c.extraction.as_ref()))
-                    .collect(),
-            );
-            Ok(EvalOutcome {
-                report,
-                cascade: None,
-            })
+            let (report, outputs) = evaluate_outputs(&classifier, data).await?;
+            Ok(plain(report, extractions(&outputs)))
         }
         (EvalClassifier::Llm, None) => {
             let llm = need_llm(settings, "llm")?;
@@ -228,17 +231,7 @@ pub async fn run(
             report.usage.llm_requests = answered(&after).saturating_sub(answered(&before));
             report.usage.llm_failed_requests =
                 after.failed_requests.saturating_sub(before.failed_requests);
-            score(
-                &mut report,
-                outputs
-                    .iter()
-                    .map(|(i, c)| (*i, c.extraction.as_ref()))
-                    .collect(),
-            );
-            Ok(EvalOutcome {
-                report,
-                cascade: None,
-            })
+            Ok(plain(report, extractions(&outputs)))
         }
         (EvalClassifier::Cascade, cv) => {
             let llm = need_llm(settings, "cascade")?;

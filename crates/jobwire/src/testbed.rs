@@ -3,12 +3,17 @@
 //! resolution, stages, teloxide and async-openai clients, over real HTTP.
 
 use std::collections::BTreeMap;
+use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use anyhow::Context;
 use chrono::Utc;
 use jobwire_deliver::RateLimitConfig;
+use jobwire_queue::Queue;
 use jobwire_store::{ClassificationRecord, NewPost, PostId, PostStatus, Store};
+use jobwire_testkit::llm::{FakeLlm, FakeLlmConfig, load_oracle_jsonl};
+use jobwire_testkit::telegram::{FakeTelegram, FakeTelegramConfig, RateLimits};
 
 use crate::config::{
     BotSection, CategorySection, ClassifierKind, Config, Environment, LlmSection, Settings,
@@ -77,6 +82,17 @@ impl Default for Bed {
 }
 
 impl Bed {
+    /// The default bed with the delivery limits lifted.
+    pub fn unlimited() -> Self {
+        Self {
+            limits: RateLimitConfig {
+                unlimited: true,
+                ..RateLimitConfig::default()
+            },
+            ..Self::default()
+        }
+    }
+
     /// Settings for a pipeline on `db` talking to the Bot API at `api_url`.
     pub fn settings(&self, api_url: url::Url, db: &Path) -> anyhow::Result<Settings> {
         let mut config = Config::default();
@@ -144,6 +160,24 @@ impl Bed {
     }
 }
 
+/// A fake Telegram on a free local port with `limits` (`None`: no limits).
+pub async fn fake_telegram(limits: Option<RateLimits>) -> anyhow::Result<FakeTelegram> {
+    let config = FakeTelegramConfig {
+        limits,
+        ..FakeTelegramConfig::default()
+    };
+    Ok(FakeTelegram::start(SocketAddr::from(([127, 0, 0, 1], 0)), config).await?)
+}
+
+/// A zero-latency fake LLM on a free local port that answers from the shipped labeled posts.
+pub async fn fake_llm() -> anyhow::Result<FakeLlm> {
+    let config = FakeLlmConfig {
+        oracle: load_oracle_jsonl(crate::pipeline::SHIPPED_TRAINING_DATA)?,
+        ..FakeLlmConfig::default()
+    };
+    Ok(FakeLlm::start(SocketAddr::from(([127, 0, 0, 1], 0)), config).await?)
+}
+
 /// A temporary directory with a database path in it.
 pub fn temp_db() -> anyhow::Result<(tempfile::TempDir, PathBuf)> {
     let dir = tempfile::tempdir()?;
@@ -205,14 +239,26 @@ pub async fn seed_job(
 /// Opens the store and starts every stage with the configured classifiers.
 pub async fn start_pipeline(
     settings: &Settings,
-) -> anyhow::Result<(crate::pipeline::Pipeline, std::sync::Arc<dyn Store>)> {
+) -> anyhow::Result<(crate::pipeline::Pipeline, Arc<dyn Store>)> {
     let store = crate::pipeline::open_store(settings).await?;
     let queue = crate::pipeline::open_queue(settings).await?;
     let classifiers = crate::pipeline::classifiers(settings)?;
+    let p = start_in_process(settings, store.clone(), queue, classifiers).await?;
+    Ok((p, store))
+}
+
+/// Starts every stage in this process on `store` and `queue`, with no shared rate limiters,
+/// admin chat or health reporting.
+pub async fn start_in_process(
+    settings: &Settings,
+    store: Arc<dyn Store>,
+    queue: Arc<dyn Queue>,
+    classifiers: crate::pipeline::Classifiers,
+) -> anyhow::Result<crate::pipeline::Pipeline> {
     let (p, _) = crate::pipeline::Pipeline::start(
         crate::pipeline::Parts {
             settings: settings.clone(),
-            store: store.clone(),
+            store,
             queue,
             redis: None,
             admin_alert: None,
@@ -221,5 +267,5 @@ pub async fn start_pipeline(
         classifiers,
     )
     .await?;
-    Ok((p, store))
+    Ok(p)
 }

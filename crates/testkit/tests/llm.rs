@@ -15,6 +15,9 @@ use async_openai::{
 use jobwire_testkit::llm::{FakeLlm, FakeLlmConfig, Fault, FaultPlan, load_oracle_jsonl};
 use serde_json::{Value, json};
 
+mod common;
+use common::Exchange;
+
 const ORACLE: &str = r#"{"id":"a1","channel":"@freelance","text":"Нужен лендинг на Tilda, бюджет 15к","is_job":true,"kind":"job","categories":["web","design"],"lang":"ru","dup_group":null}
 {"id":"a2","channel":"@freelance","text":"Курс по SMM со скидкой 50%!","is_job":false,"kind":"ad","categories":[],"lang":"ru","dup_group":null}
 "#;
@@ -255,9 +258,8 @@ async fn raw_429_carries_retry_after_and_openai_body() {
     assert_eq!(r.headers()["retry-after"], "1");
     let v: Value = r.json().await.expect("json");
     assert_eq!(v["error"]["code"], "rate_limit_exceeded");
-    let r = http.post(&url).json(&body).send().await.expect("send");
-    assert_eq!(r.status(), 500);
-    let v: Value = r.json().await.expect("json");
+    let (status, v) = http.post(&url).json(&body).exchange().await;
+    assert_eq!(status, 500);
     assert_eq!(v["error"]["type"], "server_error");
 }
 
@@ -266,42 +268,26 @@ async fn requests_are_validated_like_openai() {
     let (fake, _client) = start(FaultPlan::default()).await;
     let http = reqwest013::Client::new();
     let url = format!("{}/chat/completions", fake.url());
-    let post = |body: Value| http.post(&url).json(&body).send();
+    let post = |body: Value| http.post(&url).json(&body).exchange();
 
-    let r = post(json!({"messages": [{"role": "user", "content": "hi"}]}))
-        .await
-        .expect("send");
-    assert_eq!(r.status(), 400);
-    let v: Value = r.json().await.expect("json");
+    let (status, v) = post(json!({"messages": [{"role": "user", "content": "hi"}]})).await;
+    assert_eq!(status, 400);
     assert_eq!(v["error"]["type"], "invalid_request_error");
 
-    let r = post(json!({"model": "m", "messages": []}))
-        .await
-        .expect("send");
-    assert_eq!(r.status(), 400);
-    let v: Value = r.json().await.expect("json");
+    let (status, v) = post(json!({"model": "m", "messages": []})).await;
+    assert_eq!(status, 400);
     assert_eq!(v["error"]["param"], "messages");
     assert_eq!(v["error"]["code"], "empty_array");
 
-    let r = http.post(&url).body("{nope").send().await.expect("send");
-    assert_eq!(r.status(), 400);
+    let (status, _) = http.post(&url).body("{nope").exchange().await;
+    assert_eq!(status, 400);
 
     // Not the posts protocol: an empty result set, counted as unparsed.
-    let r = post(json!({"model": "m", "messages": [{"role": "user", "content": [{"type": "text", "text": "hello"}]}]}))
-        .await
-        .expect("send");
-    assert_eq!(r.status(), 200);
-    let v: Value = r.json().await.expect("json");
+    let (status, v) = post(json!({"model": "m", "messages": [{"role": "user", "content": [{"type": "text", "text": "hello"}]}]})).await;
+    assert_eq!(status, 200);
     assert_eq!(v["choices"][0]["message"]["content"], "{\"items\":[]}");
 
-    let models: Value = http
-        .get(format!("{}/models", fake.url()))
-        .send()
-        .await
-        .expect("send")
-        .json()
-        .await
-        .expect("json");
+    let (_, models) = http.get(format!("{}/models", fake.url())).exchange().await;
     assert_eq!(models["object"], "list");
     let s = fake.stats();
     assert_eq!((s.bad_request, s.unparsed), (3, 1));
@@ -312,36 +298,21 @@ async fn random_faults_follow_the_seed_and_the_http_fault_endpoint() {
     async fn outcomes(seed_plan: Value) -> Vec<u16> {
         let (fake, _client) = start(FaultPlan::default()).await;
         let http = reqwest013::Client::new();
-        let r = http
-            .post(format!("http://{}/__testkit/faults", fake.addr()))
+        let testkit = |path: &str| format!("http://{}/__testkit/{path}", fake.addr());
+        let (status, _) = http
+            .post(testkit("faults"))
             .json(&seed_plan)
-            .send()
-            .await
-            .expect("send");
-        assert!(r.status().is_success());
+            .exchange()
+            .await;
+        assert_eq!(status, 200);
         let url = format!("{}/chat/completions", fake.url());
         let body =
             json!({"model": "m", "messages": [{"role": "user", "content": "{\"posts\":[]}"}]});
         let mut out = Vec::new();
         for _ in 0..40 {
-            out.push(
-                http.post(&url)
-                    .json(&body)
-                    .send()
-                    .await
-                    .expect("send")
-                    .status()
-                    .as_u16(),
-            );
+            out.push(http.post(&url).json(&body).exchange().await.0);
         }
-        let stats: Value = http
-            .get(format!("http://{}/__testkit/stats", fake.addr()))
-            .send()
-            .await
-            .expect("send")
-            .json()
-            .await
-            .expect("json");
+        let (_, stats) = http.get(testkit("stats")).exchange().await;
         assert_eq!(stats["requests"], 40);
         out
     }
@@ -426,14 +397,11 @@ async fn ask_v2(fake: &FakeLlm, model: &str, system: &str, posts: &[(&str, &str)
         "response_format": {"type": "json_schema", "json_schema": {"name": "c", "strict": true, "schema": v2_schema()}},
     });
     let _ = rustls::crypto::ring::default_provider().install_default();
-    let r = reqwest013::Client::new()
+    let (status, v) = reqwest013::Client::new()
         .post(format!("{}/chat/completions", fake.url()))
         .json(&body)
-        .send()
-        .await
-        .expect("send");
-    let status = r.status().as_u16();
-    let v: Value = r.json().await.expect("json body");
+        .exchange()
+        .await;
     if status != 200 {
         return (status, v);
     }
@@ -507,14 +475,10 @@ async fn v2_answers_items_with_extractions_and_logs_requests() {
     assert_ne!(log[0].system_hash, log[2].system_hash);
     assert_eq!(log[0].post_chars[3], "good morning".chars().count());
     assert!(log[0].user.contains("decoy"));
-    let over_http: Value = reqwest013::Client::new()
+    let (_, over_http) = reqwest013::Client::new()
         .get(format!("http://{}/__testkit/requests", fake.addr()))
-        .send()
-        .await
-        .expect("send")
-        .json()
-        .await
-        .expect("json");
+        .exchange()
+        .await;
     assert_eq!(over_http[1]["ids"], json!(["p1", "p2"]));
     assert_eq!(over_http[2]["model"], "m1");
     let s = fake.stats();

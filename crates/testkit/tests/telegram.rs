@@ -19,6 +19,9 @@ use teloxide::{
 };
 use tokio::sync::mpsc;
 
+mod common;
+use common::Exchange;
+
 const BOT_ID: u64 = 123_456;
 const SECRET: &str = "AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw";
 
@@ -48,6 +51,14 @@ fn api_error(r: Result<impl std::fmt::Debug, RequestError>) -> ApiError {
     match r {
         Err(RequestError::Api(e)) => e,
         other => panic!("expected an API error, got {other:?}"),
+    }
+}
+
+/// The wait, in seconds, of an answer that must be a 429.
+fn retry_after(r: Result<impl std::fmt::Debug, RequestError>) -> u32 {
+    match r {
+        Err(RequestError::RetryAfter(s)) => s.seconds(),
+        other => panic!("expected RetryAfter, got {other:?}"),
     }
 }
 
@@ -182,10 +193,7 @@ async fn second_message_to_a_chat_within_a_second_gets_429_with_retry_after() {
     bot.send_message(ChatId(7), "one")
         .await
         .expect("first passes");
-    match bot.send_message(ChatId(7), "two").await {
-        Err(RequestError::RetryAfter(s)) => assert_eq!(s.seconds(), 1),
-        other => panic!("expected RetryAfter, got {other:?}"),
-    }
+    assert_eq!(retry_after(bot.send_message(ChatId(7), "two").await), 1);
     // Another chat is not affected.
     bot.send_message(ChatId(8), "other chat")
         .await
@@ -204,17 +212,13 @@ async fn group_and_global_windows() {
     .await;
     bot.send_message(ChatId(-1_001), "g1").await.expect("g1");
     bot.send_message(ChatId(-1_001), "g2").await.expect("g2");
-    match bot.send_message(ChatId(-1_001), "g3").await {
-        Err(RequestError::RetryAfter(s)) => assert!((58..=60).contains(&s.seconds()), "{s:?}"),
-        other => panic!("expected RetryAfter for the group, got {other:?}"),
-    }
+    let group_wait = retry_after(bot.send_message(ChatId(-1_001), "g3").await);
+    assert!((58..=60).contains(&group_wait), "{group_wait} s");
     bot.send_message(ChatId(5), "p1")
         .await
         .expect("third in the second");
-    match bot.send_message(ChatId(6), "p2").await {
-        Err(RequestError::RetryAfter(s)) => assert_eq!(s.seconds(), 1),
-        other => panic!("expected RetryAfter for the bot, got {other:?}"),
-    }
+    let bot_wait = retry_after(bot.send_message(ChatId(6), "p2").await);
+    assert_eq!(bot_wait, 1, "the bot's window");
     // Another bot has its own window.
     let other = Bot::new(format!("999:{SECRET}")).set_api_url(fake.url());
     other
@@ -439,158 +443,81 @@ async fn raw_http_auth_methods_params_and_testkit_endpoints() {
     let (fake, _bot) = start(Some(RateLimits::default())).await;
     let http = reqwest012::Client::new();
     let base = fake.url();
-    let call = |path: String| format!("{base}{path}");
+    let call = |path: &str| format!("{base}{path}");
+    let method = |name: &str| call(&format!("bot{}/{name}", token()));
 
-    let r = http
-        .post(call("bot123:short/getMe".into()))
-        .send()
-        .await
-        .expect("send");
-    assert_eq!(r.status(), 401);
+    let (status, body) = http.post(call("bot123:short/getMe")).exchange().await;
+    assert_eq!(status, 401);
     assert_eq!(
-        r.json::<Value>().await.expect("json"),
+        body,
         json!({"ok": false, "error_code": 401, "description": "Unauthorized"})
     );
-    let r = http
-        .post(call(format!("bot{}/fooBar", token())))
-        .send()
-        .await
-        .expect("send");
-    assert_eq!(r.status(), 404);
-    assert_eq!(
-        r.json::<Value>().await.expect("json")["description"],
-        "Not Found"
-    );
+    let (status, body) = http.post(method("fooBar")).exchange().await;
+    assert_eq!(status, 404);
+    assert_eq!(body["description"], "Not Found");
 
     // Case-insensitive method, urlencoded body.
-    let r = http
-        .post(call(format!("bot{}/SENDMESSAGE", token())))
-        .form(&[("chat_id", "5"), ("text", "form body")])
-        .send()
-        .await
-        .expect("send");
-    assert_eq!(r.status(), 200);
+    let form = http
+        .post(method("SENDMESSAGE"))
+        .form(&[("chat_id", "5"), ("text", "form body")]);
+    assert_eq!(form.exchange().await.0, 200);
     // Query string.
-    let r = http
-        .get(call(format!(
-            "bot{}/sendMessage?chat_id=6&text=query",
-            token()
-        )))
-        .send()
-        .await
-        .expect("send");
-    assert_eq!(
-        r.json::<Value>().await.expect("json")["result"]["text"],
-        "query"
-    );
+    let query = method("sendMessage?chat_id=6&text=query");
+    let (_, body) = http.get(query).exchange().await;
+    assert_eq!(body["result"]["text"], "query");
     // Spec checks: missing and mistyped parameters.
-    let r = http
-        .post(call(format!("bot{}/sendMessage", token())))
-        .json(&json!({"text": "no chat"}))
-        .send()
-        .await
-        .expect("send");
-    assert_eq!(r.status(), 400);
+    let send = |params: Value| http.post(method("sendMessage")).json(&params).exchange();
+    let (status, body) = send(json!({"text": "no chat"})).await;
+    assert_eq!(status, 400);
+    assert_eq!(body["description"], "Bad Request: chat_id is empty");
+    let soon = json!({"timeout": "soon"});
+    let (_, body) = http.post(method("getUpdates")).json(&soon).exchange().await;
     assert_eq!(
-        r.json::<Value>().await.expect("json")["description"],
-        "Bad Request: chat_id is empty"
-    );
-    let r = http
-        .post(call(format!("bot{}/getUpdates", token())))
-        .json(&json!({"timeout": "soon"}))
-        .send()
-        .await
-        .expect("send");
-    assert_eq!(
-        r.json::<Value>().await.expect("json")["description"],
+        body["description"],
         "Bad Request: field \"timeout\" must be of type Integer"
     );
     // A spec method without dedicated behaviour answers after the checks.
-    let r = http
-        .post(call(format!("bot{}/sendChatAction", token())))
-        .json(&json!({"chat_id": 5, "action": "typing"}))
-        .send()
-        .await
-        .expect("send");
-    assert_eq!(
-        r.json::<Value>().await.expect("json"),
-        json!({"ok": true, "result": true})
-    );
+    let typing = json!({"chat_id": 5, "action": "typing"});
+    let (_, body) = http
+        .post(method("sendChatAction"))
+        .json(&typing)
+        .exchange()
+        .await;
+    assert_eq!(body, json!({"ok": true, "result": true}));
     // The 429 body is Telegram's.
-    let r = http
-        .post(call(format!("bot{}/sendMessage", token())))
-        .json(&json!({"chat_id": 5, "text": "again"}))
-        .send()
-        .await
-        .expect("send");
-    assert_eq!(r.status(), 429);
+    let (status, body) = send(json!({"chat_id": 5, "text": "again"})).await;
+    assert_eq!(status, 429);
     assert_eq!(
-        r.json::<Value>().await.expect("json"),
+        body,
         json!({"ok": false, "error_code": 429, "description": "Too Many Requests: retry after 1", "parameters": {"retry_after": 1}})
     );
 
     // Testkit endpoints.
-    let msgs: Value = http
-        .get(call(format!(
+    let testkit = |path: &str, params: Value| http.post(call(path)).json(&params).exchange();
+    let (_, msgs) = http
+        .get(call(&format!(
             "__testkit/messages?bot_id={BOT_ID}&chat_id=5"
         )))
-        .send()
-        .await
-        .expect("send")
-        .json()
-        .await
-        .expect("json");
+        .exchange()
+        .await;
     assert_eq!(msgs.as_array().map(Vec::len), Some(1));
     assert_eq!(msgs[0]["text"], "form body");
-    let r = http
-        .post(call("__testkit/block".into()))
-        .json(&json!({"bot_id": BOT_ID, "chat_id": 9}))
-        .send()
-        .await
-        .expect("send");
-    assert!(r.status().is_success());
-    let r = http
-        .post(call("__testkit/limits".into()))
-        .json(&json!({"limits": null}))
-        .send()
-        .await
-        .expect("send");
-    assert!(r.status().is_success());
-    let r = http
-        .post(call(format!("bot{}/sendMessage", token())))
-        .json(&json!({"chat_id": 9, "text": "blocked"}))
-        .send()
-        .await
-        .expect("send");
-    assert_eq!(r.status(), 403);
-    let r: Value = http
-        .post(call("__testkit/updates".into()))
-        .json(&json!({"bot_id": BOT_ID, "update": {"message": {"text": "hi"}}}))
-        .send()
-        .await
-        .expect("send")
-        .json()
-        .await
-        .expect("json");
+    let block = json!({"bot_id": BOT_ID, "chat_id": 9});
+    assert_eq!(testkit("__testkit/block", block).await.0, 200);
+    let no_limits = json!({"limits": null});
+    assert_eq!(testkit("__testkit/limits", no_limits).await.0, 200);
+    let (status, _) = send(json!({"chat_id": 9, "text": "blocked"})).await;
+    assert_eq!(status, 403);
+    let update = json!({"bot_id": BOT_ID, "update": {"message": {"text": "hi"}}});
+    let (_, r) = testkit("__testkit/updates", update).await;
     assert_eq!(r["update_id"], 1);
-    let stats: Value = http
-        .get(call("__testkit/stats".into()))
-        .send()
-        .await
-        .expect("send")
-        .json()
-        .await
-        .expect("json");
+    let (_, stats) = http.get(call("__testkit/stats")).exchange().await;
     assert_eq!(stats["accepted"], 2);
     assert_eq!(stats["rejected_403"], 1);
     assert_eq!(stats["rejected_429"], 1);
     assert_eq!(stats["updates_injected"], 1);
-    let r = http
-        .post(call("__testkit/reset".into()))
-        .send()
-        .await
-        .expect("send");
-    assert!(r.status().is_success());
+    let (status, _) = http.post(call("__testkit/reset")).exchange().await;
+    assert_eq!(status, 200);
     assert!(fake.messages().is_empty());
     assert_eq!(fake.stats().accepted, 0);
 }

@@ -40,6 +40,15 @@ pub(super) fn bad_request(
     )
 }
 
+/// The rate-limit headers OpenAI sends with a 429 (the figures of its message).
+const RATE_LIMIT_HEADERS: [(&str, &str); 5] = [
+    ("x-ratelimit-limit-requests", "500"),
+    ("x-ratelimit-remaining-requests", "0"),
+    ("x-ratelimit-limit-tokens", "50000"),
+    ("x-ratelimit-remaining-tokens", "2051"),
+    ("x-ratelimit-reset-tokens", "1.146s"),
+];
+
 pub(super) fn too_many_requests(retry_after: u64) -> Response {
     let mut resp = openai_error(
         StatusCode::TOO_MANY_REQUESTS,
@@ -54,26 +63,9 @@ pub(super) fn too_many_requests(retry_after: u64) -> Response {
         "retry-after-ms",
         HeaderValue::from(retry_after.saturating_mul(1000)),
     );
-    h.insert(
-        "x-ratelimit-limit-requests",
-        HeaderValue::from_static("500"),
-    );
-    h.insert(
-        "x-ratelimit-remaining-requests",
-        HeaderValue::from_static("0"),
-    );
-    h.insert(
-        "x-ratelimit-limit-tokens",
-        HeaderValue::from_static("50000"),
-    );
-    h.insert(
-        "x-ratelimit-remaining-tokens",
-        HeaderValue::from_static("2051"),
-    );
-    h.insert(
-        "x-ratelimit-reset-tokens",
-        HeaderValue::from_static("1.146s"),
-    );
+    for (name, value) in RATE_LIMIT_HEADERS {
+        h.insert(name, HeaderValue::from_static(value));
+    }
     resp
 }
 

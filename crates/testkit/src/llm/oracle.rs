@@ -32,20 +32,23 @@ struct Line {
     categories: Option<Vec<String>>,
 }
 
+/// The non-blank lines of JSONL, trimmed, with their line numbers (from 1).
+fn numbered_lines(jsonl: &str) -> impl Iterator<Item = (usize, &str)> {
+    jsonl
+        .lines()
+        .enumerate()
+        .map(|(i, line)| (i + 1, line.trim()))
+        .filter(|(_, line)| !line.is_empty())
+}
+
 /// Parses labeled JSONL (`id, channel, text, is_job, kind, categories, lang, dup_group`, one
 /// object a line; blank lines skipped, unknown keys ignored, `kind` defaults to `job`/`chatter`
 /// from `is_job`, `categories` to empty).
 pub fn load_oracle_jsonl(jsonl: &str) -> Result<Vec<OracleEntry>, TestkitError> {
     let mut out = Vec::new();
-    for (i, line) in jsonl.lines().enumerate() {
-        let line = line.trim();
-        if line.is_empty() {
-            continue;
-        }
-        let l: Line = serde_json::from_str(line).map_err(|source| TestkitError::OracleLine {
-            line: i + 1,
-            source,
-        })?;
+    for (n, line) in numbered_lines(jsonl) {
+        let l: Line = serde_json::from_str(line)
+            .map_err(|source| TestkitError::OracleLine { line: n, source })?;
         out.push(OracleEntry {
             kind: l
                 .kind
@@ -84,15 +87,8 @@ const EXTRACTION_KEYS: [&str; 6] = [
 /// no `text`, or whose extraction does not parse is an error.
 pub fn load_extractions_jsonl(jsonl: &str) -> Result<Vec<OracleExtraction>, TestkitError> {
     let mut out = Vec::new();
-    for (i, line) in jsonl.lines().enumerate() {
-        let line = line.trim();
-        if line.is_empty() {
-            continue;
-        }
-        let err = |source| TestkitError::OracleLine {
-            line: i + 1,
-            source,
-        };
+    for (n, line) in numbered_lines(jsonl) {
+        let err = |source| TestkitError::OracleLine { line: n, source };
         let v: Value = serde_json::from_str(line).map_err(err)?;
         let source = match v.get("extraction") {
             Some(e @ Value::Object(_)) => e.clone(),
