@@ -21,7 +21,7 @@ use std::time::{Duration, Instant};
 
 use chrono::Utc;
 use jobwire_core::dataset::{Label, LabeledPost};
-use jobwire_core::{CategorySlug, PostKind};
+use jobwire_core::{CategorySlug, ExampleId, PostKind};
 use jobwire_store::{ExampleRow, Store, StoreError};
 use tokio_util::sync::CancellationToken;
 
@@ -78,7 +78,7 @@ pub struct RetrainReport {
     pub trained_on: usize,
     pub model_id: String,
     /// The id of the newest example used.
-    pub newest_example: i64,
+    pub newest_example: ExampleId,
     pub took: Duration,
 }
 
@@ -134,7 +134,7 @@ impl Retrainer {
     /// Every stored example, oldest first (at most `max_examples`, the newest kept).
     pub async fn stored_examples(&self) -> Result<Vec<ExampleRow>, StoreError> {
         let mut all = Vec::new();
-        let mut after = 0;
+        let mut after = ExampleId(0);
         loop {
             let page = self.store.examples(after, 1000).await?;
             let Some(last) = page.last() else { break };
@@ -177,7 +177,7 @@ impl Retrainer {
             human_examples: examples.iter().filter(|e| e.source.is_human()).count(),
             trained_on,
             model_id,
-            newest_example: examples.last().map_or(0, |e| e.id),
+            newest_example: examples.last().map_or(ExampleId(0), |e| e.id),
             took: started.elapsed(),
         };
         crate::events::Retrained(&report).emit();
@@ -187,11 +187,11 @@ impl Retrainer {
     /// Retrains every `interval` when new examples arrived, and whenever a retrain is
     /// requested in the store, until `shutdown`.
     pub async fn run(self: Arc<Self>, shutdown: CancellationToken) {
-        let mut seen_examples: Option<i64> = None;
+        let mut seen_examples: Option<ExampleId> = None;
         let mut seen_request = self.request_marker().await;
         let mut last_train = Instant::now();
         // What was learned before a restart is not lost: train on the stored examples now.
-        if self.has_examples_after(0).await {
+        if self.has_examples_after(ExampleId(0)).await {
             match self.retrain_once().await {
                 Ok(report) => seen_examples = Some(report.newest_example),
                 Err(e) => {
@@ -207,7 +207,9 @@ impl Retrainer {
             let request = self.request_marker().await;
             let requested = request.is_some() && request != seen_request;
             let due = last_train.elapsed() >= self.config.interval
-                && self.has_examples_after(seen_examples.unwrap_or(0)).await;
+                && self
+                    .has_examples_after(seen_examples.unwrap_or(ExampleId(0)))
+                    .await;
             if !(requested || due) {
                 continue;
             }
@@ -222,7 +224,7 @@ impl Retrainer {
         }
     }
 
-    async fn has_examples_after(&self, id: i64) -> bool {
+    async fn has_examples_after(&self, id: ExampleId) -> bool {
         match self.store.examples(id, 1).await {
             Ok(page) => !page.is_empty(),
             Err(e) => {
@@ -330,7 +332,7 @@ mod tests {
 
     fn row(id: i64, text: &str, kind: &str, cats: &[&str], source: ExampleSource) -> ExampleRow {
         ExampleRow {
-            id,
+            id: ExampleId(id),
             post_id: Some(jobwire_core::PostId(id)),
             text: text.to_owned(),
             is_job: kind == "job",

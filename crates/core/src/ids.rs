@@ -66,6 +66,14 @@ row_id!(
     /// One job's delivery to one subscriber (`deliveries.id`).
     DeliveryId
 );
+row_id!(
+    /// A subscriber's report of a missed or wrong vacancy (`reports.id`).
+    ReportId
+);
+row_id!(
+    /// A labeled example the classifier learns from (`examples.id`).
+    ExampleId
+);
 
 #[cfg(test)]
 mod tests {

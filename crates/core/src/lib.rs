@@ -22,5 +22,5 @@ pub mod secret;
 pub mod subscriber;
 
 pub use category::{CategorySlug, InvalidCategory};
-pub use ids::{ChannelId, DeliveryId, PostId, SubscriberId};
+pub use ids::{ChannelId, DeliveryId, ExampleId, PostId, ReportId, SubscriberId};
 pub use post::{IncomingPost, PostKind, Verdict};

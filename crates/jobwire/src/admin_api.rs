@@ -26,7 +26,7 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use chrono::{DateTime, Utc};
 use jobwire_core::secret::Secret;
-use jobwire_store::{ExampleSource, NewExample, PostId, ReportRow, ReportStatus, Store};
+use jobwire_store::{ExampleSource, NewExample, PostId, ReportId, ReportRow, ReportStatus, Store};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
@@ -339,7 +339,7 @@ fn labeled<'a>(
 }
 
 /// The report, if it exists and is still pending.
-async fn pending_report(store: &dyn Store, id: i64) -> Result<ReportRow, ApiError> {
+async fn pending_report(store: &dyn Store, id: ReportId) -> Result<ReportRow, ApiError> {
     let report = store
         .report(id)
         .await?
@@ -353,7 +353,7 @@ async fn pending_report(store: &dyn Store, id: i64) -> Result<ReportRow, ApiErro
     Ok(report)
 }
 
-async fn decided(store: &dyn Store, id: i64, done: bool) -> ApiResult {
+async fn decided(store: &dyn Store, id: ReportId, done: bool) -> ApiResult {
     if !done {
         // Decided by someone else between our read and our write.
         return Err(ApiError::conflict(format!(
@@ -373,6 +373,7 @@ async fn accept_report(
     body: Bytes,
 ) -> ApiResult {
     let (id, label, store) = labeled(&api, id, &body)?;
+    let id = ReportId(id);
     let report = pending_report(store, id).await?;
     // The stored post's own text when the report points at one (a `/wrong` reply quotes the
     // delivered card, with its header and the subscriber's comment); else the report's text.
@@ -395,7 +396,7 @@ async fn accept_report(
     };
     let example = label.into_example(report.post_id, text, ExampleSource::Report);
     let done = store.decide_report(id, Some(&example), Utc::now()).await?;
-    tracing::info!(report = id, kind = %example.kind, done, "admin API: report accepted");
+    tracing::info!(report = id.get(), kind = %example.kind, done, "admin API: report accepted");
     decided(store, id, done).await
 }
 
@@ -403,11 +404,11 @@ async fn reject_report(
     State(api): State<Arc<AdminApi>>,
     id: Result<Path<i64>, PathRejection>,
 ) -> ApiResult {
-    let id = path_id(id)?;
+    let id = ReportId(path_id(id)?);
     let store = api.store()?.as_ref();
     pending_report(store, id).await?;
     let done = store.decide_report(id, None, Utc::now()).await?;
-    tracing::info!(report = id, done, "admin API: report rejected");
+    tracing::info!(report = id.get(), done, "admin API: report rejected");
     decided(store, id, done).await
 }
 
@@ -423,7 +424,7 @@ async fn label_post(
         .ok_or_else(|| ApiError::not_found(format!("no post {id}")))?;
     let example = label.into_example(Some(post.id), post.text, ExampleSource::Relabel);
     let example_id = store.add_example(&example, Utc::now()).await?;
-    tracing::info!(post = id, kind = %example.kind, example_id, "admin API: post relabeled");
+    tracing::info!(post = id, kind = %example.kind, example_id = example_id.get(), "admin API: post relabeled");
     Ok(axum::Json(json!({
         "example_id": example_id,
         "post_id": id,

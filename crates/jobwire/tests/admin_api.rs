@@ -8,8 +8,8 @@ use chrono::Utc;
 use jobwire::admin_api::AdminApi;
 use jobwire::server::{Health, serve_with_admin};
 use jobwire_store::{
-    ExampleRow, ExampleSource, NewPost, NewReport, PostId, PostStatus, ReportKind, ReportStatus,
-    SqliteStore, Store,
+    ExampleId, ExampleRow, ExampleSource, NewPost, NewReport, PostId, PostStatus, ReportId,
+    ReportKind, ReportStatus, SqliteStore, Store,
 };
 use reqwest012 as reqwest;
 use serde_json::{Value, json};
@@ -112,7 +112,7 @@ impl Server {
         }
     }
 
-    async fn add_report(&self, post_id: Option<PostId>, text: &str) -> i64 {
+    async fn add_report(&self, post_id: Option<PostId>, text: &str) -> ReportId {
         self.store
             .insert_report(
                 &NewReport {
@@ -129,11 +129,11 @@ impl Server {
     }
 
     async fn examples(&self) -> Vec<ExampleRow> {
-        self.store.examples(0, 100).await.unwrap()
+        self.store.examples(ExampleId(0), 100).await.unwrap()
     }
 
     /// Accepts report `id` as a design job (the answer must be 200); the stored examples.
-    async fn accept_as_design_job(&self, id: i64) -> Vec<ExampleRow> {
+    async fn accept_as_design_job(&self, id: ReportId) -> Vec<ExampleRow> {
         let label = json!({"is_job": true, "kind": "job", "categories": ["design"]});
         let (code, body) = self
             .post(&format!("/api/reports/{id}/accept"), Some(label))
@@ -227,7 +227,7 @@ async fn accepting_a_report_stores_its_label_once() {
     assert!(ex.is_job);
     assert_eq!(ex.kind, "job");
     assert_eq!(ex.categories, vec!["web".to_owned()]);
-    assert_eq!(body["report"]["example_id"], ex.id);
+    assert_eq!(body["report"]["example_id"], ex.id.get());
 
     let (code, body) = s
         .post(&format!("/api/reports/{id}/accept"), Some(job_label()))
@@ -243,7 +243,7 @@ async fn accepting_a_report_stores_its_label_once() {
 
     let (code, body) = s.get("/api/reports?status=accepted&limit=10").await;
     assert_eq!(code, 200);
-    assert_eq!(body["reports"][0]["id"], id);
+    assert_eq!(body["reports"][0]["id"], id.get());
     let (_, body) = s.get("/api/reports?status=pending").await;
     assert!(body["reports"].as_array().unwrap().is_empty());
 }
@@ -355,7 +355,7 @@ async fn relabeling_a_post_stores_a_relabel_example() {
     assert_eq!(ex.text, text);
     assert!(!ex.is_job);
     assert_eq!(ex.kind, "ad");
-    assert_eq!(body["example_id"], ex.id);
+    assert_eq!(body["example_id"], ex.id.get());
 
     let (code, body) = s.post("/api/posts/424242/label", Some(job_label())).await;
     assert_eq!(code, 404, "{body}");

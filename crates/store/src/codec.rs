@@ -136,7 +136,7 @@ pub(crate) fn delivery_row<DB: Dialect>(row: &DB::Row) -> Result<DeliveryRow> {
 pub(crate) fn example_row<DB: Dialect>(row: &DB::Row) -> Result<ExampleRow> {
     let c = Cols::<DB>::new(row);
     Ok(ExampleRow {
-        id: c.id()?,
+        id: c.id()?.into(),
         post_id: c.opt_int("post_id")?.map(PostId),
         text: c.text("text")?,
         is_job: c.flag("is_job")?,
@@ -150,7 +150,7 @@ pub(crate) fn example_row<DB: Dialect>(row: &DB::Row) -> Result<ExampleRow> {
 pub(crate) fn report_row<DB: Dialect>(row: &DB::Row) -> Result<ReportRow> {
     let c = Cols::<DB>::new(row);
     Ok(ReportRow {
-        id: c.id()?,
+        id: c.id()?.into(),
         chat_id: c.int("chat_id")?,
         post_id: c.opt_int("post_id")?.map(PostId),
         kind: c.word("kind", ReportKind::parse)?,
@@ -159,7 +159,7 @@ pub(crate) fn report_row<DB: Dialect>(row: &DB::Row) -> Result<ReportRow> {
         status: c.word("status", ReportStatus::parse)?,
         created_at: c.time("created_at")?,
         decided_at: c.opt_time("decided_at")?,
-        example_id: c.opt_int("example_id")?,
+        example_id: c.opt_int("example_id")?.map(ExampleId),
     })
 }
 

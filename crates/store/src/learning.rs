@@ -12,25 +12,25 @@ use crate::*;
 pub trait LearningStore: Send + Sync {
     /// Stores a labeled example; one per `(post, source)`: a new label of the same post by
     /// the same source replaces the old one. Returns its id.
-    async fn add_example(&self, example: &NewExample, now: DateTime<Utc>) -> Result<i64>;
+    async fn add_example(&self, example: &NewExample, now: DateTime<Utc>) -> Result<ExampleId>;
 
     /// Examples with an id above `after_id`, oldest first.
-    async fn examples(&self, after_id: i64, limit: u32) -> Result<Vec<ExampleRow>>;
+    async fn examples(&self, after_id: ExampleId, limit: u32) -> Result<Vec<ExampleRow>>;
 
     /// Files a subscriber's report (pending until an admin decides).
-    async fn insert_report(&self, report: &NewReport, now: DateTime<Utc>) -> Result<i64>;
+    async fn insert_report(&self, report: &NewReport, now: DateTime<Utc>) -> Result<ReportId>;
 
     /// Reports, newest first, optionally only those in one status.
     async fn reports(&self, status: Option<ReportStatus>, limit: u32) -> Result<Vec<ReportRow>>;
 
-    async fn report(&self, id: i64) -> Result<Option<ReportRow>>;
+    async fn report(&self, id: ReportId) -> Result<Option<ReportRow>>;
 
     /// An admin's decision on a pending report: `Some(label)` accepts it and stores the
     /// label as an example (source `report`) in the same transaction; `None` rejects it.
     /// Returns `false` when the report does not exist or was decided already.
     async fn decide_report(
         &self,
-        id: i64,
+        id: ReportId,
         label: Option<&NewExample>,
         now: DateTime<Utc>,
     ) -> Result<bool>;
@@ -38,14 +38,14 @@ pub trait LearningStore: Send + Sync {
 
 #[async_trait]
 impl<DB: Dialect> LearningStore for SqlStore<DB> {
-    async fn add_example(&self, example: &NewExample, now: DateTime<Utc>) -> Result<i64> {
+    async fn add_example(&self, example: &NewExample, now: DateTime<Utc>) -> Result<ExampleId> {
         let mut tx = self.write.begin().await?;
         let id = Self::insert_example(&mut tx, example, now).await?;
         tx.commit().await?;
         Ok(id)
     }
 
-    async fn examples(&self, after_id: i64, limit: u32) -> Result<Vec<ExampleRow>> {
+    async fn examples(&self, after_id: ExampleId, limit: u32) -> Result<Vec<ExampleRow>> {
         let rows = Sql::<DB>::new("SELECT * FROM examples WHERE id > $1 ORDER BY id LIMIT $2")
             .int(after_id)
             .int(i64::from(limit))
@@ -54,7 +54,7 @@ impl<DB: Dialect> LearningStore for SqlStore<DB> {
         rows.iter().map(codec::example_row::<DB>).collect()
     }
 
-    async fn insert_report(&self, report: &NewReport, now: DateTime<Utc>) -> Result<i64> {
+    async fn insert_report(&self, report: &NewReport, now: DateTime<Utc>) -> Result<ReportId> {
         let row = Sql::<DB>::new(
             "INSERT INTO reports (chat_id, post_id, kind, text, link, status, created_at)
              VALUES ($1, $2, $3, $4, $5, 'pending', $6) RETURNING id",
@@ -67,7 +67,7 @@ impl<DB: Dialect> LearningStore for SqlStore<DB> {
         .int(ms(now))
         .fetch_one(&self.write)
         .await?;
-        Cols::<DB>::new(&row).id()
+        Cols::<DB>::new(&row).id().map(ReportId)
     }
 
     async fn reports(&self, status: Option<ReportStatus>, limit: u32) -> Result<Vec<ReportRow>> {
@@ -82,14 +82,14 @@ impl<DB: Dialect> LearningStore for SqlStore<DB> {
         rows.iter().map(codec::report_row::<DB>).collect()
     }
 
-    async fn report(&self, id: i64) -> Result<Option<ReportRow>> {
+    async fn report(&self, id: ReportId) -> Result<Option<ReportRow>> {
         const SQL: &str = "SELECT * FROM reports WHERE id = $1";
         self.one(SQL, id, codec::report_row::<DB>).await
     }
 
     async fn decide_report(
         &self,
-        id: i64,
+        id: ReportId,
         label: Option<&NewExample>,
         now: DateTime<Utc>,
     ) -> Result<bool> {
@@ -130,7 +130,7 @@ impl<DB: Dialect> SqlStore<DB> {
         conn: &mut DB::Connection,
         example: &NewExample,
         now: DateTime<Utc>,
-    ) -> Result<i64> {
+    ) -> Result<ExampleId> {
         Sql::<DB>::new(
             "INSERT INTO examples (post_id, text, is_job, kind, categories, source, created_at)
              VALUES ($1, $2, $3, $4, $5, $6, $7)
@@ -148,6 +148,6 @@ impl<DB: Dialect> SqlStore<DB> {
         .int(ms(now))
         .fetch_one(crate::sql::Exec::Conn(conn))
         .await
-        .and_then(|row| Cols::<DB>::new(&row).id())
+        .and_then(|row| Cols::<DB>::new(&row).id().map(ExampleId))
     }
 }

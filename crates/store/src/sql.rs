@@ -253,7 +253,9 @@ id_arg!(
     jobwire_core::ChannelId,
     jobwire_core::PostId,
     jobwire_core::SubscriberId,
-    jobwire_core::DeliveryId
+    jobwire_core::DeliveryId,
+    jobwire_core::ReportId,
+    jobwire_core::ExampleId
 );
 
 impl<T: IntArg> IntArg for Option<T> {

@@ -4,7 +4,7 @@ use chrono::{DateTime, Utc};
 use jobwire_core::CategorySlug;
 use jobwire_core::subscriber::MinBudget;
 
-pub use jobwire_core::ids::{ChannelId, DeliveryId, PostId, SubscriberId};
+pub use jobwire_core::ids::{ChannelId, DeliveryId, ExampleId, PostId, ReportId, SubscriberId};
 
 /// What an admin configures about a channel.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -401,7 +401,7 @@ pub struct NewExample {
 /// A stored labeled example.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ExampleRow {
-    pub id: i64,
+    pub id: ExampleId,
     pub post_id: Option<PostId>,
     pub text: String,
     pub is_job: bool,
@@ -475,7 +475,7 @@ pub struct NewReport {
 /// A stored report.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ReportRow {
-    pub id: i64,
+    pub id: ReportId,
     pub chat_id: i64,
     pub post_id: Option<PostId>,
     pub kind: ReportKind,
@@ -485,7 +485,7 @@ pub struct ReportRow {
     pub created_at: DateTime<Utc>,
     pub decided_at: Option<DateTime<Utc>>,
     /// The labeled example an accepted report became.
-    pub example_id: Option<i64>,
+    pub example_id: Option<ExampleId>,
 }
 
 /// Classification totals of one model and prompt version over a period.

@@ -126,9 +126,10 @@ impl Turn<'_> {
             link: link_of(replied),
         };
         let id = self.inner.store.insert_report(&report, Utc::now()).await?;
-        tracing::info!(bot = %self.rt.name, chat_id = self.chat_id, report_id = id, replied_message_id = replied.id.0, "wrong delivery reported");
+        tracing::info!(bot = %self.rt.name, chat_id = self.chat_id, report_id = id.get(), replied_message_id = replied.id.0, "wrong delivery reported");
         metrics::counter!(crate::events::REPORTS_TOTAL, "kind" => "wrong").increment(1);
-        self.send(texts::wrong_thanks(self.lang, id), None).await;
+        self.send(texts::wrong_thanks(self.lang, id.get()), None)
+            .await;
         Ok(())
     }
 }

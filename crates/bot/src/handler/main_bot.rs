@@ -219,7 +219,7 @@ impl Turn<'_> {
         let id = self.inner.store.insert_report(&report, Utc::now()).await?;
         // The report exists now: nothing below may fail the update (a retry would file it
         // again).
-        tracing::info!(bot = %self.rt.name, chat_id = self.chat_id, report_id = id, "missed vacancy reported");
+        tracing::info!(bot = %self.rt.name, chat_id = self.chat_id, report_id = id.get(), "missed vacancy reported");
         metrics::counter!(crate::events::REPORTS_TOTAL, "kind" => "missed").increment(1);
         if let Err(e) = self
             .inner
@@ -230,7 +230,7 @@ impl Turn<'_> {
             tracing::warn!(bot = %self.rt.name, chat_id = self.chat_id, error = %e, "could not end the report dialogue");
         }
         self.send(
-            texts::report_thanks(self.lang, id),
+            texts::report_thanks(self.lang, id.get()),
             Some(back_keyboard(self.lang)),
         )
         .await;

@@ -96,12 +96,12 @@ use crate::classifier::classify_as_batch;
 use crate::{Classified, Classifier, ClassifyError, ClassifyInput};
 use accounting::{Counters, Spent};
 pub use config::{LlmConfig, LlmEndpoint};
-pub use section::{LlmFallbackSection, LlmSection, SectionError};
 use fewshot::Example;
 pub use fewshot::{FewShot, MAX_EXAMPLES, MIN_SIMILARITY};
 use pool::{Pool, Waiting};
 pub use prompt::{PROMPT_TEMPLATE, PROMPT_VERSION, response_schema, system_prompt};
 use request::Endpoint;
+pub use section::{LlmFallbackSection, LlmSection, SectionError};
 use transport::Switch;
 
 /// Posts per request by default.

@@ -65,7 +65,10 @@ async fn the_cascade_sends_only_unsure_posts_to_the_llm_and_learns_from_its_answ
     assert_eq!(counts.waiting + counts.queued, 0, "nothing is left waiting");
 
     // Every post went through the cascade; the LLM saw only a minority, in batches.
-    let examples = store.examples(0, 10_000).await.unwrap();
+    let examples = store
+        .examples(jobwire_core::ExampleId(0), 10_000)
+        .await
+        .unwrap();
     let from_llm = examples
         .iter()
         .filter(|e| e.source == ExampleSource::Llm)

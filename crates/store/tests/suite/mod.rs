@@ -1401,7 +1401,7 @@ pub async fn check_examples(store: &dyn Store) {
     let c2 = store.add_example(&free, t0()).await.unwrap();
     assert_ne!(c1, c2, "examples without a post are all kept");
 
-    let all = store.examples(0, 100).await.unwrap();
+    let all = store.examples(ExampleId(0), 100).await.unwrap();
     assert_eq!(all.len(), 4);
     let llm = all.iter().find(|e| e.source == ExampleSource::Llm).unwrap();
     assert_eq!(llm.kind, "job");
@@ -1476,7 +1476,12 @@ pub async fn check_reports(store: &dyn Store) {
             .await
             .unwrap()
     );
-    assert!(!store.decide_report(999_999, None, t0()).await.unwrap());
+    assert!(
+        !store
+            .decide_report(ReportId(999_999), None, t0())
+            .await
+            .unwrap()
+    );
 
     let accepted = store.report(missed).await.unwrap().unwrap();
     assert_eq!(accepted.status, ReportStatus::Accepted);
@@ -1484,7 +1489,7 @@ pub async fn check_reports(store: &dyn Store) {
     let example = accepted
         .example_id
         .expect("an accepted report becomes an example");
-    let examples = store.examples(0, 10).await.unwrap();
+    let examples = store.examples(ExampleId(0), 10).await.unwrap();
     let stored = examples.iter().find(|e| e.id == example).unwrap();
     assert_eq!(stored.categories, vec!["video".to_owned()]);
     assert_eq!(stored.source, ExampleSource::Report);
