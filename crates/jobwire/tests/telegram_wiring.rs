@@ -132,36 +132,40 @@ fn the_section_defaults_to_the_readers_pacing() {
     assert_eq!(keys, ["@rustjobs", "+AbCdEf123"]);
 }
 
+/// The error of resolving the section `doc` in `env`, which must be refused.
+fn resolve_error(doc: &str, env: &FakeEnv) -> String {
+    match section(doc).resolve(env) {
+        Ok(_) => panic!("resolved, not refused:\n{doc}"),
+        Err(e) => e.to_string(),
+    }
+}
+
 #[test]
 fn section_errors_are_one_line_and_name_the_key() {
     let err = toml::from_str::<MtprotoSection>("join_intervall_secs = 3\n")
         .expect_err("unknown key refused");
     assert!(err.to_string().contains("join_intervall_secs"), "{err}");
 
-    let no_hash =
-        section("[[accounts]]\nid = \"parser1\"\napi_id = 1\napi_hash_env = \"MY_HASH\"\n");
-    let msg = no_hash
-        .resolve(&env())
-        .expect_err("missing env var")
-        .to_string();
+    let msg = resolve_error(
+        "[[accounts]]\nid = \"parser1\"\napi_id = 1\napi_hash_env = \"MY_HASH\"\n",
+        &env(),
+    );
     assert!(msg.contains("mtproto.accounts[0] (parser1)"), "{msg}");
     assert!(msg.contains("MY_HASH"), "{msg}");
     assert!(!msg.contains('\n'), "{msg}");
 
-    let bad_channel = section(
+    let msg = resolve_error(
         "channels = [\"@rustjobs\", \"https://t.me/c/12345/6\"]\n\
          [[accounts]]\nid = \"parser1\"\napi_id = 1\n",
+        &env(),
     );
-    let msg = bad_channel
-        .resolve(&env())
-        .expect_err("bad ref")
-        .to_string();
     assert!(msg.starts_with("mtproto.channels[1]:"), "{msg}");
     assert!(msg.contains("invite link"), "{msg}");
 
-    let twice =
-        section("[[accounts]]\nid = \"a\"\napi_id = 1\n[[accounts]]\nid = \"a\"\napi_id = 2\n");
-    let msg = twice.resolve(&env()).expect_err("duplicate id").to_string();
+    let msg = resolve_error(
+        "[[accounts]]\nid = \"a\"\napi_id = 1\n[[accounts]]\nid = \"a\"\napi_id = 2\n",
+        &env(),
+    );
     assert!(msg.contains("mtproto.accounts[1].id"), "{msg}");
 
     let bad_hash = FakeEnv(
@@ -169,10 +173,7 @@ fn section_errors_are_one_line_and_name_the_key() {
             .into_iter()
             .collect(),
     );
-    let msg = section("[[accounts]]\nid = \"a\"\napi_id = 1\n")
-        .resolve(&bad_hash)
-        .expect_err("bad hash")
-        .to_string();
+    let msg = resolve_error("[[accounts]]\nid = \"a\"\napi_id = 1\n", &bad_hash);
     assert!(msg.contains("does not look like an API hash"), "{msg}");
     assert!(
         !msg.contains("not-a-hash"),
@@ -194,6 +195,11 @@ fn peer(id: i64, hash: i64) -> ResolvedPeer {
         invite_hash: None,
         joined: true,
     }
+}
+
+/// The cursor of `channel` as the store holds it (under [`NS_CURSOR`]).
+async fn stored_cursor(store: &Arc<dyn Store>, channel: &str) -> Option<String> {
+    store.state_get(NS_CURSOR, channel).await.unwrap()
 }
 
 #[tokio::test]
@@ -247,11 +253,7 @@ async fn reader_state_lives_in_the_store_and_survives_a_reopen() {
 
     // The namespaces are the documented ones, and a new process sees the same state.
     assert_eq!(
-        store
-            .state_get(NS_CURSOR, "@rustjobs")
-            .await
-            .unwrap()
-            .as_deref(),
+        stored_cursor(&store, "@rustjobs").await.as_deref(),
         Some("12")
     );
     assert_eq!(store.state_list(NS_PEER).await.unwrap().len(), 2);
@@ -376,22 +378,21 @@ async fn doctor_checks_sessions_channels_and_the_alert_target() {
         line("session parser1").starts_with("FAIL session parser1: not logged in"),
         "{out}"
     );
-    assert!(
-        line("session parser1").ends_with("— run `jobwire login --account parser1`"),
-        "{out}"
-    );
-    assert!(
-        line("session parser2").contains("UNSET_HASH is not set"),
-        "{out}"
-    );
-    assert!(
-        line("channel mtproto.channels[1]").contains("invite link (t.me/+...) instead"),
-        "{out}"
-    );
-    assert!(
-        line("channel channels[0]").ends_with("— write the handle as \"@rustjobs\""),
-        "{out}"
-    );
+    for (name, end) in [
+        ("session parser1", "— run `jobwire login --account parser1`"),
+        ("channel channels[0]", "— write the handle as \"@rustjobs\""),
+    ] {
+        assert!(line(name).ends_with(end), "{name} ends with {end:?}\n{out}");
+    }
+    for (name, part) in [
+        ("session parser2", "UNSET_HASH is not set"),
+        (
+            "channel mtproto.channels[1]",
+            "invite link (t.me/+...) instead",
+        ),
+    ] {
+        assert!(line(name).contains(part), "{name} contains {part:?}\n{out}");
+    }
     assert_eq!(
         line("channels"),
         "ok   channels  1 in [mtproto] and 1 in [[channels]] are valid Telegram references"
@@ -406,14 +407,12 @@ async fn doctor_checks_sessions_channels_and_the_alert_target() {
     let wrong_bot = section("admin_chat_id = 1\nadmin_bot = \"ops\"\n");
     let checks = telegram::doctor(&settings, Some(&wrong_bot), &env()).await;
     let out = printed(&checks);
-    assert!(
-        out.contains("FAIL alerts: mtproto.admin_bot: no bot named \"ops\" in [[bots]]"),
-        "{out}"
-    );
-    assert!(
-        out.contains("FAIL mtproto: no account is configured"),
-        "{out}"
-    );
+    for want in [
+        "FAIL alerts: mtproto.admin_bot: no bot named \"ops\" in [[bots]]",
+        "FAIL mtproto: no account is configured",
+    ] {
+        assert!(out.contains(want), "{want}\n{out}");
+    }
 }
 
 // ---------------------------------------------------------------------------------------
@@ -515,13 +514,40 @@ impl Running {
     }
 }
 
-#[tokio::test]
-async fn posts_reach_the_store_as_queued_and_alerts_reach_the_admin_chat() {
+/// What a reader test runs against: a temp dir, the fakes (the LLM unused but running), the
+/// settings pointing at them and a SQLite store in the dir.
+struct ReaderBed {
+    _dir: tempfile::TempDir,
+    fake_tg: FakeTelegram,
+    _llm: FakeLlm,
+    settings: Settings,
+    store: Arc<dyn Store>,
+}
+
+async fn reader_bed() -> ReaderBed {
     init();
     let dir = tempfile::tempdir().unwrap();
-    let (fake_tg, _llm) = fakes().await;
+    let (fake_tg, llm) = fakes().await;
     let settings = settings(&dir, &fake_tg, None);
     let store = sqlite(&dir).await;
+    ReaderBed {
+        _dir: dir,
+        fake_tg,
+        _llm: llm,
+        settings,
+        store,
+    }
+}
+
+#[tokio::test]
+async fn posts_reach_the_store_as_queued_and_alerts_reach_the_admin_chat() {
+    let ReaderBed {
+        _dir,
+        fake_tg,
+        _llm,
+        settings,
+        store,
+    } = reader_bed().await;
     let mtproto = section(&format!(
         "channels = [\"@rustjobs\", \"@closedjobs\"]\nadmin_chat_id = {ADMIN_CHAT}\n\
          admin_bot = \"dev\"\njoin_interval_secs = 0\njoin_jitter_secs = 0\n\
@@ -590,11 +616,13 @@ async fn posts_reach_the_store_as_queued_and_alerts_reach_the_admin_chat() {
 
 #[tokio::test]
 async fn a_restarted_reader_recovers_posts_a_crash_caught_in_flight_without_duplicates() {
-    init();
-    let dir = tempfile::tempdir().unwrap();
-    let (fake_tg, _llm) = fakes().await;
-    let settings = settings(&dir, &fake_tg, None);
-    let store = sqlite(&dir).await;
+    let ReaderBed {
+        _dir,
+        fake_tg: _fake_tg,
+        _llm,
+        settings,
+        store,
+    } = reader_bed().await;
     let mtproto = section("channels = [\"@rustjobs\"]\ninitial_backfill = 10\n");
 
     let first = account(&[("@rustjobs", 100)]);
@@ -608,11 +636,7 @@ async fn a_restarted_reader_recovers_posts_a_crash_caught_in_flight_without_dupl
     .await;
     running.stop().await;
     assert_eq!(
-        store
-            .state_get(NS_CURSOR, "@rustjobs")
-            .await
-            .unwrap()
-            .as_deref(),
+        stored_cursor(&store, "@rustjobs").await.as_deref(),
         Some("3")
     );
 
@@ -637,13 +661,7 @@ async fn a_restarted_reader_recovers_posts_a_crash_caught_in_flight_without_dupl
     let ids: Vec<&str> = posts.iter().map(|(_, id, _)| id.as_str()).collect();
     assert_eq!(ids, ["1", "2", "3", "4", "5", "6"]);
     eventually("the cursor at 6", SOON, || async {
-        (store
-            .state_get(NS_CURSOR, "@rustjobs")
-            .await
-            .unwrap()
-            .as_deref()
-            == Some("6"))
-        .then_some(())
+        (stored_cursor(&store, "@rustjobs").await.as_deref() == Some("6")).then_some(())
     })
     .await;
     running.stop().await;

@@ -4,20 +4,53 @@ use jobwire_bot::{Processed, UpdateMode};
 use jobwire_core::extract::BudgetBasis;
 use jobwire_core::subscriber::MinBudget;
 use jobwire_store::QuietHoursSpec;
+use jobwire_testkit::telegram::RecordedMessage;
 
 use crate::common::*;
 
 const ANN: i64 = 501;
 
-#[tokio::test]
-async fn start_registers_the_subscriber_and_opens_the_menu() {
+/// The bots started over long polling against a fresh fake Telegram and store.
+async fn polling() -> (Env, Running) {
     let env = Env::new().await;
     let bots = env.start(UpdateMode::Polling).await;
+    (env, bots)
+}
+
+/// Sends `/start` and waits for the menu, the first message into the chat.
+async fn open_menu(env: &Env) -> RecordedMessage {
+    env.inject(MAIN_ID, text(ANN, "/start"));
+    env.wait_sent(MAIN_ID, ANN, 1).await.remove(0)
+}
+
+/// Sends `body` to the main bot and waits for its `n`th message into the chat; returns its
+/// text.
+async fn say(env: &Env, body: &str, n: usize) -> String {
+    env.inject(MAIN_ID, text(ANN, body));
+    env.wait_sent(MAIN_ID, ANN, n).await[n - 1]
+        .visible_text
+        .clone()
+}
+
+/// [`say`], asserting that the `n`th message contains `want`.
+async fn say_expecting(env: &Env, body: &str, n: usize, want: &str) {
+    let reply = say(env, body, n).await;
+    assert!(reply.contains(want), "{want:?} missing in {reply}");
+}
+
+/// No keywords are stored for the subscriber (or there is no subscriber at all).
+async fn has_no_keywords(env: &Env) -> bool {
+    env.subscriber(ANN)
+        .await
+        .is_none_or(|s| s.include.is_empty())
+}
+
+#[tokio::test]
+async fn start_registers_the_subscriber_and_opens_the_menu() {
+    let (env, bots) = polling().await;
     assert!(env.subscriber(ANN).await.is_none());
 
-    env.inject(MAIN_ID, text(ANN, "/start"));
-    let sent = env.wait_sent(MAIN_ID, ANN, 1).await;
-    let menu = &sent[0];
+    let menu = open_menu(&env).await;
     assert!(
         menu.visible_text.contains("jobwire"),
         "{}",
@@ -28,7 +61,7 @@ async fn start_registers_the_subscriber_and_opens_the_menu() {
         "{}",
         menu.visible_text
     );
-    let actions: Vec<String> = buttons(menu).into_iter().map(|(_, a)| a).collect();
+    let actions: Vec<String> = buttons(&menu).into_iter().map(|(_, a)| a).collect();
     for want in [
         "menu:cats",
         "menu:filters",
@@ -66,41 +99,49 @@ async fn start_registers_the_subscriber_and_opens_the_menu() {
 
 #[tokio::test]
 async fn a_blocked_subscriber_is_unblocked_by_start() {
-    let env = Env::new().await;
-    let bots = env.start(UpdateMode::Polling).await;
-    env.inject(MAIN_ID, text(ANN, "/start"));
-    env.wait_sent(MAIN_ID, ANN, 1).await;
+    let (env, bots) = polling().await;
+    open_menu(&env).await;
     env.store
         .set_subscriber_blocked(ANN, true, chrono::Utc::now())
         .await
         .unwrap();
-    env.inject(MAIN_ID, text(ANN, "/start"));
-    env.wait_sent(MAIN_ID, ANN, 2).await;
+    say(&env, "/start", 2).await;
     assert!(!env.subscriber(ANN).await.unwrap().blocked);
     bots.stop().await;
 }
 
 /// Finds the button whose callback data starts with `prefix`.
-fn button_data(m: &jobwire_testkit::telegram::RecordedMessage, prefix: &str) -> Option<String> {
+fn button_data(m: &RecordedMessage, prefix: &str) -> Option<String> {
     buttons(m)
         .into_iter()
         .map(|(_, a)| a)
         .find(|a| a.starts_with(prefix))
 }
 
+/// Waits until the bot's message `menu` has been edited into one `pred` accepts; returns it.
+async fn edited_into(
+    env: &Env,
+    what: &str,
+    menu: &RecordedMessage,
+    pred: impl Fn(&RecordedMessage) -> bool,
+) -> RecordedMessage {
+    eventually(what, SOON, || async {
+        env.sent(MAIN_ID, ANN)
+            .into_iter()
+            .find(|m| m.message_id == menu.message_id && pred(m))
+    })
+    .await
+}
+
 #[tokio::test]
 async fn category_toggles_set_explicit_states_and_survive_redelivery() {
-    let env = Env::new().await;
-    let bots = env.start(UpdateMode::Polling).await;
-    env.inject(MAIN_ID, text(ANN, "/start"));
-    let menu = env.wait_sent(MAIN_ID, ANN, 1).await.remove(0);
+    let (env, bots) = polling().await;
+    let menu = open_menu(&env).await;
 
     // Menu → Categories: the menu message turns into the categories screen.
     env.inject(MAIN_ID, tap(ANN, MAIN_ID, menu.message_id, "menu:cats"));
-    let screen = eventually("the categories screen", SOON, || async {
-        env.sent(MAIN_ID, ANN).into_iter().find(|m| {
-            m.message_id == menu.message_id && m.visible_text.contains("Нажмите на категорию")
-        })
+    let screen = edited_into(&env, "the categories screen", &menu, |m| {
+        m.visible_text.contains("Нажмите на категорию")
     })
     .await;
     assert_eq!(
@@ -119,11 +160,8 @@ async fn category_toggles_set_explicit_states_and_survive_redelivery() {
         (env.subscriber(ANN).await?.categories == ["web"]).then_some(())
     })
     .await;
-    let screen = eventually("the screen showing web on", SOON, || async {
-        env.sent(MAIN_ID, ANN).into_iter().find(|m| {
-            m.message_id == menu.message_id
-                && button_data(m, "cat:web:").as_deref() == Some("cat:web:0")
-        })
+    let screen = edited_into(&env, "the screen showing web on", &menu, |m| {
+        button_data(m, "cat:web:").as_deref() == Some("cat:web:0")
     })
     .await;
     let labels: Vec<(String, String)> = buttons(&screen);
@@ -194,23 +232,15 @@ async fn category_toggles_set_explicit_states_and_survive_redelivery() {
 /// Sends `/cmd`, waits for the prompt, sends `answer`, waits for the reply; returns both.
 async fn ask_and_answer(env: &Env, cmd: &str, answer: &str) -> (String, String) {
     let before = env.sent(MAIN_ID, ANN).len();
-    env.inject(MAIN_ID, text(ANN, cmd));
-    let prompt = env.wait_sent(MAIN_ID, ANN, before + 1).await[before]
-        .visible_text
-        .clone();
-    env.inject(MAIN_ID, text(ANN, answer));
-    let reply = env.wait_sent(MAIN_ID, ANN, before + 2).await[before + 1]
-        .visible_text
-        .clone();
+    let prompt = say(env, cmd, before + 1).await;
+    let reply = say(env, answer, before + 2).await;
     (prompt, reply)
 }
 
 #[tokio::test]
 async fn include_and_exclude_words_take_two_messages() {
-    let env = Env::new().await;
-    let bots = env.start(UpdateMode::Polling).await;
-    env.inject(MAIN_ID, text(ANN, "/start"));
-    env.wait_sent(MAIN_ID, ANN, 1).await;
+    let (env, bots) = polling().await;
+    open_menu(&env).await;
 
     let (prompt, reply) = ask_and_answer(&env, "/include", "python, Django ,#remote, PYTHON").await;
     assert!(prompt.contains("Сейчас: не задано"), "{prompt}");
@@ -224,35 +254,20 @@ async fn include_and_exclude_words_take_two_messages() {
     let (prompt, reply) = ask_and_answer(&env, "/exclude", "#без опыта").await;
     assert!(prompt.contains("Сейчас: не задано"), "{prompt}");
     assert!(reply.contains("«#без опыта» не подходит"), "{reply}");
-    env.inject(MAIN_ID, text(ANN, "стажировка, бесплатно"));
-    let sent = env.wait_sent(MAIN_ID, ANN, 6).await;
-    assert!(
-        sent[5].visible_text.contains("стажировка, бесплатно"),
-        "{}",
-        sent[5].visible_text
-    );
+    say_expecting(&env, "стажировка, бесплатно", 6, "стажировка, бесплатно").await;
     let sub = env.subscriber(ANN).await.unwrap();
     assert_eq!(sub.exclude, ["стажировка", "бесплатно"]);
     assert_eq!(sub.include, ["python", "Django", "#remote"]);
 
     // The dialogue is over: more text is not taken as keywords.
-    env.inject(MAIN_ID, text(ANN, "rust"));
-    let sent = env.wait_sent(MAIN_ID, ANN, 7).await;
-    assert!(
-        sent[6].visible_text.contains("/start"),
-        "{}",
-        sent[6].visible_text
-    );
+    say_expecting(&env, "rust", 7, "/start").await;
     assert_eq!(env.subscriber(ANN).await.unwrap().include.len(), 3);
 
     // /status shows the settings; "нет" clears a list.
     let (_, reply) = ask_and_answer(&env, "/include", "нет").await;
     assert!(reply.contains("убраны"), "{reply}");
     assert!(env.subscriber(ANN).await.unwrap().include.is_empty());
-    env.inject(MAIN_ID, text(ANN, "/status"));
-    let status = env.wait_sent(MAIN_ID, ANN, 10).await[9]
-        .visible_text
-        .clone();
+    let status = say(&env, "/status", 10).await;
     assert!(
         status.contains("Исключить: стажировка, бесплатно"),
         "{status}"
@@ -263,23 +278,17 @@ async fn include_and_exclude_words_take_two_messages() {
 
 #[tokio::test]
 async fn too_many_keywords_are_refused_with_the_limit() {
-    let env = Env::new().await;
-    let bots = env.start(UpdateMode::Polling).await;
+    let (env, bots) = polling().await;
     let many: Vec<String> = (0..31).map(|i| format!("слово{i}")).collect();
     let (_, reply) = ask_and_answer(&env, "/include", &many.join(", ")).await;
     assert!(reply.contains("31") && reply.contains("30"), "{reply}");
-    assert!(
-        env.subscriber(ANN)
-            .await
-            .is_none_or(|s| s.include.is_empty())
-    );
+    assert!(has_no_keywords(&env).await);
     bots.stop().await;
 }
 
 #[tokio::test]
 async fn minimum_budget_is_parsed_stored_and_cleared() {
-    let env = Env::new().await;
-    let bots = env.start(UpdateMode::Polling).await;
+    let (env, bots) = polling().await;
     let (prompt, reply) = ask_and_answer(&env, "/budget", "50 $/час").await;
     assert!(prompt.contains("5000 руб"), "{prompt}");
     assert!(reply.contains("от 50 USD в час"), "{reply}");
@@ -298,13 +307,7 @@ async fn minimum_budget_is_parsed_stored_and_cleared() {
     let (_, reply) = ask_and_answer(&env, "/budget", "много денег").await;
     assert!(reply.contains("Не понял сумму"), "{reply}");
     // Still asking: the next answer is taken.
-    env.inject(MAIN_ID, text(ANN, "0"));
-    let sent = env.wait_sent(MAIN_ID, ANN, 7).await;
-    assert!(
-        sent[6].visible_text.contains("убран"),
-        "{}",
-        sent[6].visible_text
-    );
+    say_expecting(&env, "0", 7, "убран").await;
     assert_eq!(env.subscriber(ANN).await.unwrap().min_budget, None);
 
     // A strict floor (jobs without a budget held back too) stays strict when changed here.
@@ -333,8 +336,7 @@ async fn minimum_budget_is_parsed_stored_and_cleared() {
 
 #[tokio::test]
 async fn quiet_hours_errors_are_explained_and_keep_the_question() {
-    let env = Env::new().await;
-    let bots = env.start(UpdateMode::Polling).await;
+    let (env, bots) = polling().await;
     let (prompt, reply) = ask_and_answer(&env, "/quiet", "23:00-08:00 Mars/Olympus").await;
     assert!(prompt.contains("23:00-08:00 Europe/Moscow"), "{prompt}");
     assert!(
@@ -347,23 +349,21 @@ async fn quiet_hours_errors_are_explained_and_keep_the_question() {
             .is_none_or(|s| s.quiet_hours.is_none())
     );
 
-    env.inject(MAIN_ID, text(ANN, "25:00-08:00 Europe/Moscow"));
-    let sent = env.wait_sent(MAIN_ID, ANN, 3).await;
-    assert!(
-        sent[2].visible_text.contains("«25:00» не существует"),
-        "{}",
-        sent[2].visible_text
-    );
+    say_expecting(
+        &env,
+        "25:00-08:00 Europe/Moscow",
+        3,
+        "«25:00» не существует",
+    )
+    .await;
 
-    env.inject(MAIN_ID, text(ANN, "23:00 - 8:00 Europe/Moscow"));
-    let sent = env.wait_sent(MAIN_ID, ANN, 4).await;
-    assert!(
-        sent[3]
-            .visible_text
-            .contains("Тихие часы: 23:00–08:00 (Europe/Moscow)"),
-        "{}",
-        sent[3].visible_text
-    );
+    say_expecting(
+        &env,
+        "23:00 - 8:00 Europe/Moscow",
+        4,
+        "Тихие часы: 23:00–08:00 (Europe/Moscow)",
+    )
+    .await;
     assert_eq!(
         env.subscriber(ANN).await.unwrap().quiet_hours,
         Some(QuietHoursSpec {
@@ -384,47 +384,26 @@ async fn quiet_hours_errors_are_explained_and_keep_the_question() {
 
 #[tokio::test]
 async fn cancel_and_other_commands_end_a_question() {
-    let env = Env::new().await;
-    let bots = env.start(UpdateMode::Polling).await;
-    env.inject(MAIN_ID, text(ANN, "/include"));
-    env.wait_sent(MAIN_ID, ANN, 1).await;
-    env.inject(MAIN_ID, text(ANN, "/cancel"));
-    let sent = env.wait_sent(MAIN_ID, ANN, 2).await;
-    assert_eq!(sent[1].visible_text, "Отменено.");
-    env.inject(MAIN_ID, text(ANN, "python"));
-    let sent = env.wait_sent(MAIN_ID, ANN, 3).await;
-    assert!(
-        sent[2].visible_text.contains("/start"),
-        "{}",
-        sent[2].visible_text
-    );
-    env.inject(MAIN_ID, text(ANN, "/cancel"));
-    let sent = env.wait_sent(MAIN_ID, ANN, 4).await;
-    assert_eq!(sent[3].visible_text, "Нечего отменять.");
-    assert!(
-        env.subscriber(ANN)
-            .await
-            .is_none_or(|s| s.include.is_empty())
-    );
+    let (env, bots) = polling().await;
+    say(&env, "/include", 1).await;
+    assert_eq!(say(&env, "/cancel", 2).await, "Отменено.");
+    say_expecting(&env, "python", 3, "/start").await;
+    assert_eq!(say(&env, "/cancel", 4).await, "Нечего отменять.");
+    assert!(has_no_keywords(&env).await);
     bots.stop().await;
 }
 
 #[tokio::test]
 async fn pause_and_resume_from_the_menu_and_by_command() {
-    let env = Env::new().await;
-    let bots = env.start(UpdateMode::Polling).await;
-    env.inject(MAIN_ID, text(ANN, "/start"));
-    let menu = env.wait_sent(MAIN_ID, ANN, 1).await.remove(0);
+    let (env, bots) = polling().await;
+    let menu = open_menu(&env).await;
     env.inject(MAIN_ID, tap(ANN, MAIN_ID, menu.message_id, "pause:1"));
     eventually("paused", SOON, || async {
         env.subscriber(ANN).await?.paused.then_some(())
     })
     .await;
-    let edited = eventually("the menu offering Resume", SOON, || async {
-        env.sent(MAIN_ID, ANN).into_iter().find(|m| {
-            m.message_id == menu.message_id
-                && button_data(m, "pause:").as_deref() == Some("pause:0")
-        })
+    let edited = edited_into(&env, "the menu offering Resume", &menu, |m| {
+        button_data(m, "pause:").as_deref() == Some("pause:0")
     })
     .await;
     assert!(
@@ -432,31 +411,18 @@ async fn pause_and_resume_from_the_menu_and_by_command() {
         "{}",
         edited.visible_text
     );
-    env.inject(MAIN_ID, text(ANN, "/resume"));
-    let sent = env.wait_sent(MAIN_ID, ANN, 2).await;
-    assert!(
-        sent[1].visible_text.contains("возобновлена"),
-        "{}",
-        sent[1].visible_text
-    );
+    say_expecting(&env, "/resume", 2, "возобновлена").await;
     assert!(!env.subscriber(ANN).await.unwrap().paused);
     bots.stop().await;
 }
 
 #[tokio::test]
 async fn a_missed_vacancy_is_reported_with_its_link() {
-    let env = Env::new().await;
-    let bots = env.start(UpdateMode::Polling).await;
-    env.inject(MAIN_ID, text(ANN, "/report"));
-    let sent = env.wait_sent(MAIN_ID, ANN, 1).await;
-    assert!(
-        sent[0].visible_text.contains("Перешлите"),
-        "{}",
-        sent[0].visible_text
-    );
+    let (env, bots) = polling().await;
+    say_expecting(&env, "/report", 1, "Перешлите").await;
     let vacancy = "Ищем Python-разработчика на парсер, бюджет 40 000 руб";
     env.inject(MAIN_ID, forwarded(ANN, vacancy, "freelance_jobs", 4242));
-    let sent = env.wait_sent(MAIN_ID, ANN, 2).await;
+    let reply = env.wait_sent(MAIN_ID, ANN, 2).await[1].visible_text.clone();
     let reports = env.store.reports(None, 10).await.unwrap();
     assert_eq!(reports.len(), 1);
     let r = &reports[0];
@@ -464,32 +430,20 @@ async fn a_missed_vacancy_is_reported_with_its_link() {
     assert_eq!(r.chat_id, ANN);
     assert_eq!(r.text, vacancy);
     assert_eq!(r.link.as_deref(), Some("https://t.me/freelance_jobs/4242"));
-    assert!(
-        sent[1].visible_text.contains(&format!("№{}", r.id)),
-        "{}",
-        sent[1].visible_text
-    );
+    assert!(reply.contains(&format!("№{}", r.id)), "{reply}");
     bots.stop().await;
 }
 
 #[tokio::test]
 async fn a_restarted_poller_does_not_handle_updates_again() {
-    let env = Env::new().await;
-    let bots = env.start(UpdateMode::Polling).await;
-    env.inject(MAIN_ID, text(ANN, "/start"));
-    env.wait_sent(MAIN_ID, ANN, 1).await;
+    let (env, bots) = polling().await;
+    open_menu(&env).await;
     bots.stop().await;
 
     // A new process (its in-memory dedup is empty): the offset confirmed on the way out
     // keeps Telegram from serving /start again.
     let bots = env.start(UpdateMode::Polling).await;
-    env.inject(MAIN_ID, text(ANN, "/status"));
-    let sent = env.wait_sent(MAIN_ID, ANN, 2).await;
-    assert!(
-        sent[1].visible_text.contains("Категории:"),
-        "{}",
-        sent[1].visible_text
-    );
+    say_expecting(&env, "/status", 2, "Категории:").await;
     // A /start served again would have come before /status (same chat, in order). Stopping
     // waits for every update fetched to be handled: the count is final.
     bots.stop().await;

@@ -7,17 +7,15 @@ use chrono::Utc;
 use jobwire::testbed::{Bed, seed_job, temp_db};
 use jobwire_intake::stage::IntakeOutcome;
 use jobwire_store::PostStatus;
-use jobwire_testkit::llm::OracleEntry;
 
 use crate::support::*;
 
-fn job(text: &str) -> OracleEntry {
-    OracleEntry {
-        text: text.to_owned(),
-        is_job: true,
-        kind: "job".to_owned(),
-        categories: vec!["web".to_owned()],
-    }
+/// Waits (up to two minutes) until everything in flight has been handled.
+async fn settled(running: &mut jobwire::pipeline::Pipeline) -> jobwire_store::PipelineCounts {
+    running
+        .wait_settled(Duration::from_secs(120))
+        .await
+        .unwrap()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -33,7 +31,7 @@ async fn odd_posts_become_valid_messages_or_clear_rejections() {
     let posts = [long.as_str(), binary.as_str(), markup, rtl, emoji.as_str()];
 
     let telegram = fake_telegram(Some(scaled_limits(50).0)).await;
-    let llm = fake_llm(posts.iter().map(|t| job(t)).collect()).await;
+    let llm = fake_llm(posts.iter().map(|t| web_job(t)).collect()).await;
     let (_dir, db) = temp_db().unwrap();
     let bed = Bed {
         limits: scaled_limits(50).1,
@@ -79,10 +77,7 @@ async fn odd_posts_become_valid_messages_or_clear_rejections() {
             .await
             .unwrap();
     }
-    let counts = running
-        .wait_settled(Duration::from_secs(120))
-        .await
-        .unwrap();
+    let counts = settled(&mut running).await;
     assert_eq!(counts.posts, 2 + posts.len() as u64);
     assert_eq!(
         counts.jobs + counts.not_job,
@@ -111,10 +106,7 @@ async fn odd_posts_become_valid_messages_or_clear_rejections() {
         .await
         .unwrap();
     }
-    let counts = running
-        .wait_settled(Duration::from_secs(120))
-        .await
-        .unwrap();
+    let counts = settled(&mut running).await;
     running.shutdown().await.unwrap();
     assert_eq!(counts.deliveries_failed, 0);
     assert!(counts.deliveries_sent >= posts.len() as u64, "{counts:?}");

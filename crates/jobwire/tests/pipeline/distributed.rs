@@ -271,6 +271,54 @@ fn default_routes(bots: &[String]) -> Vec<(String, String)> {
         .collect()
 }
 
+/// What each test holds while it runs: its turn (the tests run one at a time), a temp dir,
+/// a fresh database and a queue prefix of its own.
+struct Test {
+    _serial: tokio::sync::MutexGuard<'static, ()>,
+    dir: tempfile::TempDir,
+    db: Db,
+    prefix: String,
+}
+
+impl Test {
+    async fn set_up() -> Test {
+        let serial = SERIAL.lock().await;
+        init();
+        Test {
+            _serial: serial,
+            dir: tempfile::tempdir().unwrap(),
+            db: fresh_db().await,
+            prefix: format!("jwtest{}.", rand_suffix()),
+        }
+    }
+
+    /// Stops the roles (each must exit cleanly on SIGTERM), then removes the queues and
+    /// the database.
+    async fn tear_down(self, roles: &mut [Role]) {
+        stop_all(roles, self.dir.path()).await;
+        delete_queues(&self.prefix).await;
+        drop_db(&self.db).await;
+    }
+}
+
+/// Spawns the roles `(name, roles, extra arguments)` side by side, then waits until each is
+/// ready.
+async fn spawn_all_ready(
+    specs: &[(&'static str, &str, &[&str])],
+    config: &Path,
+    dir: &Path,
+    tokens: &[(String, String)],
+) -> Vec<Role> {
+    let mut started: Vec<Role> = specs
+        .iter()
+        .map(|(name, roles, extra)| spawn(name, roles, config, dir, tokens, extra))
+        .collect();
+    for r in started.iter_mut() {
+        wait_ready(r, dir).await;
+    }
+    started
+}
+
 /// Waits until the store has at least `posts` posts and has stayed settled for 800 ms (every
 /// check in between settled too: nothing was merely on its way between two processes).
 async fn settle(store: &dyn Store, posts: u64, timeout: Duration) -> jobwire_store::PipelineCounts {
@@ -290,11 +338,8 @@ async fn settle(store: &dyn Store, posts: u64, timeout: Duration) -> jobwire_sto
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_spine_end_to_end_across_role_processes() {
-    let _serial = SERIAL.lock().await;
-    init();
-    let dir = tempfile::tempdir().unwrap();
-    let db = fresh_db().await;
-    let prefix = format!("jwtest{}.", rand_suffix());
+    let t = Test::set_up().await;
+    let (dir, db, prefix) = (&t.dir, &t.db, &t.prefix);
     let (fake_limits, limits) = scaled_limits(20);
     let telegram = fake_telegram(Some(fake_limits)).await;
     let llm = fake_llm(shipped_oracle()).await;
@@ -323,43 +368,24 @@ async fn the_spine_end_to_end_across_role_processes() {
             ch.handle, ch.include, ch.exclude
         ));
     }
-    let config = write_config(dir.path(), &db, &prefix, &telegram.url(), &extra, &bed);
+    let config = write_config(dir.path(), db, prefix, &telegram.url(), &extra, &bed);
     let tokens = tokens(&bed);
 
-    let mut roles = vec![
-        spawn(
-            "dispatcher",
-            "dispatcher",
-            &config,
-            dir.path(),
-            &tokens,
-            &[],
-        ),
-        spawn(
-            "classifier",
-            "classifier",
-            &config,
-            dir.path(),
-            &tokens,
-            &[],
-        ),
-        spawn("sender-a", "sender", &config, dir.path(), &tokens, &[]),
-        spawn("sender-b", "sender", &config, dir.path(), &tokens, &[]),
-    ];
-    for r in roles.iter_mut() {
-        wait_ready(r, dir.path()).await;
-    }
-    let replay = concat!(env!("CARGO_MANIFEST_DIR"), "/../../data/dev.jsonl");
-    let mut parser = spawn(
-        "parser",
-        "parser,admin",
+    let mut roles = spawn_all_ready(
+        &[
+            ("dispatcher", "dispatcher", &[]),
+            ("classifier", "classifier", &[]),
+            ("sender-a", "sender", &[]),
+            ("sender-b", "sender", &[]),
+        ],
         &config,
         dir.path(),
         &tokens,
-        &["--replay", replay],
-    );
-    wait_ready(&mut parser, dir.path()).await;
-    roles.push(parser);
+    )
+    .await;
+    let replay = concat!(env!("CARGO_MANIFEST_DIR"), "/../../data/dev.jsonl");
+    let parser = [("parser", "parser,admin", &["--replay", replay][..])];
+    roles.extend(spawn_all_ready(&parser, &config, dir.path(), &tokens).await);
 
     let store = PostgresStore::open(&db.url).await.unwrap();
     let counts = settle(&store, 240, Duration::from_secs(240)).await;
@@ -377,19 +403,14 @@ async fn the_spine_end_to_end_across_role_processes() {
         "{ready}"
     );
 
-    stop_all(&mut roles, dir.path()).await;
     store.close().await;
-    delete_queues(&prefix).await;
-    drop_db(&db).await;
+    t.tear_down(&mut roles).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_sender_processes_share_one_token_at_telegrams_limit() {
-    let _serial = SERIAL.lock().await;
-    init();
-    let dir = tempfile::tempdir().unwrap();
-    let db = fresh_db().await;
-    let prefix = format!("jwtest{}.", rand_suffix());
+    let t = Test::set_up().await;
+    let (dir, db, prefix) = (&t.dir, &t.db, &t.prefix);
     let telegram = fake_telegram(Some(jobwire_testkit::telegram::RateLimits::default())).await;
     let bed = Bed {
         bots: vec!["solo".into()],
@@ -399,7 +420,7 @@ async fn two_sender_processes_share_one_token_at_telegrams_limit() {
     const N: i64 = 600;
     let subs: Vec<_> = (1..=N).map(|c| subscriber(c, &["web"])).collect();
     std::fs::write(dir.path().join("subscribers.toml"), subscribers_toml(&subs)).unwrap();
-    let config = write_config(dir.path(), &db, &prefix, &telegram.url(), "", &bed);
+    let config = write_config(dir.path(), db, prefix, &telegram.url(), "", &bed);
     {
         let store = PostgresStore::open(&db.url).await.unwrap();
         seed_job(
@@ -414,23 +435,15 @@ async fn two_sender_processes_share_one_token_at_telegrams_limit() {
         store.close().await;
     }
     let tokens = tokens(&bed);
-    let mut roles = vec![
-        spawn("sender-a", "sender", &config, dir.path(), &tokens, &[]),
-        spawn("sender-b", "sender", &config, dir.path(), &tokens, &[]),
-    ];
-    for r in roles.iter_mut() {
-        wait_ready(r, dir.path()).await;
-    }
-    let mut dispatcher = spawn(
-        "dispatcher",
-        "dispatcher",
+    let mut roles = spawn_all_ready(
+        &[("sender-a", "sender", &[]), ("sender-b", "sender", &[])],
         &config,
         dir.path(),
         &tokens,
-        &[],
-    );
-    wait_ready(&mut dispatcher, dir.path()).await;
-    roles.push(dispatcher);
+    )
+    .await;
+    let dispatcher = [("dispatcher", "dispatcher", &[][..])];
+    roles.extend(spawn_all_ready(&dispatcher, &config, dir.path(), &tokens).await);
 
     let store = PostgresStore::open(&db.url).await.unwrap();
     let counts = settle(&store, 1, Duration::from_secs(120)).await;
@@ -455,10 +468,8 @@ async fn two_sender_processes_share_one_token_at_telegrams_limit() {
     );
     eprintln!("two senders on one token: {rate:.2} msg/s, {a} + {b} sent, 0 x 429");
 
-    stop_all(&mut roles, dir.path()).await;
     store.close().await;
-    delete_queues(&prefix).await;
-    drop_db(&db).await;
+    t.tear_down(&mut roles).await;
 }
 
 /// A TCP proxy to `target` on `port`, started on demand: "the database comes back".
@@ -481,11 +492,8 @@ async fn proxy(port: u16, target: &str) -> tokio::task::JoinHandle<()> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_role_started_while_postgres_is_down_waits_says_so_and_starts_when_it_is_back() {
-    let _serial = SERIAL.lock().await;
-    init();
-    let dir = tempfile::tempdir().unwrap();
-    let db = fresh_db().await;
-    let prefix = format!("jwtest{}.", rand_suffix());
+    let t = Test::set_up().await;
+    let (dir, db, prefix) = (&t.dir, &t.db, &t.prefix);
     let telegram = fake_telegram(None).await;
     let bed = Bed {
         bots: vec!["solo".into()],
@@ -508,7 +516,7 @@ async fn a_role_started_while_postgres_is_down_waits_says_so_and_starts_when_it_
         name: db.name.clone(),
         url: down.to_string(),
     };
-    let config = write_config(dir.path(), &down_db, &prefix, &telegram.url(), "", &bed);
+    let config = write_config(dir.path(), &down_db, prefix, &telegram.url(), "", &bed);
     let mut role = spawn(
         "dispatcher",
         "dispatcher",
@@ -558,7 +566,5 @@ async fn a_role_started_while_postgres_is_down_waits_says_so_and_starts_when_it_
 
     let _proxy = proxy(port, &target).await;
     wait_ready(&mut role, dir.path()).await;
-    stop_all(std::slice::from_mut(&mut role), dir.path()).await;
-    delete_queues(&prefix).await;
-    drop_db(&db).await;
+    t.tear_down(std::slice::from_mut(&mut role)).await;
 }

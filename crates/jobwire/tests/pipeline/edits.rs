@@ -6,18 +6,8 @@ use chrono::Utc;
 use jobwire::testbed::{Bed, start_pipeline, temp_db};
 use jobwire_core::PostId;
 use jobwire_intake::stage::{EditOutcome, IntakeOutcome};
-use jobwire_testkit::llm::OracleEntry;
 
 use crate::support::*;
-
-fn job(text: &str) -> OracleEntry {
-    OracleEntry {
-        text: text.to_owned(),
-        is_job: true,
-        kind: "job".to_owned(),
-        categories: vec!["web".to_owned()],
-    }
-}
 
 fn post(id: &str, text: &str) -> jobwire_core::IncomingPost {
     jobwire_core::IncomingPost {
@@ -36,7 +26,7 @@ async fn an_edit_before_fan_out_is_delivered_and_one_after_is_not_sent_again() {
     let original = "Нужен лендинг на Tilda, бюджет 20 000 ₽, пишите @first_client";
     let edited = "Нужен лендинг на Tilda, бюджет 35 000 ₽ (подняли), пишите @first_client";
     let telegram = fake_telegram(None).await;
-    let llm = fake_llm(vec![job(original), job(edited)]).await;
+    let llm = fake_llm(vec![web_job(original), web_job(edited)]).await;
     // The LLM answers slowly, so the edit arrives while the post is still queued.
     llm.set_latency(Duration::from_millis(800));
     let (_dir, db) = temp_db().unwrap();

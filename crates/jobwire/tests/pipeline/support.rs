@@ -64,6 +64,16 @@ pub async fn fake_llm(oracle: Vec<OracleEntry>) -> FakeLlm {
     .expect("fake LLM starts")
 }
 
+/// The LLM's answer for `text`: a job in the `web` category.
+pub fn web_job(text: &str) -> OracleEntry {
+    OracleEntry {
+        text: text.to_owned(),
+        is_job: true,
+        kind: "job".to_owned(),
+        categories: vec!["web".to_owned()],
+    }
+}
+
 pub fn shipped_oracle() -> Vec<OracleEntry> {
     load_oracle_jsonl(SHIPPED_TRAINING_DATA).expect("oracle parses")
 }
