@@ -181,13 +181,15 @@ async fn category_toggles_set_explicit_states_and_survive_redelivery() {
         "{}",
         screen.visible_text
     );
-    let answered = env.calls(MAIN_ID, "answerCallbackQuery");
-    assert!(
-        answered.iter().any(|c| c["text"]
-            .as_str()
-            .is_some_and(|t| t.contains("Веб-разработка"))),
-        "{answered:?}"
-    );
+    // The toast naming the category (answered after the screen is edited: wait for it).
+    eventually("the toast naming the category", SOON, || async {
+        env.calls(MAIN_ID, "answerCallbackQuery").iter().any(|c| {
+            c["text"]
+                .as_str()
+                .is_some_and(|t| t.contains("Веб-разработка"))
+        })
+    })
+    .await;
 
     // The same update delivered again is recognised and skipped…
     assert_eq!(
