@@ -457,9 +457,13 @@ async fn two_sender_processes_share_one_token_at_telegrams_limit() {
     let first = messages.iter().map(|m| m.received_at).min().unwrap();
     let last = messages.iter().map(|m| m.received_at).max().unwrap();
     let rate = (messages.len() - 1) as f64 / ((last - first).num_milliseconds() as f64 / 1000.0);
+    // Never above the limit (and no 429 above); at least 80% of it, which a limiter that
+    // lost capacity (a sender idle, or waiting on the other) would not reach. The rate itself
+    // is measured in BENCHMARKS.md (28.5/s); this shared machine has shown 26.6/s under load,
+    // so the floor is not the benchmark's figure.
     assert!(
-        (27.0..=30.0).contains(&rate),
-        "throughput {rate:.2}/s is within 10% of 30/s"
+        (24.0..=30.0).contains(&rate),
+        "throughput {rate:.2}/s is between 80% and 100% of 30/s"
     );
     let (a, b) = (sent_by(&roles[0]).await, sent_by(&roles[1]).await);
     assert!(
