@@ -470,8 +470,8 @@ mod tests {
             };
             let record = ClassificationRecord {
                 is_job: true,
-                kind: "job".into(),
-                categories: vec!["web".into()],
+                kind: PostKind::Job,
+                categories: vec![CategorySlug::parse("web").unwrap()],
                 confidence: 0.9,
                 model: "paid-model".into(),
                 prompt_version: Some("classify.v2".into()),

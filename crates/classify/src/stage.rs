@@ -272,13 +272,8 @@ impl ClassifyStage {
                         post_id: Some(post_id),
                         text: input.text.clone(),
                         is_job: classified.verdict.is_job,
-                        kind: classified.verdict.kind.as_str().to_owned(),
-                        categories: classified
-                            .verdict
-                            .categories
-                            .iter()
-                            .map(|c| c.as_str().to_owned())
-                            .collect(),
+                        kind: classified.verdict.kind,
+                        categories: classified.verdict.categories.clone(),
                         source: ExampleSource::Llm,
                     };
                     if let Err(e) = self.store.add_example(&example, Utc::now()).await {
@@ -328,13 +323,9 @@ impl ClassifyStage {
 fn record(c: &Classified) -> ClassificationRecord {
     ClassificationRecord {
         is_job: c.verdict.is_job,
-        kind: c.verdict.kind.as_str().to_owned(),
+        kind: c.verdict.kind,
         categories: if c.verdict.is_job {
-            c.verdict
-                .categories
-                .iter()
-                .map(|s| s.as_str().to_owned())
-                .collect()
+            c.verdict.categories.clone()
         } else {
             Vec::new()
         },

@@ -138,8 +138,8 @@ impl FanoutStage {
         let categories: Vec<CategorySlug> = verdict
             .categories
             .iter()
-            .filter_map(|c| CategorySlug::parse(c).ok())
-            .filter(|c| self.routes.iter().any(|r| &r.slug == c))
+            .filter(|c| self.routes.iter().any(|r| &r.slug == *c))
+            .cloned()
             .collect();
         let snapshot = self.snapshot().await?;
         let normalized = normalize(&post.text);

@@ -26,6 +26,7 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use chrono::{DateTime, Utc};
 use jobwire_core::secret::Secret;
+use jobwire_core::{CategorySlug, PostKind};
 use jobwire_store::{ExampleSource, NewExample, PostId, ReportId, ReportRow, ReportStatus, Store};
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -300,23 +301,30 @@ impl LabelBody {
         Ok(())
     }
 
+    /// The checked label (see [`Self::check`]) as an example.
     fn into_example(
         self,
         post_id: Option<PostId>,
         text: String,
         source: ExampleSource,
-    ) -> NewExample {
-        let mut categories = self.categories;
+    ) -> Result<NewExample, ApiError> {
+        let kind = PostKind::parse(&self.kind)
+            .ok_or_else(|| ApiError::bad_request(format!("unknown kind {:?}", self.kind)))?;
+        let mut categories = self
+            .categories
+            .iter()
+            .map(|c| CategorySlug::parse(c).map_err(|e| ApiError::bad_request(e.to_string())))
+            .collect::<Result<Vec<_>, _>>()?;
         categories.sort();
         categories.dedup();
-        NewExample {
+        Ok(NewExample {
             post_id,
             text,
             is_job: self.is_job,
-            kind: self.kind,
+            kind,
             categories,
             source,
-        }
+        })
     }
 }
 
@@ -394,9 +402,14 @@ async fn accept_report(
             )));
         }
     };
-    let example = label.into_example(report.post_id, text, ExampleSource::Report);
+    let example = label.into_example(report.post_id, text, ExampleSource::Report)?;
     let done = store.decide_report(id, Some(&example), Utc::now()).await?;
-    tracing::info!(report = id.get(), kind = %example.kind, done, "admin API: report accepted");
+    tracing::info!(
+        report = id.get(),
+        kind = example.kind.as_str(),
+        done,
+        "admin API: report accepted"
+    );
     decided(store, id, done).await
 }
 
@@ -422,15 +435,20 @@ async fn label_post(
         .post(PostId(id))
         .await?
         .ok_or_else(|| ApiError::not_found(format!("no post {id}")))?;
-    let example = label.into_example(Some(post.id), post.text, ExampleSource::Relabel);
+    let example = label.into_example(Some(post.id), post.text, ExampleSource::Relabel)?;
     let example_id = store.add_example(&example, Utc::now()).await?;
-    tracing::info!(post = id, kind = %example.kind, example_id = example_id.get(), "admin API: post relabeled");
+    tracing::info!(
+        post = id,
+        kind = example.kind.as_str(),
+        example_id = example_id.get(),
+        "admin API: post relabeled"
+    );
     Ok(axum::Json(json!({
         "example_id": example_id,
         "post_id": id,
         "is_job": example.is_job,
-        "kind": example.kind,
-        "categories": example.categories,
+        "kind": example.kind.as_str(),
+        "categories": example.categories.iter().map(CategorySlug::as_str).collect::<Vec<_>>(),
         "source": ExampleSource::Relabel.as_str(),
     }))
     .into_response())

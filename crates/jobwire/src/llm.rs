@@ -4,7 +4,6 @@ use std::sync::Arc;
 
 use anyhow::Context;
 use jobwire_classify::llm::{FewShot, LlmClassifier};
-use jobwire_core::{CategorySlug, PostKind};
 
 use crate::config::LlmSettings;
 
@@ -18,17 +17,11 @@ pub fn build(llm: &LlmSettings) -> anyhow::Result<Arc<LlmClassifier>> {
 pub fn set_few_shot(llm: &LlmClassifier, examples: &[jobwire_store::ExampleRow]) {
     let shots: Vec<FewShot> = examples
         .iter()
-        .filter_map(|e| {
-            Some(FewShot {
-                text: e.text.clone(),
-                is_job: e.is_job,
-                kind: PostKind::parse(&e.kind)?,
-                categories: e
-                    .categories
-                    .iter()
-                    .filter_map(|c| CategorySlug::parse(c).ok())
-                    .collect(),
-            })
+        .map(|e| FewShot {
+            text: e.text.clone(),
+            is_job: e.is_job,
+            kind: e.kind,
+            categories: e.categories.clone(),
         })
         .collect();
     llm.set_examples(shots);

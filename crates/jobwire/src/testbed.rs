@@ -219,8 +219,11 @@ pub async fn seed_job(
             id,
             &ClassificationRecord {
                 is_job: true,
-                kind: "job".into(),
-                categories: categories.iter().map(|c| (*c).to_owned()).collect(),
+                kind: jobwire_core::PostKind::Job,
+                categories: categories
+                    .iter()
+                    .filter_map(|c| jobwire_core::CategorySlug::parse(c).ok())
+                    .collect(),
                 confidence: 1.0,
                 model: "seeded".into(),
                 prompt_version: None,

@@ -225,8 +225,8 @@ async fn accepting_a_report_stores_its_label_once() {
     assert_eq!(ex.source, ExampleSource::Report);
     assert_eq!(ex.text, text);
     assert!(ex.is_job);
-    assert_eq!(ex.kind, "job");
-    assert_eq!(ex.categories, vec!["web".to_owned()]);
+    assert_eq!(ex.kind, jobwire_core::PostKind::Job);
+    assert_eq!(ex.categories, ["web"]);
     assert_eq!(body["report"]["example_id"], ex.id.get());
 
     let (code, body) = s
@@ -354,7 +354,7 @@ async fn relabeling_a_post_stores_a_relabel_example() {
     assert_eq!(ex.post_id, Some(post_id));
     assert_eq!(ex.text, text);
     assert!(!ex.is_job);
-    assert_eq!(ex.kind, "ad");
+    assert_eq!(ex.kind, jobwire_core::PostKind::Ad);
     assert_eq!(body["example_id"], ex.id.get());
 
     let (code, body) = s.post("/api/posts/424242/label", Some(job_label())).await;

@@ -2,7 +2,7 @@
 //! epoch in `BIGINT`/`INTEGER` columns, lists and documents are JSON, statuses are words.
 
 use chrono::{DateTime, Utc};
-use jobwire_core::CategorySlug;
+use jobwire_core::{CategorySlug, PostKind};
 
 use crate::sql::{Cols, Dialect};
 use crate::*;
@@ -60,8 +60,8 @@ pub(crate) fn classification_row<DB: Dialect>(row: &DB::Row) -> Result<Classific
     let c = Cols::<DB>::new(row);
     Ok(ClassificationRecord {
         is_job: c.flag("is_job")?,
-        kind: c.text("kind")?,
-        categories: c.json("categories")?,
+        kind: c.word("kind", PostKind::parse)?,
+        categories: known_categories(c.int("post_id")?, c.json("categories")?),
         confidence: c.real("confidence")? as f32,
         model: c.text("model")?,
         prompt_version: c.opt_text("prompt_version")?,
@@ -73,13 +73,13 @@ pub(crate) fn classification_row<DB: Dialect>(row: &DB::Row) -> Result<Classific
     })
 }
 
-/// A subscriber's categories that are valid slugs. One bad value (written by hand into the
-/// database) costs that category, not the subscriber list every dispatcher loads.
-fn known_categories(subscriber: i64, raw: Vec<String>) -> Vec<CategorySlug> {
+/// A row's categories that are valid slugs. One bad value (written by hand into the
+/// database) costs that category, not the list every reader loads.
+fn known_categories(row: i64, raw: Vec<String>) -> Vec<CategorySlug> {
     raw.iter()
         .filter_map(|c| {
             CategorySlug::parse(c)
-                .map_err(|e| tracing::warn!(subscriber, error = %e, "ignoring a bad category"))
+                .map_err(|e| tracing::warn!(row, error = %e, "ignoring a bad category"))
                 .ok()
         })
         .collect()
@@ -140,8 +140,8 @@ pub(crate) fn example_row<DB: Dialect>(row: &DB::Row) -> Result<ExampleRow> {
         post_id: c.opt_int("post_id")?.map(PostId),
         text: c.text("text")?,
         is_job: c.flag("is_job")?,
-        kind: c.text("kind")?,
-        categories: c.json("categories")?,
+        kind: c.word("kind", PostKind::parse)?,
+        categories: known_categories(c.id()?, c.json("categories")?),
         source: c.word("source", ExampleSource::parse)?,
         created_at: c.time("created_at")?,
     })

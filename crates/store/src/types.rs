@@ -1,8 +1,8 @@
 //! Row types: what the stages read from and write to the store.
 
 use chrono::{DateTime, Utc};
-use jobwire_core::CategorySlug;
 use jobwire_core::subscriber::MinBudget;
+use jobwire_core::{CategorySlug, PostKind};
 
 pub use jobwire_core::ids::{ChannelId, DeliveryId, ExampleId, PostId, ReportId, SubscriberId};
 
@@ -124,8 +124,8 @@ pub struct PostRow {
 #[derive(Debug, Clone, PartialEq)]
 pub struct ClassificationRecord {
     pub is_job: bool,
-    pub kind: String,
-    pub categories: Vec<String>,
+    pub kind: PostKind,
+    pub categories: Vec<CategorySlug>,
     pub confidence: f32,
     pub model: String,
     pub prompt_version: Option<String>,
@@ -393,8 +393,8 @@ pub struct NewExample {
     pub text: String,
     pub is_job: bool,
     /// `job`, `resume`, `ad` or `chatter`.
-    pub kind: String,
-    pub categories: Vec<String>,
+    pub kind: PostKind,
+    pub categories: Vec<CategorySlug>,
     pub source: ExampleSource,
 }
 
@@ -405,8 +405,8 @@ pub struct ExampleRow {
     pub post_id: Option<PostId>,
     pub text: String,
     pub is_job: bool,
-    pub kind: String,
-    pub categories: Vec<String>,
+    pub kind: PostKind,
+    pub categories: Vec<CategorySlug>,
     pub source: ExampleSource,
     pub created_at: DateTime<Utc>,
 }

@@ -7,9 +7,9 @@ use std::collections::HashSet;
 use std::time::Instant;
 
 use chrono::{DateTime, Duration, Utc};
-use jobwire_core::CategorySlug;
 use jobwire_core::extract::BudgetBasis;
 use jobwire_core::subscriber::MinBudget;
+use jobwire_core::{CategorySlug, PostKind};
 use jobwire_store::*;
 
 /// Every single-store check of the suite. Each backend's test file expands one test per
@@ -70,9 +70,9 @@ fn new_post(channel_id: ChannelId, external_id: &str, status: PostStatus) -> New
 fn verdict(is_job: bool) -> ClassificationRecord {
     ClassificationRecord {
         is_job,
-        kind: if is_job { "vacancy" } else { "ad" }.to_owned(),
+        kind: if is_job { PostKind::Job } else { PostKind::Ad },
         categories: if is_job {
-            vec!["rust".to_owned(), "backend".to_owned()]
+            vec![slug("rust"), slug("backend")]
         } else {
             Vec::new()
         },
@@ -1279,7 +1279,7 @@ pub async fn check_classification_accounting(store: &dyn Store) {
         .unwrap();
     let second = ClassificationRecord {
         is_job: false,
-        kind: "ad".to_owned(),
+        kind: PostKind::Ad,
         categories: Vec::new(),
         extraction: None,
         cost_usd: 0.00013,
@@ -1370,9 +1370,9 @@ pub async fn check_examples(store: &dyn Store) {
         post_id: Some(post),
         text: "Нужен логотип".to_owned(),
         is_job: kind == "job",
-        kind: kind.to_owned(),
+        kind: PostKind::parse(kind).unwrap(),
         categories: if kind == "job" {
-            vec!["design".to_owned()]
+            vec![slug("design")]
         } else {
             Vec::new()
         },
@@ -1404,8 +1404,8 @@ pub async fn check_examples(store: &dyn Store) {
     let all = store.examples(ExampleId(0), 100).await.unwrap();
     assert_eq!(all.len(), 4);
     let llm = all.iter().find(|e| e.source == ExampleSource::Llm).unwrap();
-    assert_eq!(llm.kind, "job");
-    assert_eq!(llm.categories, vec!["design".to_owned()]);
+    assert_eq!(llm.kind, PostKind::Job);
+    assert_eq!(llm.categories, ["design"]);
     assert_eq!(llm.created_at, t0() + secs(5));
     let page = store.examples(all[1].id, 2).await.unwrap();
     assert_eq!(
@@ -1456,8 +1456,8 @@ pub async fn check_reports(store: &dyn Store) {
         post_id: None,
         text: "Нужен монтажёр для reels, 3000 ₽".to_owned(),
         is_job: true,
-        kind: "job".to_owned(),
-        categories: vec!["video".to_owned()],
+        kind: PostKind::Job,
+        categories: vec![slug("video")],
         source: ExampleSource::Report,
     };
     assert!(
@@ -1491,7 +1491,7 @@ pub async fn check_reports(store: &dyn Store) {
         .expect("an accepted report becomes an example");
     let examples = store.examples(ExampleId(0), 10).await.unwrap();
     let stored = examples.iter().find(|e| e.id == example).unwrap();
-    assert_eq!(stored.categories, vec!["video".to_owned()]);
+    assert_eq!(stored.categories, ["video"]);
     assert_eq!(stored.source, ExampleSource::Report);
     let rejected = store.report(wrong).await.unwrap().unwrap();
     assert_eq!(
