@@ -135,13 +135,14 @@ pub(crate) fn delivery_row<DB: Dialect>(row: &DB::Row) -> Result<DeliveryRow> {
 
 pub(crate) fn example_row<DB: Dialect>(row: &DB::Row) -> Result<ExampleRow> {
     let c = Cols::<DB>::new(row);
+    let id = c.id()?;
     Ok(ExampleRow {
-        id: c.id()?.into(),
+        id: id.into(),
         post_id: c.opt_int("post_id")?.map(PostId),
         text: c.text("text")?,
         is_job: c.flag("is_job")?,
         kind: c.word("kind", PostKind::parse)?,
-        categories: known_categories(c.id()?, c.json("categories")?),
+        categories: known_categories(id, c.json("categories")?),
         source: c.word("source", ExampleSource::parse)?,
         created_at: c.time("created_at")?,
     })
