@@ -61,10 +61,11 @@ async fn a_user_who_starts_a_category_bot_gets_its_jobs_until_stop() {
     })
     .await;
     assert!(!subscriber.blocked);
-    assert!(
-        !telegram.chat_messages(bot_id(0), USER).is_empty(),
-        "the bot answered /start"
-    );
+    // The subscription is stored before the welcome is sent: wait for the answer too.
+    eventually("the bot to answer /start", SOON, || async {
+        !telegram.chat_messages(bot_id(0), USER).is_empty()
+    })
+    .await;
 
     let web_job = dataset()
         .into_iter()
