@@ -9,7 +9,9 @@ use std::time::Duration;
 use chrono::Utc;
 use jobwire_queue::wire::DeliveryReady;
 use jobwire_queue::{Queue, QueueError, Received, Topic};
-use jobwire_store::{DeliveryId, DeliveryStatus, DeliveryUpdate, PostId, Store, StoreError};
+use jobwire_store::{
+    DeliveryId, DeliveryRow, DeliveryStatus, DeliveryUpdate, PostId, Store, StoreError,
+};
 use teloxide::prelude::*;
 use teloxide::types::{LinkPreviewOptions, ParseMode};
 use teloxide::{ApiError, RequestError};
@@ -305,6 +307,27 @@ impl SendStage {
         Ok(self.recorder.record(update).await?)
     }
 
+    /// Schedules another attempt of `row` after a transient failure (backoff doubling from
+    /// 1 s, at most 256 s), or fails it for good once it has had `max_attempts`.
+    async fn retry_later(&self, row: &DeliveryRow, error: String) -> Result<(), DeliverError> {
+        let (id, attempts) = (row.id, row.attempts + 1);
+        if attempts >= self.config.max_attempts {
+            SendEvent::GaveUp {
+                attempts,
+                error: &error,
+            }
+            .emit(&self.counters);
+            let error = format!("gave up after {attempts} attempts: {error}");
+            self.record(DeliveryUpdate::Failed { id, error }).await?;
+        } else {
+            SendEvent::Retried { error: &error }.emit(&self.counters);
+            let backoff = Duration::from_secs(2u64.pow(row.attempts.min(8)));
+            let at = Utc::now() + chrono::Duration::from_std(backoff).unwrap_or_default();
+            self.record(DeliveryUpdate::Retry { id, at, error }).await?;
+        }
+        Ok(())
+    }
+
     async fn deliver(&self, id: DeliveryId) -> Result<Outcome, DeliverError> {
         let Some(row) = self.store.delivery(id).await? else {
             return Ok(Outcome::Skipped);
@@ -378,6 +401,12 @@ impl SendStage {
                         sender.limiter.freeze_for(wait.duration()).await;
                         sender.limiter.acquire(chat).await;
                     }
+                    // Telegram's trouble or the network's: the call may or may not have
+                    // arrived. Retried later, up to `max_attempts`.
+                    Err(e) if is_transient(&e) => {
+                        self.retry_later(&row, e.to_string()).await?;
+                        return Ok(Outcome::Done);
+                    }
                     Err(RequestError::Api(e)) if is_blocked(&e) => {
                         SendEvent::Blocked { chat }.emit(&self.counters);
                         self.record(DeliveryUpdate::Blocked {
@@ -387,36 +416,11 @@ impl SendStage {
                         .await?;
                         return Ok(Outcome::Done);
                     }
-                    Err(e @ (RequestError::Api(_) | RequestError::MigrateToChatId(_))) => {
+                    // The Bot API's definitive answers: sending it again would get the same.
+                    Err(e) => {
                         let error = e.to_string();
                         SendEvent::Refused { error: &error }.emit(&self.counters);
                         self.record(DeliveryUpdate::Failed { id, error }).await?;
-                        return Ok(Outcome::Done);
-                    }
-                    Err(e) => {
-                        // Network trouble: the call may or may not have arrived.
-                        let error = e.to_string();
-                        if row.attempts + 1 >= self.config.max_attempts {
-                            SendEvent::GaveUp {
-                                attempts: row.attempts + 1,
-                                error: &error,
-                            }
-                            .emit(&self.counters);
-                            self.record(DeliveryUpdate::Failed {
-                                id,
-                                error: format!(
-                                    "gave up after {} attempts: {error}",
-                                    row.attempts + 1
-                                ),
-                            })
-                            .await?;
-                        } else {
-                            SendEvent::Retried { error: &error }.emit(&self.counters);
-                            let backoff = Duration::from_secs(2u64.pow(row.attempts.min(8)));
-                            let at = Utc::now()
-                                + chrono::Duration::from_std(backoff).unwrap_or_default();
-                            self.record(DeliveryUpdate::Retry { id, at, error }).await?;
-                        }
                         return Ok(Outcome::Done);
                     }
                 }
@@ -425,6 +429,32 @@ impl SendStage {
         self.record(DeliveryUpdate::Sent { id }).await?;
         SendEvent::Sent.emit(&self.counters);
         Ok(Outcome::Done)
+    }
+}
+
+/// Whether a failed call is worth making again: network and HTTP trouble, and Telegram's
+/// own errors (5xx). teloxide drops the HTTP status, so a reply it could not match to a
+/// known error ([`ApiError::Unknown`]) counts as Telegram's trouble unless its description
+/// starts like the Bot API's client errors ("Bad Request: …", "Forbidden: …"): those are
+/// answers about the request, and repeating it would get the same answer.
+fn is_transient(e: &RequestError) -> bool {
+    const CLIENT_ERRORS: [&str; 7] = [
+        "Bad Request",
+        "Unauthorized",
+        "Forbidden",
+        "Not Found",
+        "Conflict",
+        "Method Not Allowed",
+        "Too Many Requests",
+    ];
+    match e {
+        RequestError::Api(ApiError::Unknown(description)) => {
+            !CLIENT_ERRORS.iter().any(|p| description.starts_with(p))
+        }
+        RequestError::Api(_) | RequestError::MigrateToChatId(_) | RequestError::RetryAfter(_) => {
+            false
+        }
+        RequestError::Network(_) | RequestError::InvalidJson { .. } | RequestError::Io(_) => true,
     }
 }
 

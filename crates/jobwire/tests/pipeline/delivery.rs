@@ -1,4 +1,4 @@
-//! Delivery under pressure: Telegram's 429 answers and quiet hours.
+//! Delivery under pressure: Telegram's 429 and 5xx answers, and quiet hours.
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -11,6 +11,67 @@ use jobwire_testkit::telegram::RateLimits;
 use jobwire_testkit::wait::eventually;
 
 use crate::support::*;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_telegram_outage_delays_a_delivery_and_a_definitive_refusal_ends_it() {
+    init();
+    let telegram = fake_telegram(None).await;
+    let (_dir, db) = temp_db().unwrap();
+    let bed = Bed {
+        bots: vec!["dev".into(), "creative".into()],
+        routes: vec![
+            ("web".into(), "dev".into()),
+            ("design".into(), "creative".into()),
+        ],
+        ..Bed::default()
+    };
+    let settings = bed.settings(telegram.url(), &db).unwrap();
+    {
+        let store = SqliteStore::open_path(&db).await.unwrap();
+        let subs = [subscriber(1, &["web", "design"])];
+        jobwire::subscribers::store_all(&store, &subs)
+            .await
+            .unwrap();
+        seed_job(&store, "@c", "1", "Web job, budget $100", &["web"])
+            .await
+            .unwrap();
+        seed_job(&store, "@c", "2", "Logo design, budget $50", &["design"])
+            .await
+            .unwrap();
+    }
+    // Telegram is down for the web bot's first call; the design bot's call is refused with
+    // an error teloxide does not know, worded as the Bot API words client errors.
+    let (dev, creative) = (bed.bot_id("dev").unwrap(), bed.bot_id("creative").unwrap());
+    telegram.fail_next_sends(dev, 1, 500, "Internal Server Error");
+    telegram.fail_next_sends(creative, 1, 400, "Bad Request: a brand new refusal");
+    let (mut running, store) = start_pipeline(&settings).await.unwrap();
+    // The failed attempt is held for a backoff (which the pipeline counts as settled).
+    eventually(
+        "the web job to arrive after the outage",
+        Duration::from_secs(60),
+        || async { !telegram.chat_messages(dev, 1).is_empty() },
+    )
+    .await;
+    let counts = running.wait_settled(Duration::from_secs(30)).await.unwrap();
+    running.shutdown().await.unwrap();
+
+    assert_eq!(telegram.stats().rejected_5xx, 1);
+    let web = telegram.chat_messages(dev, 1);
+    assert_eq!(web.len(), 1, "the web job arrived once, after the outage");
+    assert!(web[0].text.contains("Web job"), "{}", web[0].text);
+    assert!(
+        telegram.chat_messages(creative, 1).is_empty(),
+        "a refused message is not sent again"
+    );
+    assert_eq!(
+        (counts.deliveries_sent, counts.deliveries_failed),
+        (1, 1),
+        "{counts:?}"
+    );
+    let sent = store.sent_deliveries().await.unwrap();
+    assert_eq!(sent.len(), 1);
+    assert_eq!((sent[0].chat_id, sent[0].bot.as_str()), (1, "dev"));
+}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn on_429_the_bot_waits_retry_after_and_resends_everything_once() {

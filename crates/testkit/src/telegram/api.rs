@@ -68,6 +68,7 @@ fn respond(st: &TelegramState, result: ApiResult) -> Response {
                 404 => inc(&s.r404),
                 409 => inc(&s.r409),
                 429 => inc(&s.r429),
+                500..=599 => inc(&s.r5xx),
                 _ => {}
             }
             let mut body = json!({"ok": false, "error_code": e.code, "description": e.description});

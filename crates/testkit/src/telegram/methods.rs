@@ -154,7 +154,7 @@ fn check_not_blocked(send: &SendState, chat_id: i64) -> Result<(), ApiError> {
     Ok(())
 }
 
-/// Steps 4–6 of the check order (blocked, rate limit, content) and recording, under the
+/// Steps 4–7 of the check order (blocked, injected faults, rate limit, content) and recording, under the
 /// bot's lock; returns the sent `Message`.
 fn accept(st: &TelegramState, bot: &BotState, pending: Pending) -> ApiResult {
     let limits = st.limits();
@@ -163,6 +163,9 @@ fn accept(st: &TelegramState, bot: &BotState, pending: Pending) -> ApiResult {
     let recorded = {
         let mut send = lock(&bot.send);
         check_not_blocked(&send, chat_id)?;
+        if let Some((code, description)) = send.faults.pop_front() {
+            return Err(err(code, &description));
+        }
         if let Some(l) = limits {
             let global_limit = if pending.paid {
                 PAID_BROADCAST_PER_SEC

@@ -15,11 +15,13 @@
 //!    (unknown parameters are ignored, as Telegram does);
 //! 4. **blocked chat** — a chat blocked with [`TelegramState::block_chat`] answers 403
 //!    `Forbidden: bot was blocked by the user` to send and edit methods;
-//! 5. **rate limit** (send methods only) — trailing sliding windows per bot (1 s), per private
+//! 5. **injected faults** (send methods only) — the next answers queued with
+//!    [`TelegramState::fail_next_sends`] (e.g. `500 Internal Server Error`);
+//! 6. **rate limit** (send methods only) — trailing sliding windows per bot (1 s), per private
 //!    chat (1 s) and per group (negative chat id, 60 s); a message that would exceed one is
 //!    answered 429 `Too Many Requests: retry after N` with `parameters.retry_after = N`, the
 //!    whole seconds until a slot frees (at least 1);
-//! 6. **content** — entity parsing (HTML), empty text, length (4096 Unicode scalar values of
+//! 7. **content** — entity parsing (HTML), empty text, length (4096 Unicode scalar values of
 //!    visible text after parsing and trimming; 1024 for captions), then the inline keyboard
 //!    (`BUTTON_DATA_INVALID`, `BUTTON_URL_INVALID`), all 400.
 //!
@@ -174,6 +176,8 @@ pub struct FakeTelegramStats {
     pub rejected_409: u64,
     /// Calls answered 429 (rate limits).
     pub rejected_429: u64,
+    /// Calls answered with a 5xx (see [`TelegramState::fail_next_sends`]).
+    pub rejected_5xx: u64,
     /// Updates injected.
     pub updates_injected: u64,
     /// Updates delivered to a webhook (2xx answer).

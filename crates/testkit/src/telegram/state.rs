@@ -35,6 +35,7 @@ pub(super) struct Counters {
     pub(super) r404: AtomicU64,
     pub(super) r409: AtomicU64,
     pub(super) r429: AtomicU64,
+    pub(super) r5xx: AtomicU64,
     pub(super) updates_injected: AtomicU64,
     pub(super) webhook_delivered: AtomicU64,
     pub(super) webhook_failed: AtomicU64,
@@ -61,6 +62,8 @@ pub(super) struct SendState {
     pub(super) global: Window,
     pub(super) chats: HashMap<i64, ChatState>,
     pub(super) blocked: HashSet<i64>,
+    /// Answers the next send calls get instead of being accepted: `(HTTP code, description)`.
+    pub(super) faults: VecDeque<(u16, String)>,
 }
 
 #[derive(Debug, Clone)]
@@ -237,6 +240,17 @@ impl TelegramState {
         lock(&self.bot(bot_id).send).blocked.remove(&chat_id);
     }
 
+    /// The next `count` send calls of `bot_id` (any chat) fail with HTTP `code` and
+    /// `description`, as Telegram answers during an outage (`500 Internal Server Error`,
+    /// `502 Bad Gateway`), and are not recorded. Applied after the blocked-chat check.
+    pub fn fail_next_sends(&self, bot_id: u64, count: usize, code: u16, description: &str) {
+        let bot = self.bot(bot_id);
+        let mut send = lock(&bot.send);
+        for _ in 0..count {
+            send.faults.push_back((code, description.to_owned()));
+        }
+    }
+
     /// Queues an update for `bot_id` (served by `getUpdates`, or POSTed to its webhook).
     /// Assigns `update_id` when missing; returns the update's id.
     pub fn inject_update(&self, bot_id: u64, mut update: Value) -> Result<i64, TestkitError> {
@@ -280,6 +294,7 @@ impl TelegramState {
             rejected_404: g(&s.r404),
             rejected_409: g(&s.r409),
             rejected_429: g(&s.r429),
+            rejected_5xx: g(&s.r5xx),
             updates_injected: g(&s.updates_injected),
             webhook_delivered: g(&s.webhook_delivered),
             webhook_failed: g(&s.webhook_failed),
@@ -334,6 +349,7 @@ impl TelegramState {
             &s.r404,
             &s.r409,
             &s.r429,
+            &s.r5xx,
             &s.updates_injected,
             &s.webhook_delivered,
             &s.webhook_failed,
