@@ -15,4 +15,4 @@ pub use feed::{
 };
 pub use jsonl::JsonlSource;
 pub use source::{MAX_BATCH, Source, SourceError};
-pub use tdesktop::{ImportStats, TdesktopExport};
+pub use tdesktop::{ImportOptions, ImportStats, TdesktopExport};

@@ -9,7 +9,7 @@ use std::time::Instant;
 use chrono::{DateTime, TimeZone, Utc};
 use common::{drain, write_temp};
 use jobwire_core::IncomingPost;
-use jobwire_intake::{ImportStats, MAX_BATCH, SourceError, TdesktopExport};
+use jobwire_intake::{ImportOptions, ImportStats, MAX_BATCH, SourceError, TdesktopExport};
 
 fn fixture(name: &str) -> String {
     format!("{}/../../tests/fixtures/{name}", env!("CARGO_MANIFEST_DIR"))
@@ -64,6 +64,7 @@ async fn old_channel_export() {
             posts: 13,
             skipped_service: 1,
             skipped_without_text: 5,
+            skipped_malformed: 0,
         }
     );
     assert_eq!(
@@ -114,6 +115,7 @@ async fn current_personal_export() {
             posts: 11,
             skipped_service: 62,
             skipped_without_text: 14,
+            skipped_malformed: 0,
         }
     );
     assert_eq!(
@@ -341,14 +343,45 @@ async fn an_invalid_export_names_the_line() {
     );
 }
 
+/// Good messages around four malformed ones: no date, an id that is a list, a text that is
+/// a number, a date of the wrong type.
+const WITH_MALFORMED: &str = r#"{"name": "x", "type": "public_channel", "id": 1, "messages": [
+  {"id": 1, "type": "message", "date": "2020-01-01T00:00:00", "text": "first"},
+  {"id": 5, "type": "message", "text": "hi"},
+  {"id": [6], "type": "message", "date": "2020-01-01T00:00:00", "text": "odd id"},
+  {"id": 7, "type": "message", "date": "2020-01-01T00:00:00", "text": 42},
+  {"id": 8, "type": "message", "date": 5, "text": "numeric date"},
+  {"id": 9, "type": "message", "date": "2020-01-01T00:00:09", "text": "last"}
+]}"#;
+
 #[tokio::test]
-async fn a_text_message_without_a_date_is_an_error() {
-    let doc = r#"{"name": "x", "id": 1, "messages": [{"id": 5, "type": "message", "text": "hi"}]}"#;
-    let file = write_temp(doc);
-    let (_, batches, err) = import(file.path(), false).await;
-    assert!(batches.is_empty());
-    let err = err.expect("no date");
-    assert!(err.to_string().contains("message 5"), "{err}");
+async fn malformed_messages_are_skipped_and_counted_and_the_rest_imported() {
+    let file = write_temp(WITH_MALFORMED);
+    let (posts, stats) = import_ok(file.path()).await;
+    let ids: Vec<_> = posts.iter().map(|p| p.external_id.as_str()).collect();
+    assert_eq!(
+        ids,
+        ["1", "9"],
+        "the good messages on both sides were imported"
+    );
+    assert_eq!(stats.skipped_malformed, 4, "{stats:?}");
+    assert_eq!((stats.messages, stats.posts), (6, 2), "{stats:?}");
+}
+
+#[tokio::test]
+async fn a_strict_import_stops_at_the_first_malformed_message_naming_it() {
+    let file = write_temp(WITH_MALFORMED);
+    let options = ImportOptions {
+        progress: false,
+        strict: true,
+    };
+    let mut source = TdesktopExport::open_with(file.path(), options)
+        .await
+        .expect("open");
+    let (batches, err) = drain(&mut source).await;
+    assert!(batches.concat().len() <= 1, "nothing after the bad message");
+    let err = err.expect("a strict import fails").to_string();
+    assert!(err.contains("message 5") && err.contains("date"), "{err}");
 }
 
 #[tokio::test]

@@ -41,6 +41,9 @@ pub enum Command {
         /// End the output with the summary as one JSON line.
         #[arg(long)]
         json: bool,
+        /// Stop at the first malformed line of --posts (default: report it and skip it).
+        #[arg(long)]
+        strict: bool,
     },
     /// Runs the pipeline until Ctrl-C / SIGTERM: every role, or those given with --role.
     Run {
@@ -50,6 +53,9 @@ pub enum Command {
         /// Replay a JSONL file of posts through intake once started.
         #[arg(long)]
         replay: Option<PathBuf>,
+        /// Stop at the first malformed line of --replay (default: report it and skip it).
+        #[arg(long)]
+        strict: bool,
     },
     /// Signs a Telegram user account in (phone, code, 2FA password) and keeps its session file.
     Login {
@@ -65,6 +71,9 @@ pub enum Command {
         /// No progress bar.
         #[arg(long)]
         quiet: bool,
+        /// Stop at the first malformed message (default: report it and skip it).
+        #[arg(long)]
+        strict: bool,
     },
     /// The classification report of the last hours: posts per model, jobs, tokens, cost and
     /// latency, and what the pipeline holds now.

@@ -19,12 +19,14 @@ pub async fn execute(cli: Cli) -> anyhow::Result<()> {
             llm_model,
             speed,
             json,
+            strict,
         } => {
             let report = crate::demo::run(crate::demo::DemoOptions {
                 posts: posts.clone(),
                 llm_url: llm_url.clone(),
                 llm_model: llm_model.clone(),
                 speed: *speed,
+                strict: *strict,
                 ..Default::default()
             })
             .await?;
@@ -56,12 +58,28 @@ pub async fn execute(cli: Cli) -> anyhow::Result<()> {
             }
             Ok(())
         }
-        Command::Run { role, replay } => {
+        Command::Run {
+            role,
+            replay,
+            strict,
+        } => {
             let config = crate::config::Config::load(cli.config.as_deref())?;
-            crate::run::run_roles(&config, role, replay.as_deref()).await
+            let replay = replay.as_deref().map(|path| crate::run::Replay {
+                path,
+                strict: *strict,
+            });
+            crate::run::run_roles(&config, role, replay).await
         }
-        Command::Import { file, quiet } => {
-            crate::run::import(&cli::settings(&cli)?, file, !*quiet).await
+        Command::Import {
+            file,
+            quiet,
+            strict,
+        } => {
+            let options = jobwire_intake::ImportOptions {
+                progress: !*quiet,
+                strict: *strict,
+            };
+            crate::run::import(&cli::settings(&cli)?, file, options).await
         }
         Command::Report { hours } => {
             let settings = cli::settings(&cli)?;

@@ -35,6 +35,8 @@ pub struct DemoOptions {
     /// How many of the posts are read a second time (as a reconnecting source does), to
     /// show exact de-duplication.
     pub reread: usize,
+    /// Stop at the first malformed line of `posts` (default: report it, skip it, read on).
+    pub strict: bool,
 }
 
 impl Default for DemoOptions {
@@ -45,6 +47,7 @@ impl Default for DemoOptions {
             llm_model: "gpt-4o-mini".to_owned(),
             speed: 20,
             reread: 20,
+            strict: false,
         }
     }
 }
@@ -65,6 +68,8 @@ pub struct SubscriberReport {
 pub struct DemoSummary {
     pub classifier: String,
     pub posts_read: u64,
+    /// Malformed lines of the posts file, each reported (with its line) and skipped.
+    pub skipped_lines: u64,
     pub filtered: u64,
     pub duplicates: u64,
     pub near_duplicates: u64,
@@ -192,10 +197,14 @@ pub async fn run(opts: DemoOptions) -> anyhow::Result<DemoReport> {
     };
     let mut source = JsonlSource::open(&posts_path, Utc::now())
         .await
-        .with_context(|| format!("--posts: cannot read {}", posts_path.display()))?;
+        .with_context(|| format!("--posts: cannot read {}", posts_path.display()))?
+        .skip_bad_lines(!opts.strict);
     let mut tally = running.intake.drain(&mut source).await?;
+    let skipped_lines = source.skipped_lines() as u64;
     // A reconnecting source sees its latest messages again: exact de-duplication.
-    let mut again = JsonlSource::open(&posts_path, Utc::now()).await?;
+    let mut again = JsonlSource::open(&posts_path, Utc::now())
+        .await?
+        .skip_bad_lines(true);
     let mut reread = 0;
     'outer: while let Some(batch) = jobwire_intake::Source::next_batch(&mut again).await? {
         for post in batch {
@@ -239,6 +248,7 @@ pub async fn run(opts: DemoOptions) -> anyhow::Result<DemoReport> {
     let summary = DemoSummary {
         classifier,
         posts_read: tally.read,
+        skipped_lines,
         filtered: tally.filtered,
         duplicates: tally.duplicates,
         near_duplicates: tally.near_duplicates,
@@ -319,6 +329,12 @@ pub fn print(report: &DemoReport, json: bool) {
         "  posts read {}, filtered by channel rules {}, exact duplicates {}, re-posts of an earlier vacancy {}",
         m.posts_read, m.filtered, m.duplicates, m.near_duplicates
     );
+    if m.skipped_lines > 0 {
+        println!(
+            "  malformed lines skipped {} (each reported above with its line)",
+            m.skipped_lines
+        );
+    }
     println!("  jobs {}, not jobs {}", m.jobs, m.not_jobs);
     println!(
         "  deliveries sent {}, held (quiet hours) {}, to a blocked chat {}, failed {}",

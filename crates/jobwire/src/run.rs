@@ -37,13 +37,13 @@ pub async fn shutdown_signal() {
     }
 }
 
-/// `jobwire run [--role …] [--replay FILE]`: serves health, metrics (and the admin API with
+/// `jobwire run [--role …] [--replay FILE [--strict]]`: serves health, metrics (and the admin API with
 /// the admin role), connects to the services (retrying until they answer), starts every
 /// task of `roles` under one supervisor and runs until SIGTERM or until a stage fails.
 pub async fn run_roles(
     config: &Config,
     roles: &[Role],
-    replay: Option<&Path>,
+    replay: Option<Replay<'_>>,
 ) -> anyhow::Result<()> {
     let settings = config.resolve(&ProcessEnv)?;
     let roles: Vec<Role> = if roles.is_empty() {
@@ -108,12 +108,14 @@ pub async fn run_roles(
         pipeline::watch_dependencies(parts, watched, token).await;
         Ok(())
     });
-    if let Some(path) = replay {
+    if let Some(Replay { path, strict }) = replay {
         let mut source = jobwire_intake::JsonlSource::open(path, chrono::Utc::now())
             .await
-            .with_context(|| format!("--replay {}", path.display()))?;
+            .with_context(|| format!("--replay {}", path.display()))?
+            .skip_bad_lines(!strict);
         let tally = running.intake.drain(&mut source).await?;
-        tracing::info!(?tally, "replay read");
+        let skipped_lines = source.skipped_lines();
+        tracing::info!(?tally, skipped_lines, "replay read");
     }
     let ended = tokio::select! {
         _ = shutdown.cancelled() => None,
@@ -137,13 +139,27 @@ fn admin_alert(settings: &Settings) -> anyhow::Result<Option<jobwire_classify::c
     }
 }
 
+/// `jobwire run --replay FILE [--strict]`.
+#[derive(Debug, Clone, Copy)]
+pub struct Replay<'a> {
+    pub path: &'a Path,
+    /// Stop at the first malformed line (default: report it with its line and skip it).
+    pub strict: bool,
+}
+
 /// `jobwire import FILE`: a Telegram Desktop export into the store. Imported posts are
-/// stored as `queued`; the next `jobwire run` re-drives them.
-pub async fn import(settings: &Settings, file: &Path, progress: bool) -> anyhow::Result<()> {
+/// stored as `queued`; the next `jobwire run` re-drives them. A malformed message is
+/// reported and skipped (with `options.strict`, it ends the import); the counts are printed
+/// at the end.
+pub async fn import(
+    settings: &Settings,
+    file: &Path,
+    options: jobwire_intake::ImportOptions,
+) -> anyhow::Result<()> {
     let store = pipeline::open_store(settings).await?;
     let queue: Arc<dyn jobwire_queue::Queue> = Arc::new(jobwire_queue::MemoryQueue::new());
     let intake = jobwire_intake::stage::IntakeStage::new(store, queue);
-    let mut source = jobwire_intake::TdesktopExport::open(file, progress)
+    let mut source = jobwire_intake::TdesktopExport::open_with(file, options)
         .await
         .with_context(|| format!("import {}", file.display()))?;
     let tally = intake.drain(&mut source).await?;
@@ -155,8 +171,16 @@ pub async fn import(settings: &Settings, file: &Path, progress: bool) -> anyhow:
         tally.filtered,
         tally.duplicates
     );
-    if let Some(stats) = source.stats() {
-        println!("{stats:?}");
+    if let Some(s) = source.stats() {
+        println!(
+            "{} messages in {} chats: {} posts, {} service messages, {} without text, {} malformed (skipped, each reported above)",
+            s.messages,
+            s.chats,
+            s.posts,
+            s.skipped_service,
+            s.skipped_without_text,
+            s.skipped_malformed
+        );
     }
     Ok(())
 }

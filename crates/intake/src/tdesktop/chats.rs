@@ -5,7 +5,7 @@ use std::fmt;
 
 use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 
-use super::message::{IdLike, RawMessage};
+use super::message::IdLike;
 use super::posts::{ChatMeta, Ctx};
 
 /// Drives a visitor over a JSON object.
@@ -53,7 +53,7 @@ impl<'de> Visitor<'de> for Chat<'_, '_> {
         // Messages that came before the chat's type and id (Telegram Desktop always writes
         // those first; other writers may sort keys): kept until the chat object ends so they
         // get the right channel and links.
-        let mut early: Vec<RawMessage> = Vec::new();
+        let mut early: Vec<serde_json::Value> = Vec::new();
         let mut saw_messages = false;
         while let Some(key) = map.next_key::<String>()? {
             match key.as_str() {
@@ -86,8 +86,10 @@ impl<'de> Visitor<'de> for Chat<'_, '_> {
         if saw_messages {
             self.ctx.stats.chats += 1;
         }
-        for msg in early {
-            self.ctx.handle(&meta, msg).map_err(de::Error::custom)?;
+        for (position, msg) in early.into_iter().enumerate() {
+            self.ctx
+                .take(&meta, position + 1, msg)
+                .map_err(de::Error::custom)?;
         }
         Ok(())
     }
@@ -157,8 +159,14 @@ impl<'de> Visitor<'de> for Messages<'_, '_, '_> {
     }
 
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
-        while let Some(msg) = seq.next_element::<RawMessage>()? {
-            self.ctx.handle(self.chat, msg).map_err(de::Error::custom)?;
+        // Each message is read as plain JSON first, so that one of an unexpected shape is
+        // a malformed message (reported and skipped) rather than the end of the import.
+        let mut position = 0;
+        while let Some(msg) = seq.next_element::<serde_json::Value>()? {
+            position += 1;
+            self.ctx
+                .take(self.chat, position, msg)
+                .map_err(de::Error::custom)?;
         }
         Ok(())
     }

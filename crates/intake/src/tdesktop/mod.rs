@@ -23,7 +23,10 @@
 //! - `url`: `https://t.me/c/<chat id>/<message id>` for channels and supergroups, else none.
 //!
 //! Service messages, unsupported ones and messages without text (photos, stickers, voice) are
-//! skipped and counted in [`ImportStats`].
+//! skipped and counted in [`ImportStats`]. A malformed message (a field of the wrong type, no
+//! id, an unreadable date) is reported with a warning naming its chat, id and reason, counted
+//! and skipped; with [`ImportOptions::strict`] it ends the import with an error instead. A
+//! file that is not JSON at all (or is truncated) ends the import with its line and column.
 
 mod chats;
 mod message;
@@ -58,6 +61,18 @@ pub struct ImportStats {
     pub skipped_service: usize,
     /// Messages without text (media only).
     pub skipped_without_text: usize,
+    /// Malformed messages (fields of the wrong type, no id, a bad date), each reported with
+    /// a warning and skipped; a strict import stops at the first instead.
+    pub skipped_malformed: usize,
+}
+
+/// How to read an export.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ImportOptions {
+    /// Draw a progress bar (by bytes read) on stderr when stderr is a terminal.
+    pub progress: bool,
+    /// Stop at the first malformed message (default: report it, skip it, read on).
+    pub strict: bool,
 }
 
 enum Event {
@@ -86,9 +101,23 @@ impl fmt::Debug for Event {
 }
 
 impl TdesktopExport {
-    /// Opens the export and starts reading it in the background. With `progress`, a progress
-    /// bar (by bytes read) is drawn on stderr when stderr is a terminal.
+    /// Opens the export and starts reading it in the background, skipping malformed
+    /// messages. With `progress`, a progress bar (by bytes read) is drawn on stderr when
+    /// stderr is a terminal.
     pub async fn open(path: impl AsRef<Path>, progress: bool) -> Result<Self, SourceError> {
+        let options = ImportOptions {
+            progress,
+            strict: false,
+        };
+        Self::open_with(path, options).await
+    }
+
+    /// [`Self::open`] with every option.
+    pub async fn open_with(
+        path: impl AsRef<Path>,
+        options: ImportOptions,
+    ) -> Result<Self, SourceError> {
+        let progress = options.progress;
         let path = path.as_ref().to_path_buf();
         let io_err = |source| SourceError::Io {
             path: path.clone(),
@@ -114,7 +143,7 @@ impl TdesktopExport {
         let (tx, rx) = mpsc::channel(CHANNEL_DEPTH);
         let task_path = path.clone();
         tokio::task::spawn_blocking(move || {
-            let outcome = parse_export(file, &task_path, &tx, &bar);
+            let outcome = parse_export(file, &task_path, &tx, &bar, options.strict);
             bar.finish_and_clear();
             let event = match outcome {
                 Ok(stats) => Event::Done(stats),

@@ -46,6 +46,7 @@ pub(super) fn parse_export(
     path: &Path,
     tx: &mpsc::Sender<Event>,
     bar: &ProgressBar,
+    strict: bool,
 ) -> Result<ImportStats, Option<SourceError>> {
     let count = Rc::new(Cell::new(0));
     let reader = BufReader::with_capacity(
@@ -64,6 +65,7 @@ pub(super) fn parse_export(
         stats: ImportStats::default(),
         hung_up: false,
         recognized: false,
+        strict,
     };
     let parsed = Object(Chat {
         ctx: &mut ctx,

@@ -17,6 +17,26 @@ pub(super) struct Ctx<'a> {
     pub(super) hung_up: bool,
     /// Whether a `messages` array or a `chats`/`left_chats` list was seen.
     pub(super) recognized: bool,
+    /// Whether a malformed message ends the import (else it is reported and skipped).
+    pub(super) strict: bool,
+}
+
+/// Why a message did not become a post.
+#[derive(Debug)]
+pub(super) enum Refused {
+    /// The message is malformed: skipped (reported), or the end of a strict import.
+    Malformed(String),
+    /// The consumer went away: the import ends.
+    Cancelled,
+}
+
+impl std::fmt::Display for Refused {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Refused::Malformed(reason) => f.write_str(reason),
+            Refused::Cancelled => f.write_str("the import was cancelled"),
+        }
+    }
 }
 
 impl Ctx<'_> {
@@ -33,8 +53,44 @@ impl Ctx<'_> {
         Ok(())
     }
 
+    /// Takes one message as parsed JSON: a post, a counted skip, or — when it is malformed
+    /// (fields of the wrong type, no id, a bad date) — a warning naming the chat, the message
+    /// (its id, else its position) and the reason, then the next message. In a strict import
+    /// a malformed message ends the import instead (`Err`).
+    pub(super) fn take(
+        &mut self,
+        chat: &ChatMeta,
+        position: usize,
+        value: serde_json::Value,
+    ) -> Result<(), Refused> {
+        let shown_id = match value.get("id") {
+            Some(serde_json::Value::Number(n)) => n.to_string(),
+            Some(serde_json::Value::String(s)) => s.chars().take(40).collect(),
+            _ => format!("#{position} (no id)"),
+        };
+        let outcome = match serde::Deserialize::deserialize(value) {
+            Ok(msg) => self.handle(chat, msg),
+            Err(e) => {
+                self.stats.messages += 1;
+                Err(Refused::Malformed(format!("{e}")))
+            }
+        };
+        match outcome {
+            Err(Refused::Malformed(reason)) => {
+                let reason = format!("{}, message {shown_id}: {reason}", chat.channel_name());
+                if self.strict {
+                    return Err(Refused::Malformed(reason));
+                }
+                tracing::warn!(%reason, "skipped a malformed message of the export");
+                self.stats.skipped_malformed += 1;
+                Ok(())
+            }
+            other => other,
+        }
+    }
+
     /// Turns one message into a post (or counts it as skipped).
-    pub(super) fn handle(&mut self, chat: &ChatMeta, msg: RawMessage) -> Result<(), String> {
+    fn handle(&mut self, chat: &ChatMeta, msg: RawMessage) -> Result<(), Refused> {
         self.stats.messages += 1;
         if msg.kind.as_deref().unwrap_or("message") != "message" {
             self.stats.skipped_service += 1;
@@ -45,9 +101,12 @@ impl Ctx<'_> {
             self.stats.skipped_without_text += 1;
             return Ok(());
         }
-        let id = msg.id.ok_or("a message without an \"id\"")?.0;
+        let id = msg
+            .id
+            .ok_or_else(|| Refused::Malformed("a message without an \"id\"".into()))?
+            .0;
         let posted_at = posted_at(msg.date_unixtime.as_ref(), msg.date.as_deref())
-            .map_err(|reason| format!("message {id}: {reason}"))?;
+            .map_err(Refused::Malformed)?;
         let author = msg
             .from
             .filter(|f| !f.trim().is_empty())
@@ -65,7 +124,7 @@ impl Ctx<'_> {
         self.stats.posts += 1;
         self.batch.push(post);
         if self.batch.len() >= MAX_BATCH && self.flush().is_err() {
-            return Err("the import was cancelled".into());
+            return Err(Refused::Cancelled);
         }
         Ok(())
     }

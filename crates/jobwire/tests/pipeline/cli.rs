@@ -124,3 +124,82 @@ fn import_reads_a_desktop_export_into_the_queue() {
     assert!(again.contains(" 0 queued"), "{again}");
     let _ = gist("", 0);
 }
+
+#[test]
+fn a_malformed_post_is_reported_skipped_and_counted_unless_strict() {
+    let dir = tempfile::tempdir().unwrap();
+    let data =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../data/dev.jsonl"))
+            .unwrap();
+    let mut lines: Vec<&str> = data.lines().take(12).collect();
+    lines.insert(2, "{\"id\": \"broken\", \"text\": ");
+    let posts = dir.path().join("posts.jsonl");
+    std::fs::write(&posts, lines.join("\n")).unwrap();
+    let posts = posts.to_str().unwrap();
+
+    let out = jobwire(
+        &["demo", "--posts", posts, "--json"],
+        &[("RUST_LOG", "warn")],
+    );
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    let summary: serde_json::Value = serde_json::from_str(stdout.lines().last().unwrap()).unwrap();
+    // The 12 good lines, then each again as a reconnecting source re-reads them.
+    assert_eq!(summary["posts_read"], 24, "every good line was read");
+    assert_eq!(summary["duplicates"], 12);
+    assert_eq!(summary["skipped_lines"], 1);
+    assert!(
+        stderr.contains("posts.jsonl:3:"),
+        "the bad line is named: {stderr}"
+    );
+
+    let out = jobwire(&["demo", "--posts", posts, "--strict"], &[]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "--strict stops at the bad line");
+    assert!(stderr.contains("posts.jsonl:3:"), "{stderr}");
+}
+
+#[test]
+fn a_malformed_export_message_is_reported_skipped_and_counted_unless_strict() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = format!("sqlite://{}", dir.path().join("j.db").display());
+    let export = dir.path().join("result.json");
+    std::fs::write(
+        &export,
+        r#"{"name": "Jobs", "type": "public_channel", "id": 77, "messages": [
+  {"id": 1, "type": "message", "date": "2026-01-01T10:00:00", "text": "Need a React developer, budget $500"},
+  {"id": 5, "type": "message", "text": "no date here"},
+  {"id": 9, "type": "message", "date": "2026-01-01T11:00:00", "text": "Looking for a logo designer, $200"}
+]}"#,
+    )
+    .unwrap();
+    let export = export.to_str().unwrap();
+    let env = [
+        ("JOBWIRE__DATABASE__URL", db.as_str()),
+        ("RUST_LOG", "warn"),
+    ];
+
+    let strict = jobwire(&["import", export, "--quiet", "--strict"], &env);
+    let stderr = String::from_utf8_lossy(&strict.stderr);
+    assert!(
+        !strict.status.success(),
+        "--strict stops at the bad message"
+    );
+    assert!(stderr.contains("message 5"), "{stderr}");
+
+    let out = jobwire(&["import", export, "--quiet"], &env);
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    assert!(stdout.contains("1 malformed"), "{stdout}");
+    assert!(stdout.contains("2 posts read"), "{stdout}");
+    assert!(
+        stderr.contains("message 5"),
+        "the bad message is named: {stderr}"
+    );
+}
