@@ -11,18 +11,26 @@
 //!   30 min, then stop and alert the admin), honouring a longer `Retry-After`.
 //! - [`FeedSource`] polls many feeds as a [`crate::Source`]: due feeds concurrently, one
 //!   feed's failure recorded in its [`FeedStatus`] and never stopping the others.
+//! - [`retry_until_stopped`] retries what follows a poll (taking its items in, saving the
+//!   feed's state) with backoff until it succeeds or the process shuts down.
 //!
 //! On a feed's first successful poll its existing items are marked as seen, not delivered,
 //! unless the feed is configured with `backfill`.
+//!
+//! A feed URL can carry a token (Upwork's `securityToken` in the query), so it is never
+//! printed: logs, errors, [`FeedStatus`] and `Debug` name a feed by its name and
+//! [`FeedConfig::host`], and HTTP errors are formatted without their URL.
 
 mod facts;
 mod poller;
 mod raw;
+pub mod retry;
 mod source;
 mod state;
 pub mod text;
 pub mod upwork;
 
+use std::fmt;
 use std::time::Duration;
 
 use chrono::{DateTime, FixedOffset, NaiveTime, Timelike, Utc};
@@ -30,6 +38,7 @@ use jobwire_core::IncomingPost;
 
 pub use facts::{Budget, BudgetKind, FeedJobFacts};
 pub use poller::{FeedPoller, Fetched, MAX_ITEMS_PER_POLL};
+pub use retry::{RetryPolicy, retry_until_stopped};
 pub use source::{FeedHandle, FeedSource, MAX_CONCURRENT_POLLS};
 pub use state::{
     FailureAction, FeedHealth, FeedState, FeedStatus, MAX_RETRY_AFTER, MIN_INTERVAL, SEEN_CAPACITY,
@@ -47,10 +56,11 @@ pub const DEFAULT_MAX_REDIRECTS: usize = 5;
 pub const DEFAULT_BACKOFF: [Duration; 2] =
     [Duration::from_secs(5 * 60), Duration::from_secs(30 * 60)];
 
-/// One feed to poll.
-#[derive(Debug, Clone, PartialEq)]
+/// One feed to poll. Its `Debug` shows the URL's host only (see [`FeedConfig::host`]).
+#[derive(Clone, PartialEq)]
 pub struct FeedConfig {
-    /// The feed URL (`http` or `https`).
+    /// The feed URL (`http` or `https`). It may hold a token: never log or show it, use
+    /// [`FeedConfig::host`].
     pub url: String,
     /// The channel handle posts carry (`feed:larajobs`); unique among feeds.
     pub name: String,
@@ -91,6 +101,66 @@ impl FeedConfig {
             backoff: DEFAULT_BACKOFF.to_vec(),
         }
     }
+
+    /// Where the feed is, fit for logs, errors and the admin panel: the URL's host, with
+    /// its port when one is written (`www.upwork.com`, `127.0.0.1:8080`). Never the path,
+    /// query or user info, which can carry tokens. `invalid URL` when it does not parse.
+    pub fn host(&self) -> String {
+        let Ok(url) = reqwest012::Url::parse(&self.url) else {
+            return "invalid URL".to_owned();
+        };
+        match (url.host_str(), url.port()) {
+            (Some(host), Some(port)) => format!("{host}:{port}"),
+            (Some(host), None) => host.to_owned(),
+            (None, _) => "URL without a host".to_owned(),
+        }
+    }
+
+    /// `text` with the parts of the feed URL that can carry a secret — the URL itself, its
+    /// query, its user info — replaced by `***`. For text the feed code does not write
+    /// itself: library error messages, and states saved by versions that printed URLs.
+    pub fn scrub(&self, text: &str) -> String {
+        let mut secrets = vec![self.url.clone()];
+        if let Ok(url) = reqwest012::Url::parse(&self.url) {
+            secrets.push(url.as_str().to_owned());
+            if let Some(query) = url.query().filter(|q| !q.is_empty()) {
+                secrets.push(query.to_owned());
+            }
+            if let Some(password) = url.password() {
+                secrets.push(password.to_owned());
+            }
+            if !url.username().is_empty() {
+                secrets.push(format!("{}@", url.username()));
+            }
+        }
+        // Longest first, so a query inside the URL does not leave the rest of it behind;
+        // pieces of one or two characters would only mangle the text.
+        secrets.sort_by_key(|s| std::cmp::Reverse(s.len()));
+        let mut text = text.to_owned();
+        for secret in secrets.iter().filter(|s| s.len() > 2) {
+            if text.contains(secret.as_str()) {
+                text = text.replace(secret.as_str(), "***");
+            }
+        }
+        text
+    }
+}
+
+impl fmt::Debug for FeedConfig {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("FeedConfig")
+            .field("name", &self.name)
+            .field("host", &self.host())
+            .field("interval", &self.interval)
+            .field("jitter", &self.jitter)
+            .field("night", &self.night)
+            .field("backfill", &self.backfill)
+            .field("max_bytes", &self.max_bytes)
+            .field("timeout", &self.timeout)
+            .field("max_redirects", &self.max_redirects)
+            .field("backoff", &self.backoff)
+            .finish()
+    }
 }
 
 /// A window of the day polled at a different interval (usually longer).
@@ -130,7 +200,8 @@ pub struct FeedItem {
     pub facts: Option<FeedJobFacts>,
 }
 
-/// Why one poll of one feed failed. The message is what the log and the admin panel show.
+/// Why one poll of one feed failed. The message is what the log and the admin panel show;
+/// it never holds the feed's URL.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum FeedError {
     /// The server answered with an error status.
@@ -159,7 +230,8 @@ pub enum FeedError {
     /// The document could not be parsed.
     #[error("broken XML: {0}")]
     BrokenXml(String),
-    /// The feed's configuration is unusable (bad URL, client cannot be built).
+    /// The feed's configuration is unusable (bad URL, client cannot be built, two feeds
+    /// with one name).
     #[error("bad feed configuration: {0}")]
     Config(String),
 }

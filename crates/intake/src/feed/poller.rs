@@ -41,8 +41,8 @@ pub enum Fetched {
 }
 
 /// Polls one feed over HTTP. Holds its own client, configured with the feed's timeout and
-/// redirect limit.
-#[derive(Debug, Clone)]
+/// redirect limit. Its `Debug` names the feed and its host, never the URL.
+#[derive(Clone)]
 pub struct FeedPoller {
     config: FeedConfig,
     url: reqwest::Url,
@@ -51,14 +51,18 @@ pub struct FeedPoller {
 
 impl FeedPoller {
     /// A poller for `config`. Fails if the URL is not `http(s)` or the client cannot be
-    /// built.
+    /// built (the error names the feed, not its URL).
     pub fn new(config: FeedConfig) -> Result<Self, FeedError> {
-        let url = reqwest::Url::parse(&config.url)
-            .map_err(|e| FeedError::Config(format!("{}: {e}", config.url)))?;
+        let url = reqwest::Url::parse(&config.url).map_err(|e| {
+            FeedError::Config(format!(
+                "feed {:?}: the URL does not parse: {e}",
+                config.name
+            ))
+        })?;
         if !matches!(url.scheme(), "http" | "https") {
             return Err(FeedError::Config(format!(
-                "{}: only http and https feeds are supported",
-                config.url
+                "feed {:?}: only http and https feeds are supported",
+                config.name
             )));
         }
         let client = reqwest::Client::builder()
@@ -67,7 +71,7 @@ impl FeedPoller {
             .redirect(reqwest::redirect::Policy::limited(config.max_redirects))
             .user_agent(USER_AGENT)
             .build()
-            .map_err(|e| FeedError::Config(error_chain(&e)))?;
+            .map_err(|e| FeedError::Config(config.scrub(&error_chain(&e.without_url()))))?;
         Ok(Self {
             config,
             url,
@@ -102,7 +106,7 @@ impl FeedPoller {
         if let Some(value) = last_modified.and_then(|v| HeaderValue::from_str(v).ok()) {
             request = request.header(header::IF_MODIFIED_SINCE, value);
         }
-        let mut response = request.send().await.map_err(|e| self.map_error(&e))?;
+        let mut response = request.send().await.map_err(|e| self.map_error(e))?;
         let status = response.status();
         if status == reqwest::StatusCode::NOT_MODIFIED {
             return Ok(Fetched::NotModified);
@@ -123,7 +127,7 @@ impl FeedPoller {
             return Err(FeedError::TooLarge(limit));
         }
         let mut body = Vec::new();
-        while let Some(chunk) = response.chunk().await.map_err(|e| self.map_error(&e))? {
+        while let Some(chunk) = response.chunk().await.map_err(|e| self.map_error(e))? {
             if body.len() as u64 + chunk.len() as u64 > limit {
                 return Err(FeedError::TooLarge(limit));
             }
@@ -159,16 +163,29 @@ impl FeedPoller {
         }
     }
 
-    fn map_error(&self, error: &reqwest::Error) -> FeedError {
+    /// The [`FeedError`] of a reqwest error. reqwest puts the request URL in its errors'
+    /// `Display` and `Debug`: it is removed first, and the message scrubbed of the URL's
+    /// secret parts in case a cause quotes them.
+    fn map_error(&self, error: reqwest::Error) -> FeedError {
+        let error = error.without_url();
+        let message = || self.config.scrub(&error_chain(&error));
         if error.is_timeout() {
             FeedError::Timeout(self.config.timeout)
         } else if error.is_redirect() {
             FeedError::TooManyRedirects(self.config.max_redirects)
         } else if error.is_builder() {
-            FeedError::Config(error_chain(error))
+            FeedError::Config(message())
         } else {
-            FeedError::Network(error_chain(error))
+            FeedError::Network(message())
         }
+    }
+}
+
+impl std::fmt::Debug for FeedPoller {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("FeedPoller")
+            .field("config", &self.config)
+            .finish_non_exhaustive()
     }
 }
 
@@ -234,15 +251,18 @@ pub(crate) fn parse_feed(
     if body.iter().all(u8::is_ascii_whitespace) {
         return Err(FeedError::NotAFeed("empty body".to_owned()));
     }
+    // Relative links are resolved against the feed URL without its query, user info and
+    // fragment: an empty or `#…` link must not come out as the URL with its token.
+    let base = public_base(&config.url);
     let parser = feed_rs::parser::Builder::new()
-        .base_uri(Some(&config.url))
+        .base_uri(base.as_deref())
         .id_generator(|_, _, _| String::new())
         .build();
     let feed = parser.parse(body).map_err(|e| match e {
         ParseFeedError::ParseError(ParseErrorKind::NoFeedRoot) => {
             FeedError::NotAFeed("no RSS or Atom root element".to_owned())
         }
-        other => FeedError::BrokenXml(other.to_string()),
+        other => FeedError::BrokenXml(config.scrub(&other.to_string())),
     })?;
     let raw = raw_items(body, MAX_ITEMS_PER_POLL);
     let entries: Vec<_> = feed.entries.into_iter().take(MAX_ITEMS_PER_POLL).collect();
@@ -365,6 +385,16 @@ fn build_item(
     };
     post.bound_text();
     FeedItem { post, facts }
+}
+
+/// `url` without user info, query and fragment (`None` if it does not parse).
+fn public_base(url: &str) -> Option<String> {
+    let mut url = reqwest::Url::parse(url).ok()?;
+    url.set_query(None);
+    url.set_fragment(None);
+    url.set_username("").ok()?;
+    url.set_password(None).ok()?;
+    Some(url.into())
 }
 
 /// Plain text of a feed text construct: HTML is converted, plain text only trimmed line by
@@ -541,6 +571,39 @@ mod tests {
         assert_eq!(post.author.as_deref(), Some("ACME"));
         assert_eq!(post.text, "Rust developer\n\nRemote, €80k");
         assert_eq!(post.posted_at.to_rfc3339(), "2026-03-01T00:00:00+00:00");
+    }
+
+    #[test]
+    fn a_hostile_five_megabyte_description_is_read_in_linear_time() {
+        // Every text helper an item goes through (feed-rs, the raw read, Upwork's labeled
+        // lines, HTML to text) on a 5 MB description of unclosed tags and unfinished labels.
+        let mut description = "<b>Budget</b> ".repeat(100_000);
+        description.push_str(&"<a".repeat(1_500_000));
+        description.push_str("<b>Country</b>: Narnia");
+        let rss = format!(
+            "<rss version=\"2.0\" xmlns:job=\"https://x\"><channel><title>t</title><item>\
+             <title>hostile</title><guid>h</guid><job:tags>a,b</job:tags>\
+             <description><![CDATA[{description}]]></description></item></channel></rss>"
+        );
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let config = FeedConfig::new("feed:t", "http://x/");
+            let _ = tx.send(parse_feed(
+                rss.as_bytes(),
+                "application/rss+xml",
+                &config,
+                now(),
+            ));
+        });
+        let items = rx
+            .recv_timeout(Duration::from_secs(20))
+            .expect("parsed within 20 s (unoptimized)")
+            .expect("a feed");
+        assert_eq!(items.len(), 1);
+        let facts = items[0].facts.as_ref().expect("facts");
+        assert_eq!(facts.country.as_deref(), Some("Narnia"));
+        assert_eq!(facts.skills, ["a", "b"]);
+        assert!(items[0].post.text.starts_with("hostile\n\nBudget Budget"));
     }
 
     #[test]

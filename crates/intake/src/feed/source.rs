@@ -124,10 +124,19 @@ impl FeedSource {
         Ok(source)
     }
 
-    /// Restores persisted states by feed name (feeds without one start fresh).
+    /// Restores persisted states by feed name (feeds without one start fresh). Their error
+    /// texts are scrubbed of the feed URL's secret parts ([`FeedConfig::scrub`]): earlier
+    /// versions could write the URL into them.
     pub fn with_states(mut self, mut states: HashMap<String, FeedState>) -> Self {
         for feed in &mut self.feeds {
-            if let Some(state) = states.remove(&feed.poller.config().name) {
+            if let Some(mut state) = states.remove(&feed.poller.config().name) {
+                let config = feed.poller.config();
+                for text in [&mut state.last_error, &mut state.stopped_reason]
+                    .into_iter()
+                    .flatten()
+                {
+                    *text = config.scrub(text);
+                }
                 feed.state = state;
             }
         }

@@ -184,8 +184,8 @@ pub enum FeedHealth {
 pub struct FeedStatus {
     /// The feed's channel name (`feed:larajobs`).
     pub name: String,
-    /// The feed URL.
-    pub url: String,
+    /// The feed URL's host ([`FeedConfig::host`]); never the URL, which may hold a token.
+    pub host: String,
     /// Health summary.
     pub health: FeedHealth,
     /// The last error, if the last poll failed.
@@ -279,7 +279,8 @@ impl FeedState {
     /// Records a failed poll at `now` and schedules the next one. Escalating errors
     /// ([`FeedError::escalates`]) climb the back-off ladder; past its end the feed is
     /// stopped and `tracing::error!` asks for an admin. Other errors keep the normal
-    /// interval. Every failure is logged with the feed name and the reason.
+    /// interval. Every failure is logged with the feed's name, host and the reason (never
+    /// its URL).
     pub fn record_failure<R: Rng + ?Sized>(
         &mut self,
         now: DateTime<Utc>,
@@ -294,7 +295,7 @@ impl FeedState {
             self.retry_after_secs = None;
             let at = next_poll_at(now, config, self, rng).unwrap_or(now);
             self.next_poll_at = Some(at);
-            tracing::warn!(feed = %config.name, url = %config.url, reason = %error, next_poll_at = %at, "feed poll failed");
+            tracing::warn!(feed = %config.name, host = %config.host(), reason = %error, next_poll_at = %at, "feed poll failed");
             return FailureAction::Retry { at };
         }
         self.failure_streak = self.failure_streak.saturating_add(1);
@@ -304,7 +305,7 @@ impl FeedState {
                 self.next_poll_at = Some(until);
                 tracing::warn!(
                     feed = %config.name,
-                    url = %config.url,
+                    host = %config.host(),
                     reason = %error,
                     failures = self.failure_streak,
                     retry_at = %until,
@@ -318,7 +319,7 @@ impl FeedState {
                 self.next_poll_at = None;
                 tracing::error!(
                     feed = %config.name,
-                    url = %config.url,
+                    host = %config.host(),
                     reason = %reason,
                     "feed stopped; admin action needed"
                 );
@@ -358,7 +359,7 @@ impl FeedState {
         };
         FeedStatus {
             name: config.name.clone(),
-            url: config.url.clone(),
+            host: config.host(),
             health,
             last_error: self.last_error.clone(),
             failure_streak: self.failure_streak,

@@ -3,8 +3,10 @@
 //! Feed descriptions are HTML fragments (often inside CDATA). Subscribers and the classifier
 //! want their text: tags removed, entities decoded, whitespace collapsed the way a browser
 //! would, with line breaks where the HTML breaks lines (`<br>`, paragraphs, list items).
-//! This is a small scanner, not an HTML parser: it never builds a tree, so hostile input
-//! costs linear time and no more memory than its length.
+//! This is a small scanner, not an HTML parser: it never builds a tree, and every byte of
+//! the input is looked at a bounded number of times, so hostile input (thousands of
+//! unclosed tags, comments, scripts or entities) costs linear time and no more memory than
+//! a few times its length.
 
 /// Marks the boundary of a block element: a new line, but never an empty one. (A
 /// private-use character; the same character in the input is read as a space.)
@@ -19,14 +21,17 @@ const SOFT_BREAK: char = '\u{E000}';
 ///   tags are removed, so an escaped tag (`&lt;b&gt;`) stays visible text.
 /// - Source whitespace (spaces, tabs, newlines) collapses to one space, as in a browser;
 ///   lines are trimmed and at most one blank line is kept in a row.
-/// - A `<` that does not start a tag (`a < b`) is kept as text.
+/// - A `<` that does not start a tag (`a < b`), or whose tag never ends, is kept as text.
+///
+/// Runs in time linear in the length of `html`, whatever it holds.
 pub fn html_to_text(html: &str) -> String {
+    let ends = TagEnds::new(html);
     let mut raw = String::with_capacity(html.len());
     let mut i = 0;
     while i < html.len() {
         let rest = &html[i..];
         if rest.starts_with('<')
-            && let Some(skip) = markup_len(rest, &mut raw)
+            && let Some(skip) = markup_len(html, i, &ends, &mut raw)
         {
             i += skip;
             continue;
@@ -45,10 +50,68 @@ pub fn html_to_text(html: &str) -> String {
     collapse_whitespace(&decoded)
 }
 
-/// If `rest` (which starts with `<`) starts a tag, comment or declaration, writes what it
+/// Which `<` of a document have a tag end: a `>` after them that is not inside a quoted
+/// attribute value. Computed in one backward pass, so asking is O(1); scanning forward from
+/// every `<` instead would read the rest of the document once per unclosed `<`, which is
+/// quadratic (`"<a".repeat(n)`).
+struct TagEnds {
+    /// One bit per byte of the document, set at a `<` whose tag ends.
+    bits: Vec<u64>,
+}
+
+impl TagEnds {
+    fn new(html: &str) -> Self {
+        let bytes = html.as_bytes();
+        let mut bits = vec![0u64; bytes.len().div_ceil(64)];
+        // Whether a forward scan starting at the current position finds a tag end, by the
+        // scan's state there: outside quotes, inside "…", inside '…'.
+        let (mut plain, mut double, mut single) = (false, false, false);
+        for (at, &b) in bytes.iter().enumerate().rev() {
+            if b == b'<' && plain {
+                bits[at / 64] |= 1 << (at % 64);
+            }
+            (plain, double, single) = match b {
+                b'>' => (true, double, single),
+                b'"' => (double, plain, single),
+                b'\'' => (single, double, plain),
+                _ => (plain, double, single),
+            };
+        }
+        Self { bits }
+    }
+
+    /// The length of the tag starting at the `<` at byte `at` of `html`, up to and including
+    /// its `>` (skipping `>` inside quoted attribute values); `None` if the tag never ends.
+    fn len_at(&self, html: &str, at: usize) -> Option<usize> {
+        let known = self
+            .bits
+            .get(at / 64)
+            .is_some_and(|w| w & (1 << (at % 64)) != 0);
+        if !known {
+            return None;
+        }
+        let mut quote: Option<u8> = None;
+        for (i, &b) in html.as_bytes()[at..].iter().enumerate().skip(1) {
+            match quote {
+                Some(q) if b == q => quote = None,
+                Some(_) => {}
+                None if b == b'"' || b == b'\'' => quote = Some(b),
+                None if b == b'>' => return Some(i + 1),
+                None => {}
+            }
+        }
+        None
+    }
+}
+
+/// If the `<` at byte `at` of `html` starts a tag, comment or declaration, writes what it
 /// stands for into `out` and returns how many bytes it spans (for `script`/`style`: up to
 /// and including the end tag). `None` means the `<` is literal text.
-fn markup_len(rest: &str, out: &mut String) -> Option<usize> {
+///
+/// Every byte it reads is skipped by the caller when it returns `Some`; when it returns
+/// `None` it has read a bounded number of bytes. That keeps the whole conversion linear.
+fn markup_len(html: &str, at: usize, ends: &TagEnds, out: &mut String) -> Option<usize> {
+    let rest = &html[at..];
     if let Some(body) = rest.strip_prefix("<!--") {
         return Some(body.find("-->").map_or(rest.len(), |end| 4 + end + 3));
     }
@@ -61,7 +124,7 @@ fn markup_len(rest: &str, out: &mut String) -> Option<usize> {
     if !declaration && !first_name_byte.is_ascii_alphabetic() {
         return None;
     }
-    let end = tag_end(rest)?;
+    let end = ends.len_at(html, at)?;
     if declaration {
         return Some(end);
     }
@@ -72,12 +135,10 @@ fn markup_len(rest: &str, out: &mut String) -> Option<usize> {
         .collect();
     match name.as_str() {
         "script" | "style" if !closing => {
-            let lower = rest[end..].to_ascii_lowercase();
-            let close = format!("</{name}");
-            let skipped = match lower.find(&close) {
-                Some(at) => {
-                    let after = end + at;
-                    after + tag_end(&rest[after..]).unwrap_or(rest.len() - after)
+            let skipped = match find_end_tag(&rest[end..], &name) {
+                Some(found) => {
+                    let after = end + found;
+                    after + ends.len_at(html, at + after).unwrap_or(rest.len() - after)
                 }
                 None => rest.len(),
             };
@@ -97,20 +158,14 @@ fn markup_len(rest: &str, out: &mut String) -> Option<usize> {
     Some(end)
 }
 
-/// The length of the tag at the start of `rest` up to and including its `>`, skipping `>`
-/// inside quoted attribute values. `None` if the tag never ends.
-fn tag_end(rest: &str) -> Option<usize> {
-    let mut quote: Option<u8> = None;
-    for (i, &b) in rest.as_bytes().iter().enumerate().skip(1) {
-        match quote {
-            Some(q) if b == q => quote = None,
-            Some(_) => {}
-            None if b == b'"' || b == b'\'' => quote = Some(b),
-            None if b == b'>' => return Some(i + 1),
-            None => {}
-        }
-    }
-    None
+/// Where the first `</name` (any case; `name` is lowercase ASCII) starts in `text`. Reads
+/// `text` once, without copying it.
+fn find_end_tag(text: &str, name: &str) -> Option<usize> {
+    text.match_indices("</").map(|(at, _)| at).find(|&at| {
+        text.as_bytes()
+            .get(at + 2..at + 2 + name.len())
+            .is_some_and(|candidate| candidate.eq_ignore_ascii_case(name.as_bytes()))
+    })
 }
 
 /// Collapses whitespace the way a browser renders it: runs of spaces (including no-break
@@ -238,6 +293,101 @@ mod tests {
             "Campaign to kick off Q4 '21\n\nBudget: $65,000\nCategory: Cartoons & Comics\n\
              Skills:A, B\nclick to apply"
         );
+    }
+
+    /// Runs `html_to_text` on `input` in its own thread and fails if it takes longer than
+    /// `limit` (the old scanner needed hours for some of these).
+    fn converted_within(input: String, limit: std::time::Duration) -> String {
+        let (tx, rx) = std::sync::mpsc::channel();
+        let started = std::time::Instant::now();
+        std::thread::spawn(move || {
+            let _ = tx.send(html_to_text(&input));
+        });
+        let text = rx
+            .recv_timeout(limit)
+            .unwrap_or_else(|_| panic!("html_to_text took longer than {limit:?}"));
+        eprintln!("converted in {:?}", started.elapsed());
+        text
+    }
+
+    #[test]
+    fn hostile_five_megabyte_inputs_take_linear_time_and_convert_right() {
+        const SIZE: usize = 5 * 1024 * 1024;
+        // A bound a linear scan meets many times over even unoptimized, and that the
+        // quadratic one missed by hours (160 KB of `<a` took it 4.6 s).
+        let limit = std::time::Duration::from_secs(10);
+        let repeat = |unit: &str| unit.repeat(SIZE / unit.len());
+
+        // Unclosed tags, declarations and quoted attributes: every `<` is literal text.
+        for unit in ["<a", "<!", "<?", "</b", "<a \"", "<a '", "<a b=\"x\" '"] {
+            let input = repeat(unit);
+            let expected = input.split_whitespace().collect::<Vec<_>>().join(" ");
+            assert!(
+                converted_within(input, limit) == expected,
+                "{unit:?} repeated is not kept as text"
+            );
+        }
+        // Scripts and styles, closed and not, in any case.
+        for unit in ["<script></script>", "<STYLE>x</sTyLe>", "<script>a</scrip"] {
+            assert_eq!(converted_within(repeat(unit), limit), "", "{unit:?}");
+        }
+        // Comments: closed ones vanish; the first unclosed one swallows the rest.
+        assert_eq!(
+            converted_within(repeat("<!---->x"), limit),
+            "x".repeat(SIZE / 8)
+        );
+        assert_eq!(converted_within(format!("a{}", repeat("<!--")), limit), "a");
+        // Real tags, entities (complete and not) and breaks.
+        let text = converted_within(repeat("<b>x</b>&amp;"), limit);
+        assert_eq!(text, "x&".repeat(SIZE / 13));
+        let text = converted_within(repeat("&amp"), limit);
+        assert_eq!(text, repeat("&amp"));
+        let text = converted_within(repeat("&#"), limit);
+        assert_eq!(text, repeat("&#"));
+        let text = converted_within(repeat("<br>"), limit);
+        assert_eq!(text, "");
+        // A tag that only ends at the very end of the input.
+        let input = format!("{}>after", repeat("<a "));
+        assert_eq!(converted_within(input, limit), "after");
+    }
+
+    /// The tag end of every `<`, as the straightforward forward scan finds it.
+    fn scanned_tag_end(rest: &str) -> Option<usize> {
+        let mut quote: Option<u8> = None;
+        for (i, &b) in rest.as_bytes().iter().enumerate().skip(1) {
+            match quote {
+                Some(q) if b == q => quote = None,
+                Some(_) => {}
+                None if b == b'"' || b == b'\'' => quote = Some(b),
+                None if b == b'>' => return Some(i + 1),
+                None => {}
+            }
+        }
+        None
+    }
+
+    #[test]
+    fn precomputed_tag_ends_match_a_forward_scan_on_every_short_input() {
+        const ALPHABET: &[u8] = b"<>\"'a";
+        let mut input = Vec::new();
+        for len in 1..=7u32 {
+            for mut n in 0..ALPHABET.len().pow(len) {
+                input.clear();
+                for _ in 0..len {
+                    input.push(ALPHABET[n % ALPHABET.len()]);
+                    n /= ALPHABET.len();
+                }
+                let html = std::str::from_utf8(&input).expect("ASCII");
+                let ends = TagEnds::new(html);
+                for (at, _) in html.match_indices('<') {
+                    assert_eq!(
+                        ends.len_at(html, at),
+                        scanned_tag_end(&html[at..]),
+                        "{html:?} at {at}"
+                    );
+                }
+            }
+        }
     }
 
     #[test]

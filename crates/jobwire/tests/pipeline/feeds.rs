@@ -1,10 +1,18 @@
-//! RSS feeds in the parser role: items reach intake, and each feed's state survives a restart.
+//! RSS feeds in the parser role: items reach intake, each feed's state survives a restart,
+//! and a database outage delays a poll's items without losing them.
 
+use std::net::SocketAddr;
+use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use jobwire::feeds::FeedSection;
+use jobwire::supervisor::{Backoff, Supervisor};
 use jobwire::testbed::{Bed, start_pipeline, temp_db};
 use jobwire_testkit::wait::eventually;
+use sqlx::Connection;
+use tokio_util::sync::CancellationToken;
 
 use crate::support::*;
 
@@ -60,4 +68,167 @@ async fn feed_items_are_taken_in_and_the_feed_state_is_kept() {
     assert!(state.first_run_done);
     assert_eq!(state.seen.len(), 10);
     assert!(state.next_poll_at.is_some_and(|t| t > chrono::Utc::now()));
+}
+
+const EMPTY_FEED: &str = "<?xml version=\"1.0\"?><rss version=\"2.0\"><channel>\
+                          <title>LaraJobs</title></channel></rss>";
+
+/// A feed that shows the LaraJobs items to its first request only, and nothing afterwards (a
+/// busy feed whose items have moved on). Returns its address and the request count.
+async fn feed_shown_once() -> (SocketAddr, Arc<AtomicUsize>) {
+    let hits = Arc::new(AtomicUsize::new(0));
+    let counter = hits.clone();
+    let app = axum::Router::new().route(
+        "/feed.xml",
+        axum::routing::get(move || {
+            let first = counter.fetch_add(1, Ordering::SeqCst) == 0;
+            async move {
+                let body = if first { LARAJOBS } else { EMPTY_FEED };
+                ([("content-type", "application/rss+xml")], body)
+            }
+        }),
+    );
+    let listener = tokio::net::TcpListener::bind(loopback()).await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    (addr, hits)
+}
+
+fn larajobs(addr: SocketAddr) -> Vec<FeedSection> {
+    vec![FeedSection {
+        name: "feed:larajobs".into(),
+        url: format!("http://{addr}/feed.xml?securityToken=SECRET123"),
+        interval_secs: 600,
+        jitter_secs: 0,
+        backfill: true,
+    }]
+}
+
+/// A second connection to the embedded database, to make it refuse writes: a trigger that
+/// fails every new post, and one that fails saving a feed state.
+async fn outage(db: &Path) -> sqlx::SqliteConnection {
+    let mut conn = sqlx::SqliteConnection::connect(&format!("sqlite://{}", db.display()))
+        .await
+        .unwrap();
+    for sql in [
+        "CREATE TRIGGER outage_posts BEFORE INSERT ON posts \
+         BEGIN SELECT RAISE(ABORT, 'database unavailable'); END",
+        "CREATE TRIGGER outage_feed_state BEFORE INSERT ON source_state \
+         WHEN NEW.namespace = 'feed' BEGIN SELECT RAISE(ABORT, 'database unavailable'); END",
+    ] {
+        sqlx::query(sql).execute(&mut conn).await.unwrap();
+    }
+    conn
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn items_polled_during_a_database_outage_are_taken_in_once_it_is_back() {
+    init();
+    let (addr, hits) = feed_shown_once().await;
+    let telegram = fake_telegram(None).await;
+    let (_dir, db) = temp_db().unwrap();
+    let settings = Bed::default().settings(telegram.url(), &db).unwrap();
+    let (running, store) = start_pipeline(&settings).await.unwrap();
+    let mut conn = outage(&db).await;
+
+    // As in production: under a supervisor that restarts the feeds task when it fails.
+    let token = CancellationToken::new();
+    let mut sup = Supervisor::new(token.clone(), None).with_backoff(Backoff {
+        first: Duration::from_millis(50),
+        max: Duration::from_millis(200),
+        healthy_after: Duration::from_secs(1),
+        shutdown_grace: Duration::from_secs(10),
+    });
+    let (feeds, intake, task_store, task_token) = (
+        larajobs(addr),
+        running.intake.clone(),
+        store.clone(),
+        sup.shutdown_token(),
+    );
+    sup.spawn_restarting("feeds", move || {
+        jobwire::feeds::run(
+            feeds.clone(),
+            intake.clone(),
+            task_store.clone(),
+            task_token.clone(),
+        )
+    });
+    eventually("the feed polled", Duration::from_secs(10), || async {
+        hits.load(Ordering::SeqCst) >= 1
+    })
+    .await;
+    // Several attempts fail while the database refuses posts.
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    assert_eq!(store.pipeline_counts().await.unwrap().posts, 0);
+
+    sqlx::query("DROP TRIGGER outage_posts")
+        .execute(&mut conn)
+        .await
+        .unwrap();
+    eventually(
+        "the polled items taken in",
+        Duration::from_secs(30),
+        || async { store.pipeline_counts().await.unwrap().posts >= 10 },
+    )
+    .await;
+    // The feed state is still refused; once it is accepted, the round's state is saved.
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert!(store.state_list("feed").await.unwrap().is_empty());
+    sqlx::query("DROP TRIGGER outage_feed_state")
+        .execute(&mut conn)
+        .await
+        .unwrap();
+    eventually("the feed state saved", Duration::from_secs(30), || async {
+        !store.state_list("feed").await.unwrap().is_empty()
+    })
+    .await;
+
+    sup.shutdown().await;
+    running.shutdown().await.unwrap();
+    // Every item once, from the one poll (the task was never restarted to poll again).
+    assert_eq!(store.pipeline_counts().await.unwrap().posts, 10);
+    assert_eq!(hits.load(Ordering::SeqCst), 1);
+    let source = jobwire::feeds::source(&larajobs(addr), store.as_ref())
+        .await
+        .unwrap();
+    let state = source.state("feed:larajobs").expect("state saved");
+    assert_eq!(state.seen.len(), 10);
+    assert!(state.last_error.is_none());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn shutdown_ends_the_retries_and_leaves_the_items_for_the_next_start() {
+    init();
+    let (addr, hits) = feed_shown_once().await;
+    let telegram = fake_telegram(None).await;
+    let (_dir, db) = temp_db().unwrap();
+    let settings = Bed::default().settings(telegram.url(), &db).unwrap();
+    let (running, store) = start_pipeline(&settings).await.unwrap();
+    let _conn = outage(&db).await;
+
+    let token = CancellationToken::new();
+    let task = tokio::spawn(jobwire::feeds::run(
+        larajobs(addr),
+        running.intake.clone(),
+        store.clone(),
+        token.clone(),
+    ));
+    eventually("the feed polled", Duration::from_secs(10), || async {
+        hits.load(Ordering::SeqCst) >= 1
+    })
+    .await;
+    tokio::time::sleep(Duration::from_millis(700)).await;
+    assert!(
+        !task.is_finished(),
+        "a database error ended the feeds task instead of being retried"
+    );
+    token.cancel();
+    let ended = tokio::time::timeout(Duration::from_secs(5), task)
+        .await
+        .expect("the task stops retrying on shutdown");
+    ended.unwrap().unwrap();
+    running.shutdown().await.unwrap();
+    // Nothing of the round was saved: the next start polls the items again.
+    assert_eq!(store.pipeline_counts().await.unwrap().posts, 0);
+    assert!(store.state_list("feed").await.unwrap().is_empty());
 }
