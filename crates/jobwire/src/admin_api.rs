@@ -1,7 +1,14 @@
 //! The admin HTTP API, served under `/api` next to `/healthz`, `/readyz` and `/metrics`.
 //!
-//! Every route needs `Authorization: Bearer <token>`, the token being `JOBWIRE_ADMIN_TOKEN`.
-//! Without a token configured the routes answer 503: the API is never open without auth.
+//! Every route needs `Authorization: Bearer <token>`, the token being `JOBWIRE_ADMIN_TOKEN`
+//! (surrounding whitespace ignored), at least [`MIN_TOKEN_LEN`] characters: a shorter one
+//! stops the start-up ([`AdminApi::check_token`]). Unset or empty, the API is disabled and its
+//! routes answer 503: it is never open without auth.
+//!
+//! A client (by its IP address; an IPv6 /64) whose token was missing or wrong
+//! [`MAX_FAILURES`] times within [`FAILURE_WINDOW`] gets `429 Too Many Requests` with
+//! `Retry-After` until that window ends, its token not even checked; other clients are not
+//! affected. Behind a reverse proxy every client is the proxy.
 //!
 //! - `GET  /api/reports?status=pending|accepted|rejected&limit=N`: reports, newest first.
 //! - `POST /api/reports/{id}/accept` `{is_job, kind, categories}`: accepts a report; its
@@ -13,13 +20,17 @@
 //!
 //! Errors are `{"error": "..."}`.
 
+mod failures;
+
 use std::collections::{HashMap, HashSet};
+use std::net::SocketAddr;
 use std::sync::{Arc, OnceLock};
+use std::time::{Duration, Instant};
 
 use axum::Router;
 use axum::body::Bytes;
 use axum::extract::rejection::{PathRejection, QueryRejection};
-use axum::extract::{Path, Query, Request, State};
+use axum::extract::{ConnectInfo, Path, Query, Request, State};
 use axum::http::{StatusCode, header};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
@@ -31,8 +42,22 @@ use jobwire_store::{ExampleSource, NewExample, PostId, ReportId, ReportRow, Repo
 use serde::Deserialize;
 use serde_json::{Value, json};
 
+use self::failures::{Client, FailedAttempts};
+
 /// The environment variable holding the admin token.
 pub const TOKEN_ENV: &str = "JOBWIRE_ADMIN_TOKEN";
+
+/// The shortest admin token accepted, in characters.
+pub const MIN_TOKEN_LEN: usize = 32;
+
+/// Failed attempts (401) a client may make within [`FAILURE_WINDOW`] before it gets 429.
+pub const MAX_FAILURES: u32 = 5;
+
+/// The window in which a client's failed attempts are counted.
+pub const FAILURE_WINDOW: Duration = Duration::from_secs(60);
+
+/// Clients whose failures are remembered at once (the oldest window is forgotten first).
+const MAX_TRACKED_CLIENTS: usize = 10_000;
 
 /// The kinds a label may have.
 pub const KINDS: [&str; 4] = ["job", "resume", "ad", "chatter"];
@@ -40,32 +65,67 @@ pub const KINDS: [&str; 4] = ["job", "resume", "ad", "chatter"];
 const DEFAULT_LIMIT: u32 = 50;
 const MAX_LIMIT: u32 = 1000;
 
+/// The configured admin token is too short (the token itself is never shown).
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "{TOKEN_ENV} is too short: use at least {MIN_TOKEN_LEN} characters \
+     (e.g. `openssl rand -hex 32`), or unset it to disable the admin API"
+)]
+pub struct AdminTokenError;
+
+/// The configured token, as the API sees it.
+#[derive(Debug)]
+enum Token {
+    /// Unset or empty: the API is disabled (503).
+    Unset,
+    /// Shorter than [`MIN_TOKEN_LEN`]: refused at start-up; the API answers 503.
+    TooShort,
+    Valid(Secret),
+}
+
 /// What the admin API needs: its token, the configured category slugs, and the store
 /// (attached once the database answers; until then the routes answer 503).
 #[derive(Debug)]
 pub struct AdminApi {
-    token: Option<Secret>,
+    token: Token,
     categories: HashSet<String>,
     store: OnceLock<Arc<dyn Store>>,
+    failures: FailedAttempts,
 }
 
 impl AdminApi {
-    /// `token`: `None` (or empty) disables the API (503). `categories`: the valid slugs.
+    /// `token`: `None` (or empty) disables the API (503); one shorter than
+    /// [`MIN_TOKEN_LEN`] makes [`Self::check_token`] fail. `categories`: the valid slugs.
     pub fn new(token: Option<String>, categories: impl IntoIterator<Item = String>) -> Arc<Self> {
+        let token = match token.as_deref().map(str::trim) {
+            None | Some("") => Token::Unset,
+            Some(t) if t.chars().count() < MIN_TOKEN_LEN => Token::TooShort,
+            Some(t) => Token::Valid(Secret::from(t)),
+        };
         Arc::new(Self {
-            token: token.filter(|t| !t.is_empty()).map(Secret::from),
+            token,
             categories: categories.into_iter().collect(),
             store: OnceLock::new(),
+            failures: FailedAttempts::new(MAX_FAILURES, FAILURE_WINDOW, MAX_TRACKED_CLIENTS),
         })
     }
 
     /// [`AdminApi::new`] with the token from `JOBWIRE_ADMIN_TOKEN`.
     pub fn from_env(categories: impl IntoIterator<Item = String>) -> Arc<Self> {
         let api = Self::new(std::env::var(TOKEN_ENV).ok(), categories);
-        if api.token.is_none() {
+        if matches!(api.token, Token::Unset) {
             tracing::info!("admin API disabled: set {TOKEN_ENV}");
         }
         api
+    }
+
+    /// Fails when the configured token is too short; the server calls it before serving.
+    /// Unset or empty is fine: the API is then disabled.
+    pub fn check_token(&self) -> Result<(), AdminTokenError> {
+        match self.token {
+            Token::TooShort => Err(AdminTokenError),
+            Token::Unset | Token::Valid(_) => Ok(()),
+        }
     }
 
     /// Gives the API its store (once; later calls are ignored).
@@ -164,33 +224,76 @@ impl IntoResponse for ApiError {
 type ApiResult = Result<Response, ApiError>;
 
 async fn authorize(State(api): State<Arc<AdminApi>>, request: Request, next: Next) -> Response {
-    let Some(expected) = api.token.as_ref().map(Secret::expose) else {
-        return ApiError::new(
-            StatusCode::SERVICE_UNAVAILABLE,
-            format!("admin API disabled: set {TOKEN_ENV}"),
-        )
-        .into_response();
+    let expected = match &api.token {
+        Token::Valid(token) => token.expose(),
+        Token::Unset => {
+            return ApiError::new(
+                StatusCode::SERVICE_UNAVAILABLE,
+                format!("admin API disabled: set {TOKEN_ENV}"),
+            )
+            .into_response();
+        }
+        Token::TooShort => {
+            return ApiError::new(
+                StatusCode::SERVICE_UNAVAILABLE,
+                format!("admin API disabled: {TOKEN_ENV} is too short"),
+            )
+            .into_response();
+        }
     };
+    let client = Client::new(
+        request
+            .extensions()
+            .get::<ConnectInfo<SocketAddr>>()
+            .map(|ConnectInfo(peer)| peer.ip()),
+    );
+    if let Some(wait) = api.failures.blocked(client, Instant::now()) {
+        return too_many_failures(wait);
+    }
     let given = request
         .headers()
         .get(header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.strip_prefix("Bearer "))
         .map(str::trim);
-    match given {
+    let refused = match given {
         Some(given) if constant_time_eq(given.as_bytes(), expected.as_bytes()) => {
-            next.run(request).await
+            api.failures.succeeded(client);
+            return next.run(request).await;
         }
         Some(_) => {
-            tracing::warn!(path = %request.uri().path(), "admin API: wrong token");
-            ApiError::new(StatusCode::UNAUTHORIZED, "wrong bearer token").into_response()
+            tracing::warn!(path = %request.uri().path(), %client, "admin API: wrong token");
+            ApiError::new(StatusCode::UNAUTHORIZED, "wrong bearer token")
         }
         None => ApiError::new(
             StatusCode::UNAUTHORIZED,
             "missing Authorization: Bearer <token>",
-        )
-        .into_response(),
+        ),
+    };
+    if api.failures.failed(client, Instant::now()) {
+        tracing::warn!(
+            %client,
+            failures = MAX_FAILURES,
+            seconds = FAILURE_WINDOW.as_secs(),
+            "admin API: too many failed attempts; refusing this client for a while"
+        );
     }
+    refused.into_response()
+}
+
+/// `429` with `Retry-After` (whole seconds, at least 1).
+fn too_many_failures(wait: Duration) -> Response {
+    let secs = wait.as_secs() + u64::from(wait.subsec_nanos() > 0);
+    let secs = secs.max(1);
+    let mut response = ApiError::new(
+        StatusCode::TOO_MANY_REQUESTS,
+        format!("too many failed attempts: retry in {secs} s"),
+    )
+    .into_response();
+    response
+        .headers_mut()
+        .insert(header::RETRY_AFTER, header::HeaderValue::from(secs));
+    response
 }
 
 /// Compares in time that depends only on the lengths, never on where the bytes differ.

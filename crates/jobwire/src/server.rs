@@ -1,6 +1,7 @@
 //! The small HTTP server every role runs: `/healthz` (the process is alive), `/readyz` (its
 //! dependencies answer; 503 naming the ones that do not) and `/metrics` (Prometheus).
-//! The admin role adds the admin API under `/api` ([`crate::admin_api`]).
+//! The admin role adds the admin API under `/api` ([`crate::admin_api`]). Served by
+//! [`crate::http`], with its timeouts and connection limit.
 
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
@@ -11,10 +12,12 @@ use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::IntoResponse;
 use axum::routing::get;
+use jobwire_core::secret::redact_url;
 use metrics_exporter_prometheus::{PrometheusBuilder, PrometheusHandle};
 use tokio_util::sync::CancellationToken;
 
 use crate::admin_api::{self, AdminApi};
+use crate::http::{self, HttpLimits};
 
 /// The process-wide Prometheus recorder (installed once; later calls share it).
 pub fn prometheus() -> Option<PrometheusHandle> {
@@ -31,6 +34,10 @@ pub fn prometheus() -> Option<PrometheusHandle> {
 }
 
 /// What each dependency of this process looks like right now.
+///
+/// `/readyz` is served without a token, so it shows only each component's name and a fixed
+/// word (`ok`, `connecting`, `restarting`, `stopping` or `down`), never the error text, which
+/// can hold a broker or database address. The text goes to the log (URL passwords redacted).
 #[derive(Debug, Default)]
 pub struct Health {
     components: Mutex<BTreeMap<&'static str, Result<(), String>>>,
@@ -41,14 +48,17 @@ impl Health {
         Arc::new(Self::default())
     }
 
-    /// Records the state of one dependency (`database`, `queue`, `redis`, `pipeline`).
+    /// Records the state of one dependency (`database`, `queue`, `redis`, `pipeline`, or a
+    /// restarted task's name). An error's wording picks the word `/readyz` shows: it starts
+    /// with `connecting`, `restarting` or `shutting down` (see [`state_word`]), else `down`.
     pub fn set(&self, component: &'static str, state: Result<(), String>) {
+        let state = state.map_err(|e| redact_url(&e));
         if let Ok(mut c) = self.components.lock() {
-            let was_ok = c.get(component).is_some_and(|s| s.is_ok());
-            match (&state, was_ok) {
-                (Ok(()), false) => tracing::info!(component, "ready"),
-                (Err(e), true) => tracing::warn!(component, error = %e, "not ready"),
-                _ => {}
+            match (&state, c.get(component)) {
+                (Ok(()), Some(Ok(()))) => {}
+                (Ok(()), _) => tracing::info!(component, "ready"),
+                (Err(e), Some(Err(was))) if was == e => {}
+                (Err(e), _) => tracing::warn!(component, error = %e, "not ready"),
             }
             c.insert(component, state);
         }
@@ -70,15 +80,31 @@ impl Health {
                 c.iter()
                     .map(|(k, v)| {
                         let state = match v {
-                            Ok(()) => "ok".to_owned(),
-                            Err(e) => e.clone(),
+                            Ok(()) => "ok",
+                            Err(e) => state_word(e),
                         };
-                        ((*k).to_owned(), serde_json::Value::String(state))
+                        ((*k).to_owned(), serde_json::Value::from(state))
                     })
                     .collect::<serde_json::Map<_, _>>()
             })
             .unwrap_or_default();
         serde_json::json!({ "ready": self.is_ready(), "components": components })
+    }
+}
+
+/// The word `/readyz` shows for a component that is not ready, from its error's wording:
+/// `connecting` (first connection attempts, `connect.rs`), `restarting` (a supervised task
+/// waiting to restart), `stopping` (the process is shutting down), else `down`.
+fn state_word(error: &str) -> &'static str {
+    let error = error.trim_start().to_ascii_lowercase();
+    if error.starts_with("connecting") {
+        "connecting"
+    } else if error.starts_with("restarting") {
+        "restarting"
+    } else if error.starts_with("shutting down") {
+        "stopping"
+    } else {
+        "down"
     }
 }
 
@@ -129,22 +155,19 @@ pub async fn serve(
     health: Arc<Health>,
     shutdown: CancellationToken,
 ) -> anyhow::Result<SocketAddr> {
-    let addr = serve_router(listen, router(health), shutdown).await?;
-    tracing::info!(%addr, "health and metrics on /healthz /readyz /metrics");
-    Ok(addr)
+    serve_roles_with(listen, health, shutdown, None, HttpLimits::default()).await
 }
 
 /// [`serve`] plus the admin API under `/api`. The API answers 503 until
-/// [`AdminApi::attach_store`] is called, and always without a token configured.
+/// [`AdminApi::attach_store`] is called, and always without a token configured; a token
+/// shorter than [`admin_api::MIN_TOKEN_LEN`] is refused here, before anything is served.
 pub async fn serve_with_admin(
     listen: SocketAddr,
     health: Arc<Health>,
     shutdown: CancellationToken,
     admin: Arc<AdminApi>,
 ) -> anyhow::Result<SocketAddr> {
-    let addr = serve_router(listen, router_with_admin(health, admin), shutdown).await?;
-    tracing::info!(%addr, "health and metrics on /healthz /readyz /metrics, admin API on /api");
-    Ok(addr)
+    serve_roles_with(listen, health, shutdown, Some(admin), HttpLimits::default()).await
 }
 
 /// [`serve_with_admin`] when the process runs the admin role (`admin` given), else [`serve`].
@@ -154,28 +177,32 @@ pub async fn serve_roles(
     shutdown: CancellationToken,
     admin: Option<Arc<AdminApi>>,
 ) -> anyhow::Result<SocketAddr> {
-    match admin {
-        Some(admin) => serve_with_admin(listen, health, shutdown, admin).await,
-        None => serve(listen, health, shutdown).await,
-    }
+    serve_roles_with(listen, health, shutdown, admin, HttpLimits::default()).await
 }
 
-async fn serve_router(
+/// [`serve_roles`] with the given timeouts and connection limit.
+pub async fn serve_roles_with(
     listen: SocketAddr,
-    app: Router,
+    health: Arc<Health>,
     shutdown: CancellationToken,
+    admin: Option<Arc<AdminApi>>,
+    limits: HttpLimits,
 ) -> anyhow::Result<SocketAddr> {
+    let (app, routes) = match admin {
+        Some(admin) => {
+            admin.check_token()?;
+            (
+                router_with_admin(health, admin),
+                "/healthz /readyz /metrics, admin API on /api",
+            )
+        }
+        None => (router(health), "/healthz /readyz /metrics"),
+    };
     let listener = tokio::net::TcpListener::bind(listen)
         .await
         .map_err(|e| anyhow::anyhow!("admin.listen: cannot bind {listen}: {e}"))?;
     let addr = listener.local_addr()?;
-    tokio::spawn(async move {
-        if let Err(e) = axum::serve(listener, app)
-            .with_graceful_shutdown(shutdown.cancelled_owned())
-            .await
-        {
-            tracing::warn!(error = %e, "health server stopped");
-        }
-    });
+    http::spawn(listener, app, limits, shutdown, "health server");
+    tracing::info!(%addr, "health and metrics on {routes}");
     Ok(addr)
 }

@@ -1,24 +1,31 @@
 //! The admin API over real HTTP: a SQLite store on a temp file, the admin server on
-//! 127.0.0.1:0, requests with reqwest.
+//! 127.0.0.1:0, requests with reqwest (or raw TCP, to misbehave as a client).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+use std::net::SocketAddr;
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use chrono::Utc;
 use jobwire::admin_api::AdminApi;
-use jobwire::server::{Health, serve_with_admin};
+use jobwire::http::HttpLimits;
+use jobwire::server::{Health, serve_roles_with, serve_with_admin};
 use jobwire_store::{
     ExampleId, ExampleRow, ExampleSource, NewPost, NewReport, PostId, PostStatus, ReportId,
     ReportKind, ReportStatus, SqliteStore, Store,
 };
 use reqwest012 as reqwest;
 use serde_json::{Value, json};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
 use tokio_util::sync::CancellationToken;
 
-const TOKEN: &str = "s3cret-admin-token";
+const TOKEN: &str = "s3cret-admin-token-0123456789abcdef";
 
 struct Server {
     base: String,
+    addr: SocketAddr,
+    health: Arc<Health>,
     store: Arc<dyn Store>,
     client: reqwest::Client,
     shutdown: CancellationToken,
@@ -32,6 +39,10 @@ impl Drop for Server {
 }
 
 async fn start(token: Option<&str>) -> Server {
+    start_with(token, HttpLimits::default()).await
+}
+
+async fn start_with(token: Option<&str>, limits: HttpLimits) -> Server {
     let _ = rustls::crypto::ring::default_provider().install_default();
     let dir = tempfile::tempdir().unwrap();
     let store: Arc<dyn Store> = Arc::new(
@@ -45,16 +56,20 @@ async fn start(token: Option<&str>) -> Server {
     );
     api.attach_store(store.clone());
     let shutdown = CancellationToken::new();
-    let addr = serve_with_admin(
+    let health = Health::new();
+    let addr = serve_roles_with(
         "127.0.0.1:0".parse().unwrap(),
-        Health::new(),
+        health.clone(),
         shutdown.clone(),
-        api,
+        Some(api),
+        limits,
     )
     .await
     .unwrap();
     Server {
         base: format!("http://{addr}"),
+        addr,
+        health,
         store,
         client: reqwest::Client::new(),
         shutdown,
@@ -375,4 +390,265 @@ async fn retrain_is_requested_from_the_classifiers() {
         .await
         .unwrap();
     assert!(requested.is_some());
+}
+
+/// Limits short enough for a test.
+fn short_limits() -> HttpLimits {
+    HttpLimits {
+        header_read_timeout: Duration::from_secs(1),
+        request_timeout: Duration::from_secs(1),
+        ..HttpLimits::default()
+    }
+}
+
+/// Reads what the server sends until it closes the connection; `None` when it is still open
+/// after `within`.
+async fn read_until_closed(conn: &mut TcpStream, within: Duration) -> Option<String> {
+    let mut seen = Vec::new();
+    let read = tokio::time::timeout(within, async {
+        let mut buf = [0u8; 4096];
+        loop {
+            match conn.read(&mut buf).await {
+                Ok(0) | Err(_) => return,
+                Ok(n) => seen.extend_from_slice(&buf[..n]),
+            }
+        }
+    })
+    .await;
+    read.ok()
+        .map(|()| String::from_utf8_lossy(&seen).into_owned())
+}
+
+#[tokio::test]
+async fn half_sent_and_silent_connections_are_closed_while_others_are_served() {
+    let s = start_with(Some(TOKEN), short_limits()).await;
+    let started = Instant::now();
+    let mut conns = Vec::new();
+    for i in 0..50 {
+        let mut conn = TcpStream::connect(s.addr).await.unwrap();
+        conn.write_all(format!("GET /healthz HTTP/1.1\r\nHost: x\r\nX-Slow-{i}: ").as_bytes())
+            .await
+            .unwrap();
+        conns.push(conn);
+    }
+    for _ in 0..10 {
+        conns.push(TcpStream::connect(s.addr).await.unwrap());
+    }
+    // Others are still served meanwhile.
+    let r = tokio::time::timeout(
+        Duration::from_secs(5),
+        s.client.get(format!("{}/healthz", s.base)).send(),
+    )
+    .await
+    .expect("a normal request is answered while 60 connections hang")
+    .unwrap();
+    assert_eq!(r.status().as_u16(), 200);
+    // The header-read timeout is 1 s: every hanging connection is closed soon after.
+    for (i, conn) in conns.iter_mut().enumerate() {
+        let left = Duration::from_secs(8).saturating_sub(started.elapsed());
+        assert!(
+            read_until_closed(conn, left).await.is_some(),
+            "connection {i} still open {:?} after it started",
+            started.elapsed()
+        );
+    }
+}
+
+#[tokio::test]
+async fn a_request_whose_body_never_ends_gets_408() {
+    let s = start_with(Some(TOKEN), short_limits()).await;
+    let id = s.add_report(None, "Нужен дизайнер").await;
+    let mut conn = TcpStream::connect(s.addr).await.unwrap();
+    let head = format!(
+        "POST /api/reports/{id}/accept HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {TOKEN}\r\n\
+         Content-Type: application/json\r\nContent-Length: 100\r\n\r\n{{\"is_job\": "
+    );
+    conn.write_all(head.as_bytes()).await.unwrap();
+    let answer = read_until_closed(&mut conn, Duration::from_secs(8))
+        .await
+        .expect("the server gives up on the request");
+    assert!(answer.starts_with("HTTP/1.1 408"), "{answer}");
+    let report = s.store.report(id).await.unwrap().unwrap();
+    assert_eq!(report.status, ReportStatus::Pending);
+}
+
+#[tokio::test]
+async fn connections_over_the_limit_wait_for_a_free_slot() {
+    let limits = HttpLimits {
+        max_connections: 3,
+        ..HttpLimits::default()
+    };
+    let s = start_with(Some(TOKEN), limits).await;
+    let mut held = Vec::new();
+    for _ in 0..3 {
+        held.push(TcpStream::connect(s.addr).await.unwrap());
+    }
+    let waiting = tokio::time::timeout(
+        Duration::from_millis(800),
+        s.client.get(format!("{}/healthz", s.base)).send(),
+    )
+    .await;
+    assert!(waiting.is_err(), "served over the connection limit");
+    drop(held);
+    let r = tokio::time::timeout(
+        Duration::from_secs(5),
+        s.client.get(format!("{}/healthz", s.base)).send(),
+    )
+    .await
+    .expect("served once a slot is free")
+    .unwrap();
+    assert_eq!(r.status().as_u16(), 200);
+}
+
+#[tokio::test]
+async fn shutdown_stops_accepting_and_lets_the_request_in_flight_finish() {
+    let s = start(Some(TOKEN)).await;
+    let id = s.add_report(None, "Ищем дизайнера логотипа").await;
+    let body = json!({"is_job": true, "kind": "job", "categories": ["design"]}).to_string();
+    let (first, rest) = body.split_at(10);
+    let mut conn = TcpStream::connect(s.addr).await.unwrap();
+    let head = format!(
+        "POST /api/reports/{id}/accept HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {TOKEN}\r\n\
+         Content-Type: application/json\r\nContent-Length: {}\r\n\r\n{first}",
+        body.len()
+    );
+    conn.write_all(head.as_bytes()).await.unwrap();
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    s.shutdown.cancel();
+    // New connections are refused soon.
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while TcpStream::connect(s.addr).await.is_ok() {
+        assert!(Instant::now() < deadline, "still accepting after shutdown");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    conn.write_all(rest.as_bytes()).await.unwrap();
+    let answer = read_until_closed(&mut conn, Duration::from_secs(5))
+        .await
+        .expect("the connection is closed once the request is answered");
+    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+    let report = s.store.report(id).await.unwrap().unwrap();
+    assert_eq!(report.status, ReportStatus::Accepted);
+}
+
+#[tokio::test]
+async fn readyz_names_the_dependency_that_is_down_but_not_its_error() {
+    let s = start(Some(TOKEN)).await;
+    s.health.set("queue", Ok(()));
+    s.health.set(
+        "database",
+        Err("connecting to postgres://u:s3cr/et@db/x".to_owned()),
+    );
+    s.health.set(
+        "feeds",
+        Err("restarting after: error connecting to postgres://u:s3cr/et@db/x: refused".to_owned()),
+    );
+    s.health.set(
+        "redis",
+        Err("cannot reach postgres://u:s3cr/et@db/x (Connection refused)".to_owned()),
+    );
+    let r = s
+        .client
+        .get(format!("{}/readyz", s.base))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status().as_u16(), 503);
+    let text = r.text().await.unwrap();
+    for leaked in ["s3cr", "postgres://", "db/x", "refused"] {
+        assert!(!text.contains(leaked), "{leaked} shown: {text}");
+    }
+    let body: Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(
+        body,
+        json!({
+            "ready": false,
+            "components": {
+                "queue": "ok",
+                "database": "connecting",
+                "feeds": "restarting",
+                "redis": "down",
+            }
+        })
+    );
+}
+
+#[tokio::test]
+async fn a_short_admin_token_stops_the_start_up_without_showing_it() {
+    let short = "0123456789abcdef0123456789abcde"; // 31 characters
+    let api = AdminApi::new(Some(short.to_owned()), ["web".to_owned()]);
+    let e = serve_with_admin(
+        "127.0.0.1:0".parse().unwrap(),
+        Health::new(),
+        CancellationToken::new(),
+        api,
+    )
+    .await
+    .expect_err("a 31-character token is refused");
+    let message = format!("{e:#}");
+    assert!(message.contains("JOBWIRE_ADMIN_TOKEN"), "{message}");
+    assert!(message.contains("at least 32 characters"), "{message}");
+    assert!(!message.contains(short), "{message}");
+    assert!(!message.contains('\n'), "{message}");
+
+    // 32 characters are enough; an empty token disables the API (503), as an unset one.
+    let s = start(Some("0123456789abcdef0123456789abcdef")).await;
+    let r = s
+        .client
+        .get(format!("{}/api/reports", s.base))
+        .bearer_auth("0123456789abcdef0123456789abcdef")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status().as_u16(), 200);
+    let s = start(Some("")).await;
+    let (code, _) = s.get("/api/reports").await;
+    assert_eq!(code, 503);
+}
+
+#[tokio::test]
+async fn repeated_failures_from_one_client_get_429_and_others_are_unaffected() {
+    let s = start(Some(TOKEN)).await;
+    let other = reqwest::Client::builder()
+        .local_address("127.0.0.2".parse::<std::net::IpAddr>().unwrap())
+        .build()
+        .unwrap();
+    let url = format!("{}/api/reports", s.base);
+    for _ in 0..5 {
+        let r = s
+            .client
+            .get(&url)
+            .bearer_auth("guess")
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status().as_u16(), 401);
+    }
+    // The right token from the same client is not even checked now.
+    let r = s.client.get(&url).bearer_auth(TOKEN).send().await.unwrap();
+    assert_eq!(r.status().as_u16(), 429);
+    let retry_after: u64 = r.headers()["retry-after"]
+        .to_str()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!((1..=60).contains(&retry_after), "{retry_after}");
+    let body: Value = r.json().await.unwrap();
+    assert!(
+        body["error"].as_str().unwrap().contains("too many"),
+        "{body}"
+    );
+
+    // Another client: its own failures count separately, and the right token works.
+    let r = other.get(&url).bearer_auth("guess").send().await.unwrap();
+    assert_eq!(r.status().as_u16(), 401);
+    let r = other.get(&url).bearer_auth(TOKEN).send().await.unwrap();
+    assert_eq!(r.status().as_u16(), 200);
+    // Health stays open to the refused client.
+    let r = s
+        .client
+        .get(format!("{}/healthz", s.base))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status().as_u16(), 200);
 }
