@@ -3,6 +3,7 @@
 
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use async_trait::async_trait;
 use tokio::sync::mpsc;
@@ -58,6 +59,7 @@ pub struct ScriptedAccount {
     script: Mutex<Script>,
     tx: mpsc::UnboundedSender<Result<AccountUpdate, AccountError>>,
     rx: tokio::sync::Mutex<mpsc::UnboundedReceiver<Result<AccountUpdate, AccountError>>>,
+    pulled: AtomicUsize,
 }
 
 impl ScriptedAccount {
@@ -69,6 +71,7 @@ impl ScriptedAccount {
             script: Mutex::new(Script::default()),
             tx,
             rx: tokio::sync::Mutex::new(rx),
+            pulled: AtomicUsize::new(0),
         }
     }
 
@@ -182,6 +185,12 @@ impl ScriptedAccount {
             .collect()
     }
 
+    /// How many live updates (and stream errors) [`Account::next_update`] has handed out:
+    /// the rest still waits on the "network".
+    pub fn updates_pulled(&self) -> usize {
+        self.pulled.load(Ordering::SeqCst)
+    }
+
     /// How many history calls were made.
     pub fn history_calls(&self) -> usize {
         self.calls()
@@ -270,7 +279,10 @@ impl Account for ScriptedAccount {
     async fn next_update(&self) -> Result<AccountUpdate, AccountError> {
         let mut rx = self.rx.lock().await;
         match rx.recv().await {
-            Some(u) => u,
+            Some(u) => {
+                self.pulled.fetch_add(1, Ordering::SeqCst);
+                u
+            }
             None => std::future::pending().await,
         }
     }

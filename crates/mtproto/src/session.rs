@@ -4,7 +4,11 @@
 //! grammers' own SQLite storage would link a second SQLite next to sqlx's, so jobwire keeps
 //! the session as a small JSON file. Auth-key and DC changes are written at once (atomically:
 //! temporary file, fsync, rename); peers and update state mark the file dirty and are
-//! written by [`FileSession::flush`] (the account calls it periodically and on drop).
+//! written by [`FileSession::flush`] (the account calls it periodically and on drop). A
+//! write that fails leaves the session dirty, so the next flush tries again.
+//!
+//! The session holds the account's auth keys: its `Debug` shows which DCs have one, never
+//! the key bytes (nor the peers' access hashes).
 
 use std::collections::HashMap;
 use std::io::Write;
@@ -53,14 +57,15 @@ struct SessionFileV1 {
 }
 
 /// A grammers [`Session`] persisted to a JSON file with mode 0600.
-#[derive(Debug)]
+///
+/// `Debug` is redacted: it shows the path, the home DC, which DCs have an auth key, how many
+/// peers are cached and whether unsaved changes exist, but no key bytes or access hashes.
 pub struct FileSession {
     path: PathBuf,
     data: Mutex<Data>,
     dirty: AtomicBool,
 }
 
-#[derive(Debug)]
 struct Data {
     home_dc: i32,
     dc_options: HashMap<i32, DcOption>,
@@ -77,6 +82,33 @@ impl Default for Data {
             peers: d.peer_infos,
             updates_state: d.updates_state,
         }
+    }
+}
+
+impl std::fmt::Debug for FileSession {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let mut s = f.debug_struct("FileSession");
+        s.field("path", &self.path);
+        // try_lock: Debug must not deadlock when called while the data is locked.
+        match self.data.try_lock() {
+            Ok(d) => {
+                let mut auth_keys: Vec<i32> = d
+                    .dc_options
+                    .values()
+                    .filter(|o| o.auth_key.is_some())
+                    .map(|o| o.id)
+                    .collect();
+                auth_keys.sort_unstable();
+                s.field("home_dc", &d.home_dc)
+                    .field("dcs_with_auth_key", &auth_keys)
+                    .field("peers", &d.peers.len());
+            }
+            Err(_) => {
+                s.field("data", &"<locked>");
+            }
+        }
+        s.field("dirty", &self.dirty.load(Ordering::SeqCst))
+            .finish()
     }
 }
 
@@ -146,10 +178,14 @@ impl FileSession {
         })
     }
 
-    /// Writes the file now (atomically, mode 0600).
+    /// Writes the file now (atomically, mode 0600; see [`write_private`]). When the write
+    /// fails the session stays dirty, so the next [`FileSession::flush`] tries again.
     pub fn save(&self) -> Result<(), SessionFileError> {
         let file = {
             let d = self.data()?;
+            // Cleared under the lock that guards the snapshot: a change made after it marks
+            // the session dirty again.
+            self.dirty.store(false, Ordering::SeqCst);
             let mut dc_options: Vec<_> = d.dc_options.values().cloned().collect();
             dc_options.sort_by_key(|o| o.id);
             SessionFileV1 {
@@ -160,15 +196,21 @@ impl FileSession {
                 updates_state: d.updates_state.clone(),
             }
         };
-        self.dirty.store(false, Ordering::SeqCst);
-        let bytes = serde_json::to_vec(&file).map_err(|e| SessionFileError::Damaged {
-            path: self.path.clone(),
-            reason: e.to_string(),
-        })?;
-        write_private(&self.path, &bytes).map_err(|source| SessionFileError::Io {
-            path: self.path.clone(),
-            source,
-        })
+        let written = serde_json::to_vec(&file)
+            .map_err(|e| SessionFileError::Damaged {
+                path: self.path.clone(),
+                reason: e.to_string(),
+            })
+            .and_then(|bytes| {
+                write_private(&self.path, &bytes).map_err(|source| SessionFileError::Io {
+                    path: self.path.clone(),
+                    source,
+                })
+            });
+        if written.is_err() {
+            self.mark();
+        }
+        written
     }
 
     /// Writes the file if peers or the update state changed since the last write.
@@ -212,30 +254,83 @@ fn restrict(_: &Path) -> std::io::Result<()> {
     Ok(())
 }
 
+/// Writes `bytes` to `path` atomically and privately.
+///
+/// The bytes go to `<name>.tmp` beside `path`, which is created exclusively (`O_CREAT |
+/// O_EXCL`) with `O_NOFOLLOW` and mode 0600, then written, fsynced and renamed over `path`;
+/// the directory is fsynced last (best effort). A missing directory is created with mode
+/// 0700.
+///
+/// The temporary path is never followed or reused: whatever already sits there (a stale
+/// file from a crash, or a symlink someone planted) is removed — a symlink itself, never
+/// its target — and the exclusive create is tried once more. If something is there again
+/// (or it cannot be removed, like a directory), the save fails with the IO error and the
+/// session stays dirty.
 fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     let dir = path.parent().filter(|p| !p.as_os_str().is_empty());
     if let Some(dir) = dir {
-        std::fs::create_dir_all(dir)?;
+        create_private_dir(dir)?;
     }
     let mut name = path.file_name().unwrap_or_default().to_os_string();
     name.push(".tmp");
     let tmp = path.with_file_name(name);
+    let mut f = match create_new_private(&tmp) {
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+            let symlink = std::fs::symlink_metadata(&tmp).is_ok_and(|m| m.file_type().is_symlink());
+            tracing::warn!(
+                path = %tmp.display(),
+                symlink,
+                "removing what was left at the session's temporary path"
+            );
+            std::fs::remove_file(&tmp)?;
+            create_new_private(&tmp)?
+        }
+        other => other?,
+    };
+    let written = f
+        .write_all(bytes)
+        .and_then(|()| f.sync_all())
+        .and_then(|()| std::fs::rename(&tmp, path));
+    if let Err(e) = written {
+        let _ = std::fs::remove_file(&tmp);
+        return Err(e);
+    }
+    if let Some(dir) = dir
+        && let Ok(d) = std::fs::File::open(dir)
+    {
+        let _ = d.sync_all();
+    }
+    Ok(())
+}
+
+/// Creates `path` for writing, failing if anything (even a dangling symlink) is there.
+fn create_new_private(path: &Path) -> std::io::Result<std::fs::File> {
     let mut options = std::fs::OpenOptions::new();
-    options.write(true).create(true).truncate(true);
+    options.write(true).create_new(true);
     #[cfg(unix)]
     {
         use std::os::unix::fs::OpenOptionsExt;
-        options.mode(0o600);
+        options.mode(0o600).custom_flags(libc::O_NOFOLLOW);
     }
-    let mut f = options.open(&tmp)?;
+    let f = options.open(path)?;
     #[cfg(unix)]
     {
+        // Exactly 0600, whatever the umask made of the mode.
         use std::os::unix::fs::PermissionsExt;
         f.set_permissions(std::fs::Permissions::from_mode(0o600))?;
     }
-    f.write_all(bytes)?;
-    f.sync_all()?;
-    std::fs::rename(&tmp, path)
+    Ok(f)
+}
+
+fn create_private_dir(dir: &Path) -> std::io::Result<()> {
+    let mut builder = std::fs::DirBuilder::new();
+    builder.recursive(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::DirBuilderExt;
+        builder.mode(0o700);
+    }
+    builder.create(dir)
 }
 
 impl Session for FileSession {
@@ -400,6 +495,88 @@ mod tests {
         assert_eq!(channel.auth.hash(), 99);
         let state = s.updates_state().await.expect("state");
         assert_eq!(state.channels, vec![ChannelState { id: 1001, pts: 5 }]);
+    }
+
+    fn channel(id: i64) -> PeerInfo {
+        PeerInfo::Channel {
+            id,
+            auth: Some(grammers_session::types::PeerAuth::from_hash(id * 3)),
+            kind: None,
+        }
+    }
+
+    #[cfg(unix)]
+    #[tokio::test]
+    async fn a_symlink_at_the_temporary_path_is_not_followed() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("parser.session");
+        let victim = dir.path().join("victim.txt");
+        std::fs::write(&victim, b"precious").expect("victim");
+        std::os::unix::fs::symlink(&victim, dir.path().join("parser.session.tmp"))
+            .expect("plant symlink");
+        let s = FileSession::open(&path).expect("open");
+        s.cache_peer(channel(1001)).await.expect("cache");
+        s.save().expect("the save creates its own temporary file");
+        assert_eq!(std::fs::read(&victim).expect("read victim"), b"precious");
+        let meta = std::fs::symlink_metadata(&path).expect("session");
+        assert!(meta.file_type().is_file(), "the session is a regular file");
+        assert!(!dir.path().join("parser.session.tmp").exists());
+        let again = FileSession::open(&path).expect("reopen");
+        assert!(
+            again
+                .peer(PeerId::channel_unchecked(1001))
+                .await
+                .expect("peer")
+                .is_some()
+        );
+    }
+
+    #[tokio::test]
+    async fn a_failed_write_keeps_the_changes_for_the_next_flush() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("sub/parser.session");
+        let s = FileSession::open(&path).expect("open");
+        // A file where the session's directory should be: the write cannot happen.
+        std::fs::write(dir.path().join("sub"), b"in the way").expect("block");
+        s.cache_peer(channel(1001)).await.expect("cache");
+        assert!(s.flush().is_err(), "the write fails");
+        std::fs::remove_file(dir.path().join("sub")).expect("unblock");
+        s.flush().expect("the next flush writes");
+        let again = FileSession::open(&path).expect("reopen");
+        assert!(
+            again
+                .peer(PeerId::channel_unchecked(1001))
+                .await
+                .expect("peer")
+                .is_some(),
+            "the change made before the failed write is in the file"
+        );
+    }
+
+    #[tokio::test]
+    async fn debug_shows_no_auth_key_bytes() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let s = FileSession::open(&dir.path().join("parser.session")).expect("open");
+        let mut key = [0u8; 256];
+        for (i, b) in key.iter_mut().enumerate() {
+            *b = (i * 7 + 13) as u8;
+        }
+        let mut dc = s.dc_option(2).expect("dc").expect("known dc");
+        dc.auth_key = Some(key);
+        s.set_dc_option(&dc).await.expect("set dc");
+        s.cache_peer(channel(1001)).await.expect("cache");
+        let decimal = key[..4]
+            .iter()
+            .map(u8::to_string)
+            .collect::<Vec<_>>()
+            .join(", ");
+        let hex: String = key[..4].iter().map(|b| format!("{b:02x}")).collect();
+        for shown in [format!("{s:?}"), format!("{s:#?}")] {
+            assert!(!shown.contains(&decimal), "{shown}");
+            assert!(!shown.to_lowercase().contains(&hex), "{shown}");
+            assert!(!shown.contains("3003"), "no access hash: {shown}");
+            assert!(shown.contains("parser.session"), "{shown}");
+        }
     }
 
     #[test]

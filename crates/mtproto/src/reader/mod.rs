@@ -3,8 +3,11 @@
 //!
 //! The reader runs as one task ([`Reader::run`]) and talks to Telegram only through the
 //! [`Account`] trait. Account operations run inline in that task: a short flood wait
-//! (≤ [`ReaderConfig::flood_sleep_threshold`]) pauses the reader, while live updates keep
-//! queueing in memory, so nothing is lost.
+//! (≤ [`ReaderConfig::flood_sleep_threshold`]) pauses the reader, as does a consumer that
+//! stops taking events. Live updates then queue in a buffer of [`ReaderConfig::update_buffer`];
+//! once it is full the account streams are not read, so memory stays bounded: grammers' own
+//! buffer (`AccountConfig::updates_capacity`) drops what does not fit, and the gap is caught
+//! up (grammers fetches the difference; the reader polls from its cursors), so nothing is lost.
 //!
 //! The concerns live in submodules, each an `impl Reader` block: `join` (join pacing,
 //! daily caps), `shard` (sharding over accounts, flood waits, failover), `catch_up`
@@ -74,6 +77,10 @@ pub struct ReaderConfig {
     pub account_silence: Duration,
     /// How often the reader checks its timers. Default 500 ms.
     pub tick: Duration,
+    /// Live updates buffered between the accounts and the reader (at least 1). When the
+    /// reader is held up (a flood wait, a consumer that stopped taking events) and the buffer
+    /// is full, the accounts' update streams are not read until there is room. Default 1000.
+    pub update_buffer: usize,
 }
 
 impl Default for ReaderConfig {
@@ -95,6 +102,7 @@ impl Default for ReaderConfig {
             unknown_channel_silence: Duration::from_secs(48 * 3600),
             account_silence: Duration::from_secs(2 * 3600),
             tick: Duration::from_millis(500),
+            update_buffer: 1000,
         }
     }
 }
@@ -349,7 +357,7 @@ impl Reader {
         if self.accounts.is_empty() {
             return Err(ReaderError::NoAccounts);
         }
-        let (utx, mut urx) = mpsc::unbounded_channel();
+        let (utx, mut urx) = mpsc::channel(self.config.update_buffer.max(1));
         let _pumps = PumpGuard(
             self.accounts
                 .iter()
@@ -366,7 +374,7 @@ impl Reader {
 
     async fn main_loop(
         &mut self,
-        updates: &mut mpsc::UnboundedReceiver<(usize, Result<AccountUpdate, AccountError>)>,
+        updates: &mut mpsc::Receiver<(usize, Result<AccountUpdate, AccountError>)>,
     ) -> Result<(), Result<Closed, ReaderError>> {
         for i in 0..self.channels.len() {
             self.restore(i).await?;
@@ -561,12 +569,13 @@ fn human(d: Duration) -> String {
     }
 }
 
-/// Forwards one account's updates into the reader. Sleeps through flood waits; stops when
-/// the account is dead or the reader is gone; backs off after other errors.
+/// Forwards one account's updates into the reader. Waits (without reading the account's
+/// stream) while the reader's buffer is full; sleeps through flood waits; stops when the
+/// account is dead or the reader is gone; backs off after other errors.
 async fn pump(
     i: usize,
     account: Arc<dyn Account>,
-    tx: mpsc::UnboundedSender<(usize, Result<AccountUpdate, AccountError>)>,
+    tx: mpsc::Sender<(usize, Result<AccountUpdate, AccountError>)>,
 ) {
     loop {
         let update = account.next_update().await;
@@ -574,14 +583,14 @@ async fn pump(
             Ok(_) => None,
             Err(AccountError::FloodWait(d)) => Some(*d),
             Err(AccountError::Banned | AccountError::SessionDead) => {
-                let _ = tx.send((i, update));
+                let _ = tx.send((i, update)).await;
                 return;
             }
             Err(_) => Some(Duration::from_secs(5)),
         };
         if matches!(update, Err(AccountError::FloodWait(_))) {
             // The reader needs not know: the stream resumes after the wait.
-        } else if tx.send((i, update)).is_err() {
+        } else if tx.send((i, update)).await.is_err() {
             return;
         }
         if let Some(p) = pause {

@@ -658,3 +658,35 @@ async fn the_watchdog_reports_an_account_without_updates() {
     }
     h.stop().await;
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_stalled_consumer_holds_updates_back_without_dropping_them() {
+    let a = account("a1", &[("@jobs", 100)]);
+    a.post(m(100, 1, "x"), false);
+    let store = Arc::new(MemoryReaderStore::new());
+    let cfg = ReaderConfig {
+        update_buffer: 50,
+        ..config()
+    };
+    let mut h = Harness::start(cfg, &[&a], &store, &["@jobs"]);
+    tokio::time::sleep(Duration::from_secs(5)).await;
+    // The consumer (the database writer) stalls: nobody takes events for a minute while
+    // Telegram pushes 1000 posts.
+    let pushed = 1000;
+    for id in 2..2 + pushed {
+        a.post(m(100, id, "live"), true);
+    }
+    tokio::time::sleep(Duration::from_secs(60)).await;
+    // Pulled from the stream at most: the buffer, the event channel (100 in the harness),
+    // and one each in the reader and in the pump.
+    let held = a.updates_pulled();
+    assert!(
+        held <= 50 + 100 + 2,
+        "{held} of {pushed} updates pulled while the consumer stalled"
+    );
+    // The consumer is back: every post arrives, in order, none dropped.
+    let want: Vec<String> = (2..2 + pushed).map(|id| id.to_string()).collect();
+    assert_eq!(h.posts(want.len()).await, want);
+    assert_eq!(a.updates_pulled(), pushed as usize);
+    h.stop().await;
+}
