@@ -106,6 +106,11 @@ pub struct BotOptions {
     pub max_keyword_chars: usize,
     /// Longest report text kept, in characters (longer ones are cut). Default 4000.
     pub max_report_chars: usize,
+    /// Reports (`/report`, `/wrong`, a reported missed vacancy) one chat may file per hour:
+    /// a burst of this many, then one more every hour / this many. A report over the limit
+    /// is refused with an explanation and not stored. 0 switches the limit off. Counted per
+    /// process. Default [`crate::DEFAULT_REPORTS_PER_HOUR`] (10).
+    pub max_reports_per_hour: u32,
 }
 
 impl Default for BotOptions {
@@ -118,6 +123,7 @@ impl Default for BotOptions {
             max_keywords: 30,
             max_keyword_chars: 50,
             max_report_chars: 4000,
+            max_reports_per_hour: crate::DEFAULT_REPORTS_PER_HOUR,
         }
     }
 }

@@ -4,12 +4,18 @@
 //!   as a subscriber and opens a menu (inline keyboard) of categories, filters (include and
 //!   exclude keywords, a minimum budget, quiet hours), pause/resume, the current settings and
 //!   a dialogue to report a vacancy jobwire missed. Russian first, English for users whose
-//!   Telegram speaks another language.
+//!   Telegram speaks another language. A reply quotes at most
+//!   [`texts::MAX_QUOTE_CHARS`] characters of what the user typed, so it always fits
+//!   Telegram's 4096-character limit.
 //! * The **category bots** deliver jobs (the send stage uses their tokens). Here they take
 //!   `/start` (subscribe to the bot's categories, or to the one a `?start=<slug>` deep link
 //!   names), `/stop`, `/wrong` in reply to a delivered message (a report that it is not a
 //!   job or not of this category), and notice when a user blocks them (`my_chat_member`
 //!   kicked → the subscriber is marked blocked). One bot may be both.
+//!
+//! A chat files at most [`BotOptions::max_reports_per_hour`] reports (`/report`, `/wrong`,
+//! missed vacancies; [`DEFAULT_REPORTS_PER_HOUR`] by default, counted per process across
+//! all bots): one more is refused with an explanation and not stored.
 //!
 //! # Updates
 //!
@@ -38,6 +44,7 @@ mod error;
 pub mod events;
 mod handler;
 pub mod input;
+mod limits;
 mod runtime;
 pub mod texts;
 
@@ -49,4 +56,5 @@ pub use dialogue::{
 };
 pub use error::BotError;
 pub use handler::Processed;
+pub use limits::DEFAULT_REPORTS_PER_HOUR;
 pub use runtime::{Bots, SECRET_HEADER};

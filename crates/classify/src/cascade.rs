@@ -371,6 +371,11 @@ impl Classifier for Cascade {
         &self.name
     }
 
+    /// The LLM's: only its answers are learned.
+    fn learn_min_confidence(&self) -> f32 {
+        self.llm.learn_min_confidence()
+    }
+
     fn was_trained_on(&self, text: &str) -> bool {
         self.local.was_trained_on(text)
     }

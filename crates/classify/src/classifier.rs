@@ -22,7 +22,9 @@ pub struct ClassifyInput {
 pub struct Classified {
     /// The decision.
     pub verdict: Verdict,
-    /// Which model produced it (`local:<hash>` for the local model, the LLM model name otherwise).
+    /// Which model produced it (`local:<hash>` for the local model; for the LLM the configured
+    /// model name of the endpoint that answered, never the name its response reports).
+    /// A metrics label and a stored column, so its values are bounded.
     pub model: String,
     /// The prompt version (`classify.v1`) or the local model format version (`local.v1`).
     pub prompt_version: String,
@@ -39,6 +41,10 @@ pub struct Classified {
     /// this post's share).
     pub cost_usd: f64,
 }
+
+/// The lowest confidence at which an LLM's answer is kept as a training example by default
+/// ([`Classifier::learn_min_confidence`]).
+pub const DEFAULT_LEARN_MIN_CONFIDENCE: f32 = 0.8;
 
 /// Something that classifies posts: the local model or an LLM.
 #[async_trait]
@@ -67,6 +73,14 @@ pub trait Classifier: Send + Sync {
 
     /// A short name for logs and metrics (`local`, `llm:<model>`).
     fn name(&self) -> &str;
+
+    /// The lowest confidence at which the classify stage keeps this classifier's LLM answers
+    /// as training examples for the local model (with `learn_from_llm`): an unsure answer,
+    /// or one a post steered, would teach the local model the LLM's mistakes. Default
+    /// [`DEFAULT_LEARN_MIN_CONFIDENCE`].
+    fn learn_min_confidence(&self) -> f32 {
+        DEFAULT_LEARN_MIN_CONFIDENCE
+    }
 
     /// Whether this exact text was part of the classifier's training data (lets an
     /// evaluation report how many evaluated posts the model had already seen). `false` by

@@ -22,5 +22,5 @@ pub mod local;
 pub mod retrain;
 pub mod stage;
 
-pub use classifier::{Classified, Classifier, ClassifyInput};
+pub use classifier::{Classified, Classifier, ClassifyInput, DEFAULT_LEARN_MIN_CONFIDENCE};
 pub use error::ClassifyError;

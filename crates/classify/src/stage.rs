@@ -33,7 +33,8 @@ pub struct ClassifyStageConfig {
     pub fallback_after: u32,
     /// How long a batch waits to fill before it is classified anyway.
     pub batch_linger: Duration,
-    /// Keep the LLM's answers as training examples for the local model.
+    /// Keep the LLM's answers as training examples for the local model (those at least
+    /// [`Classifier::learn_min_confidence`] confident).
     pub learn_from_llm: bool,
 }
 
@@ -266,8 +267,9 @@ impl ClassifyStage {
                     .store
                     .record_classification(post_id, &record(&classified), Utc::now())
                     .await?;
-                if llm && self.config.learn_from_llm {
-                    // The LLM's answer is a training example for the local model.
+                let floor = self.primary.learn_min_confidence();
+                if llm && self.config.learn_from_llm && classified.verdict.confidence >= floor {
+                    // A confident LLM answer is a training example for the local model.
                     let example = NewExample {
                         post_id: Some(post_id),
                         text: input.text.clone(),

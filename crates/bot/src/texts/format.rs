@@ -5,7 +5,7 @@ use jobwire_core::extract::BudgetBasis;
 use jobwire_core::subscriber::MinBudget;
 use jobwire_store::QuietHoursSpec;
 
-use super::{CategoryView, Lang, escape};
+use super::{CategoryView, Lang, escape, quote};
 
 /// Groups the thousands of an amount: `5 000`, `12.5`.
 pub fn amount(value: f64) -> String {
@@ -47,11 +47,12 @@ pub(super) fn quiet(q: &QuietHoursSpec) -> String {
     format!("{}–{} ({})", q.start, q.end, escape(&q.time_zone))
 }
 
-/// Each item escaped and put between `open` and `close`, joined with commas.
+/// Each item quoted ([`quote`]: cut short, escaped) and put between `open` and `close`,
+/// joined with commas.
 fn wrapped(items: &[String], open: &str, close: &str) -> String {
     items
         .iter()
-        .map(|w| format!("{open}{}{close}", escape(w)))
+        .map(|w| format!("{open}{}{close}", quote(w)))
         .collect::<Vec<_>>()
         .join(", ")
 }

@@ -5,7 +5,7 @@ use jobwire_core::subscriber::MinBudget;
 use jobwire_store::QuietHoursSpec;
 
 use super::format::{budget, quiet, words};
-use super::{Lang, escape};
+use super::{Lang, quote};
 use crate::input::InputError;
 
 fn current_or_none(lang: Lang, current: &str) -> String {
@@ -121,6 +121,15 @@ pub fn report_thanks(lang: Lang, id: i64) -> String {
     )
 }
 
+/// A report refused because the chat filed `per_hour` reports within the hour.
+pub fn report_limited(lang: Lang, per_hour: u32) -> String {
+    tr!(
+        lang,
+        "⏳ Слишком много сообщений: можно не больше {per_hour} в час. Это не сохранено — попробуйте позже.",
+        "⏳ Too many reports: at most {per_hour} an hour. This one was not filed; please try again later."
+    )
+}
+
 pub fn report_needs_text(lang: Lang) -> String {
     lang.pick(
         "В сообщении нет текста. Перешлите вакансию с текстом или вставьте её текст. /cancel — отмена.",
@@ -156,13 +165,13 @@ pub fn unknown_input(lang: Lang) -> String {
 
 /// Explains a refused input; the question stays open.
 pub fn input_error(lang: Lang, e: &InputError) -> String {
-    // The part of the input a reason quotes, escaped.
+    // The part of the input a reason quotes, cut short and escaped.
     let q = match e {
         InputError::KeywordTooLong { keyword, .. } | InputError::BadKeyword { keyword } => {
-            escape(keyword)
+            quote(keyword)
         }
         InputError::QuietTime(s) | InputError::QuietZone(s) | InputError::BudgetCurrency(s) => {
-            escape(s)
+            quote(s)
         }
         _ => String::new(),
     };

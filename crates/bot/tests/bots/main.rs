@@ -5,5 +5,6 @@
 mod category_bot;
 mod common;
 mod failures;
+mod hostile;
 mod main_bot;
 mod webhook;

@@ -313,6 +313,27 @@ fn work_mode(raw: &str) -> Option<WorkMode> {
     }
 }
 
+/// Whether `contact` appears in `post`: both compared lower-cased, without whitespace, `@`,
+/// and the `https://`, `http://`, `www.`, `t.me/` and `telegram.me/` prefixes (so `@ivan_dev`
+/// is found as `t.me/ivan_dev`, `https://t.me/ivan_dev` or `@ Ivan_Dev`).
+pub(crate) fn contact_in_post(contact: &str, post: &str) -> bool {
+    let key = comparable(contact);
+    !key.is_empty() && comparable(post).contains(&key)
+}
+
+/// Lower-cased, without whitespace and `@`, link prefixes removed.
+fn comparable(text: &str) -> String {
+    let mut s: String = text
+        .chars()
+        .flat_map(char::to_lowercase)
+        .filter(|c| !c.is_whitespace() && *c != '@')
+        .collect();
+    for prefix in ["https://", "http://", "www.", "telegram.me/", "t.me/"] {
+        s = s.replace(prefix, "");
+    }
+    s
+}
+
 /// `@handle` (4–32 letters, digits or `_`), an `http(s)://` or `t.me/` link, or an email.
 pub(crate) fn looks_like_contact(c: &str) -> bool {
     if c.is_empty() || c.chars().count() > MAX_CONTACT_CHARS || c.chars().any(char::is_whitespace) {
@@ -512,5 +533,29 @@ mod tests {
             to_extraction(&json!({"title": 5, "skills": "x"})),
             Extraction::default()
         );
+    }
+
+    #[test]
+    fn a_contact_must_appear_in_its_post() {
+        let post =
+            "Нужен бот. Пишите: t.me/Ivan_Dev или https://example.com/jobs, mail HR@Example.com";
+        for found in [
+            "@ivan_dev",
+            "https://t.me/ivan_dev",
+            "t.me/IVAN_DEV",
+            "https://example.com/jobs",
+            "hr@example.com",
+        ] {
+            assert!(contact_in_post(found, post), "{found}");
+        }
+        assert!(contact_in_post("@ivan_dev", "пишите @ Ivan_Dev"));
+        for invented in [
+            "@scam_wallet",
+            "https://evil.example/pay",
+            "boss@example.com",
+            "@",
+        ] {
+            assert!(!contact_in_post(invented, post), "{invented}");
+        }
     }
 }

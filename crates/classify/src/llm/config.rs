@@ -105,13 +105,18 @@ pub struct LlmConfig {
     pub max_output_tokens: u32,
     /// How many few-shot examples (the most similar to the request's posts) go into a request.
     pub few_shot: usize,
+    /// Answers below this confidence are not kept as training examples
+    /// ([`Classifier::learn_min_confidence`](crate::Classifier::learn_min_confidence)).
+    /// Default [`DEFAULT_LEARN_MIN_CONFIDENCE`](crate::DEFAULT_LEARN_MIN_CONFIDENCE) (0.8).
+    pub learn_min_confidence: f32,
 }
 
 impl LlmConfig {
     /// A configuration with defaults: 120 s timeout (a full batch's answer takes a while), 4 retries, backoff 0.5–20 s, confidence
     /// 0.9 when missing, posts cut at 8000 characters, 30 posts a request gathered for at
     /// most 20 ms when the LLM is idle and 1 s while requests are in flight, 8 requests in
-    /// flight, at most 16,384 completion tokens, 3 few-shot examples,
+    /// flight, at most 16,384 completion tokens, 3 few-shot examples, answers learned from
+    /// confidence 0.8,
     /// no fallback, 10 min quota cool-down, prices 0 (the primary starts as a new
     /// [`LlmEndpoint`]).
     pub fn new(
@@ -147,6 +152,7 @@ impl LlmConfig {
             max_in_flight: 8,
             max_output_tokens: 16_384,
             few_shot: 3,
+            learn_min_confidence: crate::DEFAULT_LEARN_MIN_CONFIDENCE,
         }
     }
 
@@ -181,6 +187,7 @@ impl fmt::Debug for LlmConfig {
             .field("max_in_flight", &self.max_in_flight)
             .field("max_output_tokens", &self.max_output_tokens)
             .field("few_shot", &self.few_shot)
+            .field("learn_min_confidence", &self.learn_min_confidence)
             .finish()
     }
 }

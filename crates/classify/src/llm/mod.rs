@@ -12,7 +12,10 @@
 //!   JSON `{"posts":[{"id":"p1","text":"..."}]}`. Ids are short ids (`p1`, `p2`, …, see
 //!   [the pool](#the-pool)), never database ids. Texts are cut to [`LlmConfig::max_post_chars`] characters and are
 //!   serialized by `serde_json`, so a post is escaped data and can never break out of its
-//!   string; the prompt says that post texts are untrusted data.
+//!   string; the prompt says that post texts are untrusted data. A post that looks like
+//!   instructions to the model ([`looks_like_instructions`]: "ignore previous instructions",
+//!   "system:", answer-shaped JSON, in English and Russian) goes in a request of its own, so
+//!   it cannot steer the answers for other posts.
 //! * `response_format`: `json_schema`, strict ([`response_schema`]):
 //!   `{"items":[{"id","is_job","kind","categories","confidence","reason","extraction":{...}}]}`.
 //!
@@ -28,8 +31,10 @@
 //! `MAX_TITLE_CHARS` characters; at most `MAX_SKILLS` distinct skills; a budget needs a
 //! finite positive `min`, a currency of 3–4 letters (uppercased) and a basis
 //! `fixed`/`hourly`/`monthly`, else it is dropped, and its `max` is kept only when finite and
-//! not below `min`; a contact must look like `@handle`, a link or an email, else it is
-//! dropped. A bad extraction field never invalidates the classification.
+//! not below `min`; a contact must look like `@handle`, a link or an email and appear in
+//! the post (compared case-insensitively, ignoring `@`, spaces and `https://t.me/`-style
+//! prefixes), else it is dropped. A bad extraction field never invalidates the
+//! classification.
 //! A **job none of whose categories is configured** is re-asked once; if it comes back the
 //! same way (or there is no re-ask left), it is accepted as a job with no category — the
 //! model did say it is a job, and dropping or guessing would both be worse.
@@ -48,7 +53,8 @@
 //! waiting post has waited [`LlmConfig::batch_linger`] (1 s). At most [`LlmConfig::max_in_flight`]
 //! requests are in flight, and while they all are, posts keep gathering. So a quiet service
 //! sends a lone post at once, and under load (a burst, a backlog, an imported history)
-//! requests are full. Short ids (`p1`, `p2`, …) are unique over the classifier's
+//! requests are full. A post that looks like instructions is a request by itself and goes
+//! at once. Short ids (`p1`, `p2`, …) are unique over the classifier's
 //! life, never database ids.
 //!
 //! # Failures and fallback
@@ -79,6 +85,7 @@ mod pool;
 mod prompt;
 mod request;
 mod section;
+mod steering;
 mod transport;
 
 use std::fmt;
@@ -102,6 +109,7 @@ use pool::{Pool, Waiting};
 pub use prompt::{PROMPT_TEMPLATE, PROMPT_VERSION, response_schema, system_prompt};
 use request::Endpoint;
 pub use section::{LlmFallbackSection, LlmSection, SectionError};
+pub use steering::looks_like_instructions;
 use transport::Switch;
 
 /// Posts per request by default.
@@ -321,6 +329,10 @@ impl Classifier for LlmClassifier {
                 Waiting {
                     id: format!("p{n}"),
                     post: p.id.clone(),
+                    alone: steering::looks_like_instructions(prompt::cut(
+                        &p.text,
+                        inner.config.max_post_chars,
+                    )),
                     text: p.text.clone(),
                     grams: if want_grams {
                         fewshot::trigrams(&p.text)
@@ -357,6 +369,10 @@ impl Classifier for LlmClassifier {
 
     fn name(&self) -> &str {
         &self.inner.name
+    }
+
+    fn learn_min_confidence(&self) -> f32 {
+        self.inner.config.learn_min_confidence
     }
 }
 

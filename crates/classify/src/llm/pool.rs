@@ -1,6 +1,7 @@
 //! The request pool: every caller's posts gather here and go out in batches (a full batch
-//! at once, a partial one after a linger), at most `max_in_flight` requests at once; an
-//! answer's items are checked and the posts it lacked are re-asked.
+//! at once, a partial one after a linger, a post that looks like instructions alone and at
+//! once), at most `max_in_flight` requests at once; an answer's items are checked (an
+//! extracted contact must appear in its post) and the posts it lacked are re-asked.
 
 use std::collections::{HashSet, VecDeque};
 use std::sync::Arc;
@@ -9,7 +10,7 @@ use std::time::{Duration, Instant};
 use tokio::sync::oneshot;
 
 use super::accounting::{Spent, bump};
-use super::answer::{ItemCheck, check_item, item_id};
+use super::answer::{Checked, ItemCheck, check_item, contact_in_post, item_id};
 use super::request::copy_error;
 use super::{Inner, MAX_REASKS, PROMPT_VERSION, fewshot, prompt};
 use crate::{Classified, ClassifyError};
@@ -30,6 +31,8 @@ pub(crate) struct Waiting {
     pub(crate) id: String,
     /// The caller's id (for logs only).
     pub(crate) post: String,
+    /// It looks like instructions to the model: it goes in a request of its own.
+    pub(crate) alone: bool,
     pub(crate) text: String,
     /// Trigrams for picking few-shot examples (empty when none are used).
     pub(crate) grams: Vec<u64>,
@@ -71,6 +74,37 @@ impl Drop for FlushGuard {
             pool.queue.clear();
         }
     }
+}
+
+/// `checked` without its extracted contact when that contact is not in the post's text (the
+/// model invented it, or was steered into it).
+fn drop_foreign_contact(mut checked: Checked, text: &str, post: &str) -> Checked {
+    if let Some(ex) = checked.extraction.as_mut()
+        && ex
+            .contact
+            .as_deref()
+            .is_some_and(|c| !contact_in_post(c, text))
+    {
+        tracing::warn!(
+            post,
+            "LLM extracted a contact that is not in the post; dropped"
+        );
+        ex.contact = None;
+        if *ex == jobwire_core::extract::Extraction::default() {
+            checked.extraction = None;
+        }
+    }
+    checked
+}
+
+/// The next request's posts: the first post that must go alone (`alone`), by itself; else
+/// up to `size` posts, oldest first.
+fn take_batch<T>(queue: &mut VecDeque<T>, size: usize, alone: impl Fn(&T) -> bool) -> Vec<T> {
+    if let Some(i) = queue.iter().position(alone) {
+        return queue.remove(i).into_iter().collect();
+    }
+    let n = queue.len().min(size);
+    queue.drain(..n).collect()
 }
 
 impl Inner {
@@ -139,9 +173,12 @@ impl Inner {
                     } else {
                         (oldest + linger).min(quiet_at)
                     };
-                    if pool.queue.len() >= size || tokio::time::Instant::now() >= until {
-                        let n = pool.queue.len().min(size);
-                        break pool.queue.drain(..n).collect::<Vec<_>>();
+                    // A post that goes alone is a full request by itself.
+                    if pool.queue.iter().any(|w| w.alone)
+                        || pool.queue.len() >= size
+                        || tokio::time::Instant::now() >= until
+                    {
+                        break take_batch(&mut pool.queue, size, |w| w.alone);
                     }
                     until
                 };
@@ -221,6 +258,7 @@ impl Inner {
                     continue;
                 }
             };
+            let checked = drop_foreign_contact(checked, &w.text, &w.post);
             tracing::debug!(post = %w.post, reason = %checked.reason, "LLM verdict");
             let s = w.share;
             answers[i] = Some(Classified {

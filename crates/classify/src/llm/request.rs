@@ -56,6 +56,8 @@ impl Endpoint {
 /// A usable answer: its items and the model that gave it.
 pub(crate) struct Reply {
     pub(crate) items: Vec<Value>,
+    /// The configured name of the endpoint's model — never the name the response reports,
+    /// which the provider chooses (it becomes a metrics label and a stored column).
     pub(crate) model: String,
 }
 
@@ -236,13 +238,14 @@ impl Inner {
             (_, None, None) => return Err(AttemptError::transient("answer has no content")),
         };
         let items = parse_items(content).map_err(AttemptError::transient)?;
+        if response.model != ep.cfg.model {
+            // Providers name a dated snapshot here, and a hostile one anything at all.
+            let reported: String = response.model.chars().take(64).collect();
+            tracing::debug!(model = %ep.cfg.model, reported = ?reported, "the LLM reported another model name");
+        }
         Ok(Reply {
             items,
-            model: if response.model.is_empty() {
-                ep.cfg.model.clone()
-            } else {
-                response.model.clone()
-            },
+            model: ep.cfg.model.clone(),
         })
     }
 }

@@ -57,6 +57,11 @@ pub struct LlmSection {
     /// People's labeled examples most like the posts, put into each request.
     #[serde(default = "default_llm_few_shot")]
     pub few_shot: usize,
+    /// With `[classifier] learn_from_llm`, only answers at least this confident (0-1) become
+    /// training examples for the local model: an unsure answer, or one a post steered,
+    /// would teach it the LLM's mistakes (0.8).
+    #[serde(default = "default_llm_learn_min_confidence")]
+    pub learn_min_confidence: f32,
     /// A second model (on the same or another endpoint) used when the first fails or is
     /// out of quota.
     pub fallback: Option<LlmFallbackSection>,
@@ -115,6 +120,7 @@ impl LlmSection {
             max_in_flight: default_llm_max_in_flight(),
             max_output_tokens: default_llm_max_output_tokens(),
             few_shot: default_llm_few_shot(),
+            learn_min_confidence: default_llm_learn_min_confidence(),
             fallback: None,
         }
     }
@@ -147,6 +153,12 @@ impl LlmSection {
         }
         if self.max_output_tokens < 256 {
             return Err(invalid("llm.max_output_tokens", "must be at least 256"));
+        }
+        if !(0.0..=1.0).contains(&self.learn_min_confidence) {
+            return Err(invalid(
+                "llm.learn_min_confidence",
+                "must be between 0 and 1",
+            ));
         }
         if let Some(limit) = self.daily_spend_limit_usd
             && !(limit.is_finite() && limit >= 0.0)
@@ -185,6 +197,7 @@ impl LlmSection {
         config.max_in_flight = self.max_in_flight;
         config.max_output_tokens = self.max_output_tokens;
         config.few_shot = self.few_shot;
+        config.learn_min_confidence = self.learn_min_confidence;
         config.fallback = fallback;
         Ok(config)
     }
@@ -209,6 +222,10 @@ fn default_llm_max_in_flight() -> usize {
 
 fn default_llm_few_shot() -> usize {
     3
+}
+
+fn default_llm_learn_min_confidence() -> f32 {
+    crate::DEFAULT_LEARN_MIN_CONFIDENCE
 }
 
 fn default_llm_max_retries() -> u32 {
@@ -277,6 +294,14 @@ mod tests {
         assert_eq!(config.max_in_flight, 8);
         assert_eq!(config.max_output_tokens, 16_384);
         assert_eq!(config.few_shot, 3);
+        assert_eq!(config.learn_min_confidence, 0.8);
+        assert_eq!(
+            section("learn_min_confidence = 0.95")
+                .config(Vec::new(), env)
+                .expect("valid")
+                .learn_min_confidence,
+            0.95
+        );
         assert!(config.fallback.is_none());
         assert!(!format!("{config:?}").contains("sk-primary"));
     }
@@ -337,6 +362,8 @@ mod tests {
             ("price_in_per_mtok = -1", "llm.price_in_per_mtok"),
             ("price_out_per_mtok = -0.5", "llm.price_out_per_mtok"),
             ("daily_spend_limit_usd = -3", "llm.daily_spend_limit_usd"),
+            ("learn_min_confidence = 1.5", "llm.learn_min_confidence"),
+            ("learn_min_confidence = -0.1", "llm.learn_min_confidence"),
         ] {
             let err = section(extra).config(Vec::new(), env).expect_err(extra);
             assert_eq!(err.key, key, "{extra}");
