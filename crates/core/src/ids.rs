@@ -74,6 +74,10 @@ row_id!(
     /// A labeled example the classifier learns from (`examples.id`).
     ExampleId
 );
+row_id!(
+    /// A queue message that failed for good (`dead_letters.id`).
+    DeadLetterId
+);
 
 #[cfg(test)]
 mod tests {

@@ -5,7 +5,6 @@
 //! The post row is committed before the classify message is published; a post whose
 //! message was lost in a crash is found in status `queued` and re-published at start-up.
 
-use std::collections::HashMap;
 use std::sync::Arc;
 
 use chrono::Utc;
@@ -99,6 +98,9 @@ impl IntakeTally {
     }
 }
 
+/// How many channels' rules intake keeps in memory (least recently used ones go first).
+pub const CHANNEL_CACHE: u64 = 10_000;
+
 #[derive(Debug)]
 struct ChannelState {
     row: ChannelRow,
@@ -111,7 +113,9 @@ struct ChannelState {
 pub struct IntakeStage {
     store: Arc<dyn Store>,
     queue: Arc<dyn Queue>,
-    channels: Mutex<HashMap<String, Arc<ChannelState>>>,
+    /// Channels' rules by handle, the most recently used [`CHANNEL_CACHE`] of them: a replay
+    /// or an import naming millions of channels does not grow memory without bound.
+    channels: moka::sync::Cache<String, Arc<ChannelState>>,
     /// `None`: near-duplicate detection is off.
     dedup: Option<Mutex<Dedup>>,
 }
@@ -152,7 +156,7 @@ impl IntakeStage {
         Self {
             store,
             queue,
-            channels: Mutex::new(HashMap::new()),
+            channels: moka::sync::Cache::new(CHANNEL_CACHE),
             dedup: dedup.map(|config| {
                 Mutex::new(Dedup {
                     window: config.window,
@@ -191,22 +195,19 @@ impl IntakeStage {
 
     /// Forgets cached channels, so changed rules apply to the next post.
     pub async fn reload_channels(&self) {
-        self.channels.lock().await.clear();
+        self.channels.invalidate_all();
     }
 
     async fn channel(&self, handle: &str) -> Result<Arc<ChannelState>, IntakeError> {
-        if let Some(c) = self.channels.lock().await.get(handle) {
-            return Ok(c.clone());
+        if let Some(c) = self.channels.get(handle) {
+            return Ok(c);
         }
         let row = self.store.ensure_channel(handle, Utc::now()).await?;
         let state = Arc::new(ChannelState {
             rules: compile(&row),
             row,
         });
-        self.channels
-            .lock()
-            .await
-            .insert(handle.to_owned(), state.clone());
+        self.channels.insert(handle.to_owned(), state.clone());
         Ok(state)
     }
 
@@ -340,5 +341,53 @@ fn new_post(channel_id: ChannelId, post: IncomingPost, status: PostStatus) -> Ne
         filter_reason: None,
         fingerprint: None,
         duplicate_of: None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+
+    #[tokio::test]
+    async fn the_channel_cache_keeps_the_recently_used_channels_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = jobwire_store::SqliteStore::open_path(&dir.path().join("j.db"))
+            .await
+            .unwrap();
+        let queue = Arc::new(jobwire_queue::MemoryQueue::new());
+        let mut stage = IntakeStage::with_dedup(Arc::new(store), queue, None);
+        stage.channels = moka::sync::Cache::new(8);
+        for n in 0..40 {
+            let post = IncomingPost {
+                channel: format!("@channel_{n}"),
+                external_id: "1".to_owned(),
+                text: format!("Post {n}"),
+                author: None,
+                url: None,
+                posted_at: Utc::now(),
+            };
+            stage.ingest(post).await.unwrap();
+        }
+        stage.channels.run_pending_tasks();
+        assert!(
+            stage.channels.entry_count() <= 8,
+            "{} channels cached",
+            stage.channels.entry_count()
+        );
+        // An evicted channel is read again from the store when it posts again.
+        let again = IncomingPost {
+            channel: "@channel_0".to_owned(),
+            external_id: "2".to_owned(),
+            text: "Post again".to_owned(),
+            author: None,
+            url: None,
+            posted_at: Utc::now(),
+        };
+        assert!(matches!(
+            stage.ingest(again).await.unwrap(),
+            IntakeOutcome::Queued { .. }
+        ));
     }
 }

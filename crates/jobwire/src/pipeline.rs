@@ -98,10 +98,14 @@ impl Pipeline {
     /// each of `roles` runs ([`crate::roles`]). `classifiers` is needed when `roles` has the
     /// classifier.
     pub async fn start_roles(
-        parts: Parts,
+        mut parts: Parts,
         roles: &[Role],
         classifiers: Option<Classifiers>,
     ) -> anyhow::Result<(Self, Redrive)> {
+        // A message a consumer gives up on is kept in the store (`jobwire report`), in both
+        // modes, before the backend settles it.
+        let sink = Arc::new(crate::recovery::StoreDeadLetters(parts.store.clone()));
+        parts.queue = Arc::new(jobwire_queue::WithDeadLetters::new(parts.queue, sink));
         let settings = &parts.settings;
         let (store, queue) = (parts.store.clone(), parts.queue.clone());
         let has = |r: Role| roles.contains(&r);
@@ -252,19 +256,56 @@ pub async fn redrive(
             .await?
             .len();
     }
-    let posts = store.posts_in_status(PostStatus::Queued, u32::MAX).await?;
-    r.posts = posts.len();
-    publish_all(queue, posts.into_iter().map(PostReady::new)).await?;
-    let jobs = store.posts_in_status(PostStatus::Job, u32::MAX).await?;
-    r.jobs = jobs.len();
-    publish_all(queue, jobs.into_iter().map(JobReady::new)).await?;
-    let deliveries = store
-        .deliveries_in_status(DeliveryStatus::Pending, u32::MAX)
-        .await?;
-    r.deliveries = deliveries.len();
-    publish_all(queue, deliveries.into_iter().map(DeliveryReady::new)).await?;
+    // Page by page, so that a backlog of millions never sits in memory at once.
+    let page = REDRIVE_PAGE;
+    r.posts = publish_pages(
+        queue,
+        |after| store.posts_in_status_after(PostStatus::Queued, after, page),
+        PostReady::new,
+    )
+    .await?;
+    r.jobs = publish_pages(
+        queue,
+        |after| store.posts_in_status_after(PostStatus::Job, after, page),
+        JobReady::new,
+    )
+    .await?;
+    r.deliveries = publish_pages(
+        queue,
+        |after| store.deliveries_in_status_after(DeliveryStatus::Pending, after, page),
+        DeliveryReady::new,
+    )
+    .await?;
     Ok(r)
 }
+
+/// Publishes `message(id)` for every id `fetch` pages through (`fetch(after)` returns the
+/// ids after `after`, in order); returns how many.
+async fn publish_pages<Id, M, F, Fut>(
+    queue: &dyn Queue,
+    fetch: F,
+    message: fn(Id) -> M,
+) -> anyhow::Result<usize>
+where
+    Id: Copy,
+    M: jobwire_queue::wire::WireMessage,
+    F: Fn(Option<Id>) -> Fut,
+    Fut: std::future::Future<Output = jobwire_store::Result<Vec<Id>>>,
+{
+    let (mut after, mut total) = (None, 0);
+    loop {
+        let ids = fetch(after).await?;
+        let Some(&last) = ids.last() else {
+            return Ok(total);
+        };
+        total += ids.len();
+        publish_all(queue, ids.into_iter().map(message)).await?;
+        after = Some(last);
+    }
+}
+
+/// Rows read and published per step of a re-drive.
+const REDRIVE_PAGE: u32 = 1_000;
 
 /// Publishes many messages with up to 256 in flight (each waits for a broker's confirm).
 async fn publish_all<T: jobwire_queue::wire::WireMessage>(

@@ -1,10 +1,10 @@
 //! The daily report: what the classifiers did and cost over a period, and what the
-//! pipeline holds now (`jobwire report`).
+//! pipeline holds now, and the messages that failed for good (`jobwire report`).
 
 use std::fmt::Write as _;
 
 use chrono::{DateTime, Utc};
-use jobwire_store::{ClassificationTotals, Store};
+use jobwire_store::{ClassificationTotals, DeadLetterRow, Store};
 
 /// Renders the report of classifications since `since` (plain text, one line per model).
 pub async fn daily_report(
@@ -14,7 +14,31 @@ pub async fn daily_report(
 ) -> anyhow::Result<String> {
     let totals = store.classification_totals(since).await?;
     let counts = store.pipeline_counts().await?;
-    Ok(render(&totals, &counts, hours))
+    let mut out = render(&totals, &counts, hours);
+    let dead = store.dead_letter_count(since).await?;
+    let latest = store.dead_letters(5).await?;
+    out.push_str(&render_dead_letters(dead, &latest, hours));
+    Ok(out)
+}
+
+/// Messages that failed for good: how many in the period, and the latest few with their
+/// reason (payloads are ids, so they name the post or delivery to look at).
+pub fn render_dead_letters(count: u64, latest: &[DeadLetterRow], hours: u32) -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "dead letters, last {hours} h: {count}");
+    for d in latest {
+        let _ = writeln!(
+            out,
+            "  #{} {} {} after {} attempts: {}  {}",
+            d.id,
+            d.created_at.format("%Y-%m-%d %H:%M:%S"),
+            d.topic,
+            d.attempts,
+            d.reason,
+            d.payload
+        );
+    }
+    out
 }
 
 /// Whether a model name is the local model's (`local:<hash>`).

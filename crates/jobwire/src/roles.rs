@@ -13,14 +13,11 @@ use jobwire_classify::stage::{ClassifyStage, ClassifyStageConfig};
 use jobwire_deliver::{SendStage, SendStageConfig};
 use jobwire_fanout::FanoutStage;
 use jobwire_intake::stage::IntakeStage;
-use jobwire_queue::Queue;
-use jobwire_queue::wire::{DeliveryReady, PostReady};
 use jobwire_store::{ChannelSpec, Store};
 use tokio_util::sync::CancellationToken;
 
 use crate::classifiers::{Classifiers, retrainer};
 use crate::config::{Settings, UpdatesMode};
-use crate::connect::is_embedded;
 use crate::pipeline::Parts;
 use crate::supervisor::Supervisor;
 
@@ -158,8 +155,8 @@ pub fn spawn_classifier(sup: &mut Supervisor, parts: &Parts, classifiers: &Class
     classifiers.name()
 }
 
-/// The fan-out stage and the scheduler (held deliveries, waiting posts, and in the
-/// distributed mode deliveries a dead sender abandoned).
+/// The fan-out stage and the scheduler ([`crate::recovery`]: held deliveries, waiting posts,
+/// abandoned sends, lost messages).
 pub fn spawn_dispatcher(sup: &mut Supervisor, parts: &Parts) {
     let (settings, store, queue) = (&parts.settings, &parts.store, &parts.queue);
     let fanout = Arc::new(FanoutStage::new(
@@ -172,11 +169,15 @@ pub fn spawn_dispatcher(sup: &mut Supervisor, parts: &Parts) {
         fanout.run(token).await.map_err(anyhow::Error::from)
     });
     let (store, queue, token) = (store.clone(), queue.clone(), sup.shutdown_token());
-    let (tick, lease) = (
-        settings.scheduler_tick,
-        (!is_embedded(settings)).then_some(settings.lease),
+    let timing = crate::recovery::SchedulerTiming {
+        tick: settings.scheduler_tick,
+        lease: settings.lease,
+        stuck_after: settings.stuck_after,
+    };
+    sup.spawn(
+        "scheduler",
+        crate::recovery::scheduler(store, queue, timing, token),
     );
-    sup.spawn("scheduler", scheduler(store, queue, tick, lease, token));
 }
 
 /// The send stage, with limiters shared through Redis when it is configured.
@@ -286,57 +287,11 @@ async fn daily_report(
     }
 }
 
-/// Moves held deliveries (quiet hours over, retry due) and waiting posts (classifier retry
-/// due) back onto their queues; with a `lease`, also takes over deliveries that a dead sender
-/// left `sending` for longer than the lease.
-async fn scheduler(
-    store: Arc<dyn Store>,
-    queue: Arc<dyn Queue>,
-    tick: Duration,
-    lease: Option<Duration>,
-    shutdown: CancellationToken,
-) -> anyhow::Result<()> {
-    let mut interval = tokio::time::interval(tick);
-    interval.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-    loop {
-        tokio::select! {
-            _ = shutdown.cancelled() => return Ok(()),
-            _ = interval.tick() => {}
-        }
-        let now = Utc::now();
-        let result: anyhow::Result<()> = async {
-            for id in store.release_held_deliveries(now, 10_000).await? {
-                jobwire_queue::publish(queue.as_ref(), &DeliveryReady::new(id)).await?;
-            }
-            for id in store.release_waiting_posts(now, 10_000).await? {
-                jobwire_queue::publish(queue.as_ref(), &PostReady::new(id)).await?;
-            }
-            if let Some(lease) = lease {
-                let stale = now - chrono::Duration::from_std(lease).unwrap_or_default();
-                let taken = store.recover_interrupted_deliveries(stale, now).await?;
-                if !taken.is_empty() {
-                    tracing::warn!(
-                        deliveries = taken.len(),
-                        "taking over deliveries abandoned by a sender"
-                    );
-                }
-                for id in taken {
-                    jobwire_queue::publish(queue.as_ref(), &DeliveryReady::new(id)).await?;
-                }
-            }
-            Ok(())
-        }
-        .await;
-        if let Err(e) = result {
-            tracing::warn!(error = %e, "scheduler tick failed; trying again next tick");
-        }
-    }
-}
-
 /// Starts the main and category bots of the settings (none configured: `None`). Dialogue
 /// state and update de-duplication live in Redis when it is configured (several bot-role
 /// processes), else in the store and in memory. In webhook mode the webhook router is
-/// served on `telegram.webhook_listen`.
+/// served on `telegram.webhook_listen` by [`crate::http::spawn`] (its timeouts and
+/// connection limit).
 pub async fn start_bots(
     settings: &Settings,
     store: Arc<dyn Store>,
@@ -415,15 +370,13 @@ pub async fn start_bots(
         let listener = tokio::net::TcpListener::bind(listen)
             .await
             .with_context(|| format!("telegram.webhook_listen: cannot bind {listen}"))?;
-        let app = bots.webhook_router();
-        tokio::spawn(async move {
-            if let Err(e) = axum::serve(listener, app)
-                .with_graceful_shutdown(shutdown.cancelled_owned())
-                .await
-            {
-                tracing::warn!(error = %e, "webhook server stopped");
-            }
-        });
+        crate::http::spawn(
+            listener,
+            bots.webhook_router(),
+            crate::http::HttpLimits::default(),
+            shutdown,
+            "webhook server",
+        );
         tracing::info!(%listen, "bots take webhooks on /telegram/<bot>");
     }
     Ok(Some(bots))

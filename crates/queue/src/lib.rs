@@ -12,6 +12,7 @@
 //! configured URL (`memory://` here; `amqp://` in the distributed mode).
 
 mod amqp;
+mod dead_letters;
 mod memory;
 mod topology;
 pub mod wire;
@@ -23,6 +24,7 @@ use std::time::Duration;
 use async_trait::async_trait;
 
 pub use amqp::{AmqpConfig, AmqpQueue};
+pub use dead_letters::{DeadLetterSink, WithDeadLetters};
 pub use memory::MemoryQueue;
 
 /// The queues between the stages, in pipeline order.
@@ -152,6 +154,12 @@ impl Received {
                 supported: wire::WIRE_VERSION,
             }),
         }
+    }
+
+    /// The message's topic, payload, attempt and settlement, for a wrapper that settles it
+    /// differently (see [`WithDeadLetters`]).
+    pub fn into_parts(self) -> (Topic, Vec<u8>, u32, Box<dyn Settle>) {
+        (self.topic, self.payload, self.attempt, self.settle)
     }
 
     pub async fn ack(self) {

@@ -134,8 +134,8 @@ impl Settle for MemorySettle {
     }
 
     async fn reject(self: Box<Self>, reason: String) {
-        // The embedded mode has no dead-letter queue: the row's status in the database
-        // records the failure, which is where the admin sees it.
+        // No dead-letter queue in memory: wrapped in `WithDeadLetters` (as the pipeline does)
+        // the message is kept in the store's `dead_letters` table before this is called.
         tracing::warn!(topic = %self.topic, attempt = self.attempt, %reason, "message rejected");
     }
 }

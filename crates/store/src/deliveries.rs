@@ -44,6 +44,16 @@ pub trait DeliveryStore: Send + Sync {
         &self,
         status: DeliveryStatus,
         limit: u32,
+    ) -> Result<Vec<DeliveryId>> {
+        self.deliveries_in_status_after(status, None, limit).await
+    }
+
+    /// The first `limit` deliveries in `status` with an id above `after`, by id (one page).
+    async fn deliveries_in_status_after(
+        &self,
+        status: DeliveryStatus,
+        after: Option<DeliveryId>,
+        limit: u32,
     ) -> Result<Vec<DeliveryId>>;
 
     /// Deliveries left in `sending` since before `stale_before` by a sender that died: the
@@ -111,13 +121,17 @@ impl<DB: Dialect> DeliveryStore for SqlStore<DB> {
             .await
     }
 
-    async fn deliveries_in_status(
+    async fn deliveries_in_status_after(
         &self,
         status: DeliveryStatus,
+        after: Option<DeliveryId>,
         limit: u32,
     ) -> Result<Vec<DeliveryId>> {
-        Sql::<DB>::new("SELECT id FROM deliveries WHERE status = $1 ORDER BY id LIMIT $2")
+        const SQL: &str =
+            "SELECT id FROM deliveries WHERE status = $1 AND id > $2 ORDER BY id LIMIT $3";
+        Sql::<DB>::new(SQL)
             .text(status.as_str())
+            .int(after.map_or(0, DeliveryId::get))
             .int(i64::from(limit))
             .ids(&self.read)
             .await

@@ -18,6 +18,7 @@ mod deliveries;
 mod learning;
 mod postgres;
 mod posts;
+mod recovery;
 mod reporting;
 mod row_by_row;
 mod shared;
@@ -36,6 +37,7 @@ pub use deliveries::DeliveryStore;
 pub use learning::LearningStore;
 pub use postgres::{PostgresOptions, PostgresStore};
 pub use posts::PostStore;
+pub use recovery::{DeadLetterRow, NewDeadLetter, RecoveryStore, StuckWork};
 pub use reporting::ReportingStore;
 pub use shared::SqlStore;
 pub use source_state::SourceStateStore;
@@ -84,6 +86,7 @@ pub trait Store:
     + LearningStore
     + DeliveryStore
     + ReportingStore
+    + RecoveryStore
     + Send
     + Sync
     + std::fmt::Debug

@@ -54,7 +54,18 @@ pub trait PostStore: Send + Sync {
     /// Moves waiting posts whose retry time has come back to `queued`; returns them.
     async fn release_waiting_posts(&self, now: DateTime<Utc>, limit: u32) -> Result<Vec<PostId>>;
 
-    async fn posts_in_status(&self, status: PostStatus, limit: u32) -> Result<Vec<PostId>>;
+    async fn posts_in_status(&self, status: PostStatus, limit: u32) -> Result<Vec<PostId>> {
+        self.posts_in_status_after(status, None, limit).await
+    }
+
+    /// The first `limit` posts in `status` with an id above `after`, by id: one page of a
+    /// walk over a status that may hold millions of rows.
+    async fn posts_in_status_after(
+        &self,
+        status: PostStatus,
+        after: Option<PostId>,
+        limit: u32,
+    ) -> Result<Vec<PostId>>;
 
     /// The earlier post a near-duplicate repeats.
     async fn duplicate_of(&self, id: PostId) -> Result<Option<PostId>>;
@@ -240,9 +251,15 @@ impl<DB: Dialect> PostStore for SqlStore<DB> {
             .await
     }
 
-    async fn posts_in_status(&self, status: PostStatus, limit: u32) -> Result<Vec<PostId>> {
-        Sql::<DB>::new("SELECT id FROM posts WHERE status = $1 ORDER BY id LIMIT $2")
+    async fn posts_in_status_after(
+        &self,
+        status: PostStatus,
+        after: Option<PostId>,
+        limit: u32,
+    ) -> Result<Vec<PostId>> {
+        Sql::<DB>::new("SELECT id FROM posts WHERE status = $1 AND id > $2 ORDER BY id LIMIT $3")
             .text(status.as_str())
+            .int(after.map_or(0, PostId::get))
             .int(i64::from(limit))
             .ids(&self.read)
             .await

@@ -147,8 +147,11 @@ impl<DB: Dialect> SqlStore<DB> {
                 .execute(crate::sql::Exec::Conn(conn))
                 .await?
             }
-            DeliveryUpdate::Blocked { id, error } => {
-                return Self::block(conn, *id, error, now).await;
+            DeliveryUpdate::Blocked { id, error, scope } => {
+                return match scope.state() {
+                    Some(state) => Self::block_bot(conn, *id, error, state, now).await,
+                    None => Self::block(conn, *id, error, now).await,
+                };
             }
             DeliveryUpdate::Failed { id, error } => {
                 Sql::<DB>::new(
@@ -167,6 +170,47 @@ impl<DB: Dialect> SqlStore<DB> {
 
     /// A 403 on delivery `id`: the subscriber is marked blocked (bumping the subscribers
     /// version) and every delivery still open for them is blocked too.
+    /// One bot cannot reach the subscriber of delivery `id` (`state`: `blocked` or
+    /// `not_started`): noted in `bot_blocks` (the fan-out stops choosing that bot for them),
+    /// and this delivery and their other unsent ones through that bot are blocked. Their
+    /// other bots go on delivering.
+    async fn block_bot(
+        conn: &mut DB::Connection,
+        id: DeliveryId,
+        error: &str,
+        state: &str,
+        now: i64,
+    ) -> Result<bool> {
+        Sql::<DB>::new(
+            "INSERT INTO bot_blocks (subscriber_id, bot, state, error, updated_at)
+             SELECT subscriber_id, bot, $1, $2, $3 FROM deliveries WHERE id = $4
+             ON CONFLICT (subscriber_id, bot) DO UPDATE SET
+                 state = excluded.state, error = excluded.error, updated_at = excluded.updated_at",
+        )
+        .text(state)
+        .text(error)
+        .int(now)
+        .int(id)
+        .execute(crate::sql::Exec::Conn(&mut *conn))
+        .await?;
+        Sql::<DB>::new(BUMP_SUBSCRIBERS_VERSION)
+            .execute(crate::sql::Exec::Conn(&mut *conn))
+            .await?;
+        let blocked = Sql::<DB>::new(
+            "UPDATE deliveries SET status = 'blocked', error = $1, updated_at = $2
+             WHERE (id = $3 AND status IN ('pending', 'held', 'sending'))
+                OR (subscriber_id = (SELECT subscriber_id FROM deliveries WHERE id = $3)
+                    AND bot = (SELECT bot FROM deliveries WHERE id = $3)
+                    AND status IN ('pending', 'held'))",
+        )
+        .text(error)
+        .int(now)
+        .int(id)
+        .execute(crate::sql::Exec::Conn(conn))
+        .await?;
+        Ok(blocked > 0)
+    }
+
     async fn block(
         conn: &mut DB::Connection,
         id: DeliveryId,

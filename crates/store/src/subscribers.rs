@@ -36,6 +36,21 @@ pub trait SubscriberStore: Send + Sync {
         blocked: bool,
         now: DateTime<Utc>,
     ) -> Result<bool>;
+
+    /// The bots that cannot reach a subscriber (blocked, or never started): every
+    /// subscriber's (fan-out), or one chat's.
+    async fn bot_blocks(&self, chat_id: Option<i64>) -> Result<Vec<BotBlock>>;
+
+    /// Notes that `bot` cannot reach the chat's subscriber (`Some(scope)`, a per-bot scope),
+    /// or that it can again (`None`: the user wrote to it or unblocked it). Returns whether
+    /// anything changed.
+    async fn set_bot_block(
+        &self,
+        chat_id: i64,
+        bot: &str,
+        scope: Option<BlockScope>,
+        now: DateTime<Utc>,
+    ) -> Result<bool>;
 }
 
 #[async_trait]
@@ -128,5 +143,68 @@ impl<DB: Dialect> SubscriberStore for SqlStore<DB> {
             .await?;
         tx.commit().await?;
         Ok(exists.is_some())
+    }
+
+    async fn bot_blocks(&self, chat_id: Option<i64>) -> Result<Vec<BotBlock>> {
+        Sql::<DB>::new(
+            "SELECT b.subscriber_id, s.chat_id, b.bot, b.state FROM bot_blocks b
+             JOIN subscribers s ON s.id = b.subscriber_id
+             WHERE $1 = 0 OR s.chat_id = $2
+             ORDER BY b.subscriber_id, b.bot",
+        )
+        .int(i64::from(chat_id.is_some()))
+        .int(chat_id.unwrap_or(0))
+        .fetch_each(&self.read, |c| {
+            Ok(BotBlock {
+                subscriber_id: SubscriberId(c.int("subscriber_id")?),
+                chat_id: c.int("chat_id")?,
+                bot: c.text("bot")?,
+                scope: c.word("state", BlockScope::parse_state)?,
+            })
+        })
+        .await
+    }
+
+    async fn set_bot_block(
+        &self,
+        chat_id: i64,
+        bot: &str,
+        scope: Option<BlockScope>,
+        now: DateTime<Utc>,
+    ) -> Result<bool> {
+        let mut tx = self.write.begin().await?;
+        let changed = match scope.and_then(BlockScope::state) {
+            Some(state) => {
+                Sql::<DB>::new(
+                    "INSERT INTO bot_blocks (subscriber_id, bot, state, updated_at)
+                     SELECT id, $1, $2, $3 FROM subscribers WHERE chat_id = $4
+                     ON CONFLICT (subscriber_id, bot) DO UPDATE SET
+                         state = excluded.state, updated_at = excluded.updated_at",
+                )
+                .text(bot)
+                .text(state)
+                .int(ms(now))
+                .int(chat_id)
+                .execute(&mut tx)
+                .await?
+            }
+            None => {
+                Sql::<DB>::new(
+                    "DELETE FROM bot_blocks WHERE bot = $1
+                     AND subscriber_id = (SELECT id FROM subscribers WHERE chat_id = $2)",
+                )
+                .text(bot)
+                .int(chat_id)
+                .execute(&mut tx)
+                .await?
+            }
+        };
+        if changed > 0 {
+            Sql::<DB>::new(BUMP_SUBSCRIBERS_VERSION)
+                .execute(&mut tx)
+                .await?;
+        }
+        tx.commit().await?;
+        Ok(changed > 0)
     }
 }

@@ -4,7 +4,9 @@ use chrono::{DateTime, Utc};
 use jobwire_core::subscriber::MinBudget;
 use jobwire_core::{CategorySlug, PostKind};
 
-pub use jobwire_core::ids::{ChannelId, DeliveryId, ExampleId, PostId, ReportId, SubscriberId};
+pub use jobwire_core::ids::{
+    ChannelId, DeadLetterId, DeliveryId, ExampleId, PostId, ReportId, SubscriberId,
+};
 
 /// What an admin configures about a channel.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -284,10 +286,13 @@ pub enum DeliveryUpdate {
         at: DateTime<Utc>,
         error: String,
     },
-    /// 403: the subscriber blocked the bot; the subscriber is marked blocked too.
+    /// 403: this bot cannot reach the subscriber (see [`BlockScope`]). The delivery and the
+    /// subscriber's other unsent deliveries through the same bot (every bot for
+    /// [`BlockScope::Everywhere`]) are blocked.
     Blocked {
         id: DeliveryId,
         error: String,
+        scope: BlockScope,
     },
     Failed {
         id: DeliveryId,
@@ -499,4 +504,43 @@ pub struct ClassificationTotals {
     pub tokens_out: u64,
     pub cost_usd: f64,
     pub latency_ms: u64,
+}
+
+/// Why a bot cannot reach a subscriber.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum BlockScope {
+    /// The user blocked this bot (or removed it from the chat).
+    Bot,
+    /// The user never pressed Start in this bot: it may not write first.
+    NotStarted,
+    /// Nobody can reach the user (the account was deleted): every bot.
+    Everywhere,
+}
+
+impl BlockScope {
+    /// The `bot_blocks.state` of a per-bot scope (`None` for [`Self::Everywhere`]).
+    pub fn state(self) -> Option<&'static str> {
+        match self {
+            Self::Bot => Some("blocked"),
+            Self::NotStarted => Some("not_started"),
+            Self::Everywhere => None,
+        }
+    }
+
+    pub fn parse_state(s: &str) -> Option<Self> {
+        match s {
+            "blocked" => Some(Self::Bot),
+            "not_started" => Some(Self::NotStarted),
+            _ => None,
+        }
+    }
+}
+
+/// A bot that cannot reach a subscriber (`bot_blocks`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BotBlock {
+    pub subscriber_id: SubscriberId,
+    pub chat_id: i64,
+    pub bot: String,
+    pub scope: BlockScope,
 }

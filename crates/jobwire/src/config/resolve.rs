@@ -116,7 +116,7 @@ impl Config {
             }
             match url::Url::parse(&f.url) {
                 Ok(u) if u.scheme() == "http" || u.scheme() == "https" => {}
-                _ => return Err(invalid(key, format!("{:?} is not an http(s) URL", f.url))),
+                _ => return Err(invalid(key, "is not an http(s) URL")),
             }
         }
         for (i, ch) in self.channels.iter().enumerate() {
@@ -285,6 +285,7 @@ impl Config {
             subscribers_file: self.subscribers_file.clone(),
             scheduler_tick: Duration::from_millis(self.scheduler.tick_ms.max(10)),
             lease: Duration::from_secs(self.scheduler.lease_secs.max(1)),
+            stuck_after: Duration::from_secs(self.scheduler.stuck_after_secs.max(1)),
             redis: self.redis.clone(),
             admin_listen: self.admin.listen,
         })

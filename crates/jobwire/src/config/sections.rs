@@ -230,9 +230,13 @@ fn yes() -> bool {
 pub struct SchedulerSection {
     /// How often held deliveries and waiting posts are checked, in milliseconds.
     pub tick_ms: u64,
-    /// A delivery left `sending` this long by a sender that died is sent again (distributed
-    /// mode; a single process re-sends its own at start-up). Longer than any send.
+    /// A delivery left `sending` this long (its sender died, or its status could not be
+    /// written) is sent again, in both modes. Longer than any send.
     pub lease_secs: u64,
+    /// A post left `queued` or `job`, or a delivery left `pending`, this long is published
+    /// again: its message was most likely lost between the commit and the publish. Consumers
+    /// skip what was already done, so a false alarm costs a little work, not a duplicate.
+    pub stuck_after_secs: u64,
 }
 
 impl Default for SchedulerSection {
@@ -240,6 +244,7 @@ impl Default for SchedulerSection {
         Self {
             tick_ms: 1000,
             lease_secs: 120,
+            stuck_after_secs: 600,
         }
     }
 }

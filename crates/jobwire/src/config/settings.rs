@@ -46,6 +46,8 @@ pub struct Settings {
     pub subscribers_file: Option<PathBuf>,
     pub scheduler_tick: Duration,
     pub lease: Duration,
+    /// Rows in `queued`/`job`/`pending` untouched this long are published again.
+    pub stuck_after: Duration,
     pub redis: Option<RedisSection>,
     pub admin_listen: std::net::SocketAddr,
 }

@@ -12,4 +12,5 @@ mod edits;
 mod expect;
 mod feeds;
 mod learning;
+mod recovery;
 mod support;

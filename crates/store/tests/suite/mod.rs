@@ -12,6 +12,9 @@ use jobwire_core::subscriber::MinBudget;
 use jobwire_core::{CategorySlug, PostKind};
 use jobwire_store::*;
 
+mod recovery;
+pub use recovery::*;
+
 /// Every single-store check of the suite. Each backend's test file expands one test per
 /// check with `suite::every_check!(its_macro)`, so a check added here runs on both backends.
 macro_rules! every_check {
@@ -37,6 +40,10 @@ macro_rules! every_check {
             check_subscriber_by_chat,
             check_examples,
             check_reports,
+            check_take_stuck,
+            check_dead_letters,
+            check_status_pages,
+            check_block_one_bot,
         );
     };
 }
@@ -869,6 +876,7 @@ pub async fn check_blocked_subscriber(store: &dyn Store) {
             &[DeliveryUpdate::Blocked {
                 id: mine[0],
                 error: "403: bot was blocked".to_owned(),
+                scope: BlockScope::Everywhere,
             }],
             t0() + secs(1),
         )

@@ -1,0 +1,129 @@
+//! The scheduler: moves held and waiting work back onto its queues, takes over abandoned
+//! sends, and re-publishes work whose message was lost; and where messages that failed for
+//! good are kept (the store's dead letters).
+//!
+//! Every stage commits a status and then publishes the next message. A publish that fails
+//! after its commit (the broker went away, the process died in between) leaves a row in
+//! `queued`, `job` or `pending` that no message names. The scheduler finds such rows once
+//! they are older than `[scheduler] stuck_after_secs` and publishes them again; each is
+//! marked when taken, so it is re-published at most once per deadline. Consumers skip rows
+//! that already moved on, so a message that was merely slow costs a look-up, not a
+//! duplicate. A delivery left `sending` past `[scheduler] lease_secs` (its sender died, or
+//! its status write failed) is sent again, in both modes.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use chrono::Utc;
+use jobwire_queue::wire::{DeliveryReady, JobReady, PostReady};
+use jobwire_queue::{DeadLetterSink, Queue, Topic};
+use jobwire_store::{NewDeadLetter, Store};
+use tokio_util::sync::CancellationToken;
+
+/// At most this many rows of each kind are released or re-published per tick.
+const PER_TICK: u32 = 10_000;
+
+/// Keeps dead letters in the store's `dead_letters` table.
+#[derive(Debug)]
+pub struct StoreDeadLetters(pub Arc<dyn Store>);
+
+#[async_trait]
+impl DeadLetterSink for StoreDeadLetters {
+    async fn keep(
+        &self,
+        topic: Topic,
+        payload: &[u8],
+        attempts: u32,
+        reason: &str,
+    ) -> Result<(), String> {
+        let letter = NewDeadLetter {
+            topic: topic.name().to_owned(),
+            payload: String::from_utf8_lossy(payload).into_owned(),
+            attempts,
+            reason: reason.to_owned(),
+        };
+        metrics::counter!("jobwire_dead_letters_total", "topic" => topic.name()).increment(1);
+        self.0
+            .add_dead_letter(&letter, Utc::now())
+            .await
+            .map(|_| ())
+            .map_err(|e| e.to_string())
+    }
+}
+
+/// How the scheduler paces itself.
+#[derive(Debug, Clone, Copy)]
+pub struct SchedulerTiming {
+    pub tick: Duration,
+    /// `sending` longer than this: taken over.
+    pub lease: Duration,
+    /// `queued`/`job`/`pending` untouched longer than this: published again.
+    pub stuck_after: Duration,
+}
+
+/// Runs the scheduler until `shutdown`. A failed tick is logged and tried again at the next.
+pub async fn scheduler(
+    store: Arc<dyn Store>,
+    queue: Arc<dyn Queue>,
+    timing: SchedulerTiming,
+    shutdown: CancellationToken,
+) -> anyhow::Result<()> {
+    let mut interval = tokio::time::interval(timing.tick);
+    interval.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        tokio::select! {
+            _ = shutdown.cancelled() => return Ok(()),
+            _ = interval.tick() => {}
+        }
+        if let Err(e) = tick(store.as_ref(), queue.as_ref(), timing).await {
+            tracing::warn!(error = %e, "scheduler tick failed; trying again next tick");
+        }
+    }
+}
+
+/// One look: held deliveries and waiting posts that are due, abandoned sends, lost messages.
+async fn tick(store: &dyn Store, queue: &dyn Queue, timing: SchedulerTiming) -> anyhow::Result<()> {
+    let now = Utc::now();
+    let ago = |d: Duration| now - chrono::Duration::from_std(d).unwrap_or_default();
+    for id in store.release_held_deliveries(now, PER_TICK).await? {
+        jobwire_queue::publish(queue, &DeliveryReady::new(id)).await?;
+    }
+    for id in store.release_waiting_posts(now, PER_TICK).await? {
+        jobwire_queue::publish(queue, &PostReady::new(id)).await?;
+    }
+    let taken = store
+        .recover_interrupted_deliveries(ago(timing.lease), now)
+        .await?;
+    if !taken.is_empty() {
+        tracing::warn!(
+            deliveries = taken.len(),
+            "taking over deliveries left `sending` past their lease"
+        );
+    }
+    for id in taken {
+        jobwire_queue::publish(queue, &DeliveryReady::new(id)).await?;
+    }
+    let stuck = store
+        .take_stuck(ago(timing.stuck_after), now, PER_TICK)
+        .await?;
+    if !stuck.is_empty() {
+        tracing::warn!(
+            posts = stuck.queued.len(),
+            jobs = stuck.jobs.len(),
+            deliveries = stuck.deliveries.len(),
+            "publishing again work whose message was lost"
+        );
+        metrics::counter!("jobwire_republished_total").increment(stuck.len() as u64);
+    }
+    for id in stuck.queued {
+        jobwire_queue::publish(queue, &PostReady::new(id)).await?;
+    }
+    for id in stuck.jobs {
+        jobwire_queue::publish(queue, &JobReady::new(id)).await?;
+    }
+    for id in stuck.deliveries {
+        jobwire_queue::publish(queue, &DeliveryReady::new(id)).await?;
+    }
+    Ok(())
+}
