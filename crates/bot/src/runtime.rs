@@ -22,6 +22,7 @@ use crate::config::{BotIdentity, BotsConfig, UpdateMode, webhook_url};
 use crate::dedup::UpdateDedup;
 use crate::dialogue::DialogueStore;
 use crate::handler::{Processed, describe, process_update, update_chat};
+use crate::limits::ReportLimiter;
 use crate::texts::{self, CategoryView};
 use crate::{BotError, BotOptions};
 
@@ -67,6 +68,8 @@ pub(crate) struct Inner {
     pub shutdown: CancellationToken,
     /// One chat's updates are handled one at a time, whichever bot they came to.
     pub chat_locks: ChatLocks,
+    /// Each chat's reports, across all bots.
+    pub reports: ReportLimiter,
 }
 
 /// Per-chat locks: the handlers read, change and write a subscriber as a whole, so two
@@ -187,6 +190,7 @@ impl Bots {
             .map(|c| CategoryView {
                 slug: c.slug.clone(),
                 name: c.name.clone(),
+                bot: c.bot.name.clone(),
                 bot_username: usernames.get(&c.bot.name).cloned().unwrap_or_default(),
                 delivered_by_main: main_name.as_deref() == Some(c.bot.name.as_str()),
             })
@@ -205,6 +209,7 @@ impl Bots {
             tracker: TaskTracker::new(),
             shutdown,
             chat_locks: ChatLocks::default(),
+            reports: ReportLimiter::new(cfg.options.max_reports_per_hour),
         });
         let this = Bots { inner };
 

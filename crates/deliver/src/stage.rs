@@ -10,7 +10,7 @@ use chrono::Utc;
 use jobwire_queue::wire::DeliveryReady;
 use jobwire_queue::{Queue, QueueError, Received, Topic};
 use jobwire_store::{
-    DeliveryId, DeliveryRow, DeliveryStatus, DeliveryUpdate, PostId, Store, StoreError,
+    BlockScope, DeliveryId, DeliveryRow, DeliveryStatus, DeliveryUpdate, PostId, Store, StoreError,
 };
 use teloxide::prelude::*;
 use teloxide::types::{LinkPreviewOptions, ParseMode};
@@ -407,13 +407,12 @@ impl SendStage {
                         self.retry_later(&row, e.to_string()).await?;
                         return Ok(Outcome::Done);
                     }
-                    Err(RequestError::Api(e)) if is_blocked(&e) => {
+                    Err(RequestError::Api(e)) if block_scope(&e).is_some() => {
                         SendEvent::Blocked { chat }.emit(&self.counters);
-                        self.record(DeliveryUpdate::Blocked {
-                            id,
-                            error: e.to_string(),
-                        })
-                        .await?;
+                        let scope = block_scope(&e).unwrap_or(BlockScope::Bot);
+                        let error = e.to_string();
+                        self.record(DeliveryUpdate::Blocked { id, error, scope })
+                            .await?;
                         return Ok(Outcome::Done);
                     }
                     // The Bot API's definitive answers: sending it again would get the same.
@@ -458,15 +457,32 @@ fn is_transient(e: &RequestError) -> bool {
     }
 }
 
-fn is_blocked(e: &ApiError) -> bool {
-    matches!(
-        e,
+/// Whether Telegram's answer means this bot cannot reach the chat, and how far that goes:
+/// blocking or removing one bot concerns that bot only; a user who never pressed Start in it
+/// can still start it; a deleted account is unreachable through any bot.
+fn block_scope(e: &ApiError) -> Option<BlockScope> {
+    match e {
         ApiError::BotBlocked
-            | ApiError::UserDeactivated
-            | ApiError::BotKicked
-            | ApiError::BotKickedFromSupergroup
-            | ApiError::BotKickedFromChannel
-            | ApiError::CantInitiateConversation
-            | ApiError::CantTalkWithBots
-    )
+        | ApiError::BotKicked
+        | ApiError::BotKickedFromSupergroup
+        | ApiError::BotKickedFromChannel => Some(BlockScope::Bot),
+        ApiError::CantInitiateConversation => Some(BlockScope::NotStarted),
+        ApiError::UserDeactivated | ApiError::CantTalkWithBots => Some(BlockScope::Everywhere),
+        // Telegram now words some of these differently from what teloxide matches
+        // ("Forbidden: bot can't initiate conversation with a user" where teloxide expects
+        // "Unauthorized: …"): read the description too.
+        ApiError::Unknown(description) => {
+            let d = description.to_ascii_lowercase();
+            if d.contains("can't initiate conversation") {
+                Some(BlockScope::NotStarted)
+            } else if d.contains("bot was blocked") || d.contains("bot was kicked") {
+                Some(BlockScope::Bot)
+            } else if d.contains("user is deactivated") {
+                Some(BlockScope::Everywhere)
+            } else {
+                None
+            }
+        }
+        _ => None,
+    }
 }

@@ -52,6 +52,8 @@ struct SubscriberInfo {
     chat_id: i64,
     categories: Vec<CategorySlug>,
     quiet_hours: Option<QuietHours>,
+    /// Bots that cannot reach this subscriber (blocked, or never started): never chosen.
+    unreachable: Vec<String>,
 }
 
 #[derive(Debug)]
@@ -156,11 +158,13 @@ impl FanoutStage {
             let Some(info) = snapshot.info.get(id) else {
                 continue;
             };
-            // The bot of the job's first category this subscriber follows.
+            // The bot of the job's first category this subscriber follows, among the bots
+            // that can reach them (one they blocked is passed over for the next category's).
             let Some(route) = categories
                 .iter()
-                .find(|c| info.categories.contains(c))
-                .and_then(|c| self.routes.iter().find(|r| &r.slug == c))
+                .filter(|c| info.categories.contains(c))
+                .filter_map(|c| self.routes.iter().find(|r| &r.slug == c))
+                .find(|r| !info.unreachable.contains(&r.bot))
             else {
                 continue;
             };
@@ -237,9 +241,15 @@ impl FanoutStage {
             return Ok(s.clone());
         }
         let rows = self.store.subscribers().await?;
+        let blocks = self.store.bot_blocks(None).await?;
         let started = std::time::Instant::now();
-        let (subscribers, info): (Vec<_>, HashMap<_, _>) =
+        let (subscribers, mut info): (Vec<_>, HashMap<_, _>) =
             rows.iter().map(subscriber_from_row).unzip();
+        for block in blocks {
+            if let Some(i) = info.get_mut(&block.subscriber_id) {
+                i.unreachable.push(block.bot);
+            }
+        }
         let snapshot = Arc::new(Snapshot {
             version,
             index: SubscriberIndex::build(subscribers),
@@ -327,6 +337,7 @@ fn subscriber_from_row(row: &SubscriberRow) -> (Subscriber, (SubscriberId, Subsc
                 chat_id: row.chat_id,
                 categories,
                 quiet_hours,
+                unreachable: Vec::new(),
             },
         ),
     )

@@ -99,6 +99,9 @@ impl Turn<'_> {
             self.send(texts::wrong_needs_reply(self.lang), None).await;
             return Ok(());
         };
+        if !self.report_allowed().await {
+            return Ok(());
+        }
         let mut text = truncate(text, self.inner.options.max_report_chars);
         let comment = comment.trim();
         if !comment.is_empty() {
@@ -149,10 +152,12 @@ pub(super) async fn on_my_chat_member(
         ChatMemberKind::Member(_) => false,
         _ => return Ok(()),
     };
-    let known = inner
+    // Blocking one category bot stops that bot only: the others go on delivering.
+    let scope = blocked.then_some(jobwire_store::BlockScope::Bot);
+    let changed = inner
         .store
-        .set_subscriber_blocked(chat_id, blocked, Utc::now())
+        .set_bot_block(chat_id, &rt.name, scope, Utc::now())
         .await?;
-    tracing::info!(bot = %rt.name, chat_id, blocked, known, "the user {} the bot", if blocked { "blocked" } else { "unblocked" });
+    tracing::info!(bot = %rt.name, chat_id, blocked, changed, "the user {} the bot", if blocked { "blocked" } else { "unblocked" });
     Ok(())
 }

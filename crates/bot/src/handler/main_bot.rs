@@ -21,6 +21,7 @@ impl Turn<'_> {
             self.lang,
             &loaded.spec,
             loaded.blocked,
+            &loaded.unreachable,
             budget.as_ref(),
             &self.inner.views,
         )
@@ -209,6 +210,19 @@ impl Turn<'_> {
             self.send(texts::report_needs_text(self.lang), None).await;
             return Ok(());
         };
+        if !self.report_allowed().await {
+            // The question is over: more text is not taken as reports. (The refusal was
+            // sent: a failure here must not run the update, and the refusal, again.)
+            if let Err(e) = self
+                .inner
+                .dialogues
+                .clear(&self.rt.name, self.chat_id)
+                .await
+            {
+                tracing::warn!(bot = %self.rt.name, chat_id = self.chat_id, error = %e, "could not end the report dialogue");
+            }
+            return Ok(());
+        }
         let report = NewReport {
             chat_id: self.chat_id,
             post_id: None,

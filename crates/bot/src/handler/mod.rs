@@ -279,6 +279,8 @@ struct Loaded {
     /// As stored, `None` for a new subscriber.
     stored: Option<SubscriberSpec>,
     blocked: bool,
+    /// Category bots that cannot write to the user (blocked, or never started).
+    unreachable: Vec<(String, jobwire_store::BlockScope)>,
 }
 
 impl Loaded {
@@ -297,10 +299,19 @@ impl Turn<'_> {
                 if spec.name.is_none() {
                     spec.name.clone_from(&self.user_name);
                 }
+                let unreachable = self
+                    .inner
+                    .store
+                    .bot_blocks(Some(self.chat_id))
+                    .await?
+                    .into_iter()
+                    .map(|b| (b.bot, b.scope))
+                    .collect();
                 Loaded {
                     spec,
                     stored: Some(stored),
                     blocked: row.blocked,
+                    unreachable,
                 }
             }
             None => Loaded {
@@ -316,6 +327,7 @@ impl Turn<'_> {
                 },
                 stored: None,
                 blocked: false,
+                unreachable: Vec::new(),
             },
         })
     }
@@ -336,6 +348,18 @@ impl Turn<'_> {
     /// clears a block noted earlier.
     async fn save_started(&self, loaded: &mut Loaded) -> Result<(), BotError> {
         self.save(loaded).await?;
+        // This bot may write to them now, whatever it could not do before.
+        if loaded
+            .unreachable
+            .iter()
+            .any(|(bot, _)| bot == &self.rt.name)
+        {
+            self.inner
+                .store
+                .set_bot_block(self.chat_id, &self.rt.name, None, Utc::now())
+                .await?;
+            loaded.unreachable.retain(|(bot, _)| bot != &self.rt.name);
+        }
         if loaded.blocked {
             self.inner
                 .store
@@ -359,6 +383,19 @@ impl Turn<'_> {
                 .position(|v| &v.slug == slug)
                 .unwrap_or(usize::MAX)
         });
+    }
+
+    /// Takes one report from the chat's hourly allowance; when it is used up, says so and
+    /// gives `false` (the report must not be filed).
+    async fn report_allowed(&self) -> bool {
+        if self.inner.reports.allow(self.chat_id) {
+            return true;
+        }
+        let per_hour = self.inner.options.max_reports_per_hour;
+        tracing::info!(bot = %self.rt.name, chat_id = self.chat_id, per_hour, "report refused: the chat's hourly limit is used up");
+        self.send(texts::report_limited(self.lang, per_hour), None)
+            .await;
+        false
     }
 
     async fn clear_dialogue(&self) -> Result<Option<DialogueState>, BotError> {

@@ -1,5 +1,6 @@
 //! Everything the bots say, in Russian (first) and English. All functions return Telegram
-//! HTML; anything that came from a user is escaped.
+//! HTML; anything that came from a user is escaped, and quoted at most [`MAX_QUOTE_CHARS`]
+//! characters of it ([`quote`]).
 //!
 //! The texts live by who says them: `screens` (the main bot's menu, settings and help),
 //! `replies` (its questions, confirmations and refusals), `category_bot` (what the category
@@ -32,8 +33,8 @@ pub use commands::{CATEGORY_COMMANDS, MAIN_COMMANDS};
 pub use format::{amount, budget};
 pub use replies::{
     ask_budget, ask_exclude, ask_include, ask_quiet, ask_report, budget_saved, cancelled,
-    exclude_saved, include_saved, input_error, paused, quiet_saved, report_needs_text,
-    report_thanks, temporary_error, unknown_input,
+    exclude_saved, include_saved, input_error, paused, quiet_saved, report_limited,
+    report_needs_text, report_thanks, temporary_error, unknown_input,
 };
 pub use screens::{
     MenuLabels, categories_screen, filters_screen, help_main, labels, menu, settings,
@@ -88,11 +89,26 @@ pub fn escape(text: &str) -> String {
     out
 }
 
+/// The most characters of a user's input a reply quotes.
+pub const MAX_QUOTE_CHARS: usize = 60;
+
+/// A user's input as a reply quotes it: at most [`MAX_QUOTE_CHARS`] characters (cut on a
+/// character boundary, `…` marking the cut), escaped. A reply quoting a whole 4,000-character
+/// input would exceed Telegram's 4096-character limit and never be delivered.
+pub fn quote(text: &str) -> String {
+    match text.char_indices().nth(MAX_QUOTE_CHARS) {
+        Some((i, _)) => format!("{}…", escape(&text[..i])),
+        None => escape(text),
+    }
+}
+
 /// A category as the menus show it.
 #[derive(Debug, Clone)]
 pub struct CategoryView {
     pub slug: CategorySlug,
     pub name: String,
+    /// The configured name of the bot that delivers it (`[bots.<name>]`).
+    pub bot: String,
     /// `@username` of the bot that delivers it.
     pub bot_username: String,
     /// Whether that bot is the main bot itself (then there is nothing else to start).

@@ -3,7 +3,7 @@
 
 use jobwire_core::CategorySlug;
 use jobwire_core::subscriber::MinBudget;
-use jobwire_store::SubscriberSpec;
+use jobwire_store::{BlockScope, SubscriberSpec};
 
 use super::format::{bot_mentions, budget, quiet, words};
 use super::{CategoryView, Lang, escape};
@@ -13,6 +13,7 @@ pub fn settings(
     lang: Lang,
     sub: &SubscriberSpec,
     blocked: bool,
+    unreachable: &[(String, BlockScope)],
     min_budget: Option<&MinBudget>,
     categories: &[CategoryView],
 ) -> String {
@@ -61,11 +62,47 @@ pub fn settings(
     } else {
         lang.pick("▶️ включена", "▶️ on")
     };
-    tr!(
+    let mut text = tr!(
         lang,
         "<b>Категории:</b> {cats}\n<b>Ключевые слова:</b> {include}\n<b>Исключить:</b> {exclude}\n<b>Минимальный бюджет:</b> {budget_line}\n<b>Тихие часы:</b> {quiet_line}\n<b>Доставка:</b> {state}",
         "<b>Categories:</b> {cats}\n<b>Keywords:</b> {include}\n<b>Exclude:</b> {exclude}\n<b>Minimum budget:</b> {budget_line}\n<b>Quiet hours:</b> {quiet_line}\n<b>Delivery:</b> {state}"
-    )
+    );
+    text.push_str(&unreachable_bots(lang, unreachable, categories));
+    text
+}
+
+/// One line per category bot that cannot write to the user, saying what to do, naming the
+/// categories it would deliver.
+fn unreachable_bots(
+    lang: Lang,
+    unreachable: &[(String, BlockScope)],
+    categories: &[CategoryView],
+) -> String {
+    let mut out = String::new();
+    for (bot, scope) in unreachable {
+        let mine: Vec<&CategoryView> = categories.iter().filter(|c| &c.bot == bot).collect();
+        let Some(first) = mine.first() else { continue };
+        let who = format!("@{}", escape(&first.bot_username));
+        let what = mine
+            .iter()
+            .map(|c| escape(&c.name))
+            .collect::<Vec<_>>()
+            .join(", ");
+        out.push('\n');
+        out.push_str(&match scope {
+            BlockScope::NotStarted => tr!(
+                lang,
+                "⚠️ {who} ещё не может вам писать ({what}): откройте его и нажмите «Старт».",
+                "⚠️ {who} cannot write to you yet ({what}): open it and press Start."
+            ),
+            _ => tr!(
+                lang,
+                "⛔ Вы заблокировали {who} ({what}): разблокируйте его, чтобы получать эти вакансии.",
+                "⛔ You blocked {who} ({what}): unblock it to get these jobs."
+            ),
+        });
+    }
+    out
 }
 
 pub fn menu(lang: Lang, settings: &str) -> String {

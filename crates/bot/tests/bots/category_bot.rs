@@ -71,42 +71,66 @@ async fn start_subscribes_to_the_bots_categories_and_stop_unsubscribes() {
     bots.stop().await;
 }
 
+/// The bots that cannot reach `chat`, by name.
+async fn blocked_bots(env: &Env, chat: i64) -> Vec<String> {
+    env.store
+        .bot_blocks(Some(chat))
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|b| b.bot)
+        .collect()
+}
+
 #[tokio::test]
-async fn blocking_a_category_bot_marks_the_subscriber_blocked() {
+async fn blocking_a_category_bot_stops_that_bot_only_until_it_is_started_again() {
     let env = Env::new().await;
     let bots = env.start(UpdateMode::Polling).await;
     env.inject(WEB_ID, text(BOB, "/start"));
     env.wait_sent(WEB_ID, BOB, 1).await;
 
     env.inject(WEB_ID, member_status(BOB, WEB_ID, "member", "kicked"));
-    eventually("blocked", SOON, || async {
-        env.subscriber(BOB).await?.blocked.then_some(())
+    eventually("the web bot blocked", SOON, || async {
+        (blocked_bots(&env, BOB).await == ["webbot"]).then_some(())
     })
     .await;
+    assert!(
+        !env.subscriber(BOB).await.unwrap().blocked,
+        "the other bots may still write"
+    );
+    // The main bot's status says which bot and what to do.
+    env.inject(MAIN_ID, text(BOB, "/status"));
+    let status = env.wait_sent(MAIN_ID, BOB, 1).await.remove(0);
+    assert!(
+        status.text.contains("@test2002_bot") && status.text.contains("Веб-разработка"),
+        "{}",
+        status.text
+    );
 
-    // Restarting the bot (member again) unblocks, and so does /start.
+    // Restarting the bot (member again) unblocks it, and so does /start.
     env.inject(WEB_ID, member_status(BOB, WEB_ID, "kicked", "member"));
     eventually("unblocked", SOON, || async {
-        (!env.subscriber(BOB).await?.blocked).then_some(())
+        blocked_bots(&env, BOB).await.is_empty().then_some(())
     })
     .await;
     env.inject(WEB_ID, member_status(BOB, WEB_ID, "member", "kicked"));
     eventually("blocked again", SOON, || async {
-        env.subscriber(BOB).await?.blocked.then_some(())
+        (!blocked_bots(&env, BOB).await.is_empty()).then_some(())
     })
     .await;
     env.inject(WEB_ID, text(BOB, "/start"));
     env.wait_sent(WEB_ID, BOB, 2).await;
     eventually("unblocked by /start", SOON, || async {
-        (!env.subscriber(BOB).await?.blocked).then_some(())
+        blocked_bots(&env, BOB).await.is_empty().then_some(())
     })
     .await;
 
     // Blocking the main bot alone does not stop deliveries (it delivers nothing).
     env.inject(MAIN_ID, member_status(BOB, MAIN_ID, "member", "kicked"));
     env.inject(MAIN_ID, text(BOB, "/status"));
-    env.wait_sent(MAIN_ID, BOB, 1).await;
+    env.wait_sent(MAIN_ID, BOB, 2).await;
     assert!(!env.subscriber(BOB).await.unwrap().blocked);
+    assert!(blocked_bots(&env, BOB).await.is_empty());
     bots.stop().await;
 }
 

@@ -6,7 +6,7 @@ use std::time::Duration;
 use chrono::Utc;
 use jobwire::testbed::{Bed, seed_job, start_pipeline, temp_db};
 use jobwire_deliver::RateLimitConfig;
-use jobwire_store::{DeliveryStore, NewDelivery, SqliteStore, SubscriberStore};
+use jobwire_store::{BlockScope, DeliveryStore, NewDelivery, SqliteStore, SubscriberStore};
 use jobwire_testkit::telegram::RateLimits;
 use jobwire_testkit::wait::eventually;
 
@@ -201,4 +201,94 @@ async fn held_deliveries_go_out_when_their_time_comes_not_before() {
         m.received_at
     );
     assert_eq!(store.pipeline_counts().await.unwrap().deliveries_held, 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn blocking_one_category_bot_leaves_the_others_delivering() {
+    init();
+    let telegram = fake_telegram(None).await;
+    let (_dir, db) = temp_db().unwrap();
+    let bed = Bed {
+        bots: vec!["dev".into(), "creative".into()],
+        routes: vec![
+            ("web".into(), "dev".into()),
+            ("design".into(), "creative".into()),
+        ],
+        scheduler_tick_ms: 50,
+        ..Bed::default()
+    };
+    let mut settings = bed.settings(telegram.url(), &db).unwrap();
+    settings.stuck_after = Duration::from_secs(1);
+    let (dev, creative) = (bed.bot_id("dev").unwrap(), bed.bot_id("creative").unwrap());
+    {
+        let store = SqliteStore::open_path(&db).await.unwrap();
+        let subs = [subscriber(1, &["web", "design"]), subscriber(2, &["web"])];
+        jobwire::subscribers::store_all(&store, &subs)
+            .await
+            .unwrap();
+        seed_job(&store, "@c", "1", "Web job A", &["web"])
+            .await
+            .unwrap();
+    }
+    // User 1 blocked the web bot; user 2 never pressed Start in it.
+    telegram.block_chat(dev, 1);
+    telegram.fail_next_sends(
+        dev,
+        1,
+        403,
+        "Forbidden: bot can't initiate conversation with a user",
+    );
+    let (mut running, store) = start_pipeline(&settings).await.unwrap();
+    let counts = running.wait_settled(Duration::from_secs(30)).await.unwrap();
+    assert_eq!(counts.deliveries_blocked, 2, "{counts:?}");
+    let mut blocks: Vec<_> = store
+        .bot_blocks(None)
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|b| (b.chat_id, b.bot, b.scope))
+        .collect();
+    blocks.sort_by_key(|b| b.0);
+    assert_eq!(
+        blocks,
+        [
+            (1, "dev".to_owned(), BlockScope::Bot),
+            (2, "dev".to_owned(), BlockScope::NotStarted)
+        ]
+    );
+    for chat in [1, 2] {
+        let s = store.subscriber_by_chat(chat).await.unwrap().unwrap();
+        assert!(
+            !s.blocked,
+            "user {chat} is still reachable through other bots"
+        );
+    }
+
+    // A job of both categories goes to user 1 through the bot they did not block.
+    seed_job(
+        store.as_ref(),
+        "@c",
+        "2",
+        "Web and design job B",
+        &["web", "design"],
+    )
+    .await
+    .unwrap();
+    eventually("job B to reach user 1", Duration::from_secs(20), || async {
+        !telegram.chat_messages(creative, 1).is_empty()
+    })
+    .await;
+    let counts = running.wait_settled(Duration::from_secs(30)).await.unwrap();
+    running.shutdown().await.unwrap();
+    assert!(
+        telegram.chat_messages(creative, 1)[0]
+            .text
+            .contains("job B")
+    );
+    assert!(telegram.chat_messages(dev, 1).is_empty());
+    assert!(
+        telegram.chat_messages(dev, 2).is_empty() && telegram.chat_messages(creative, 2).is_empty(),
+        "user 2 can be reached by no bot of the job"
+    );
+    assert_eq!(counts.deliveries_sent, 1, "{counts:?}");
 }

@@ -54,9 +54,15 @@ async fn every_subscriber_gets_exactly_the_jobs_that_match_them() {
         counts.jobs,
     )
     .await;
-    let subs = store.subscribers().await.unwrap();
-    let blocked = subs.iter().find(|s| s.chat_id == BLOCKED).unwrap();
-    assert!(blocked.blocked, "a 403 marks the subscriber blocked");
+    // A 403 marks the bot that got it blocked for that user (and only that bot).
+    let blocks = store.bot_blocks(Some(BLOCKED)).await.unwrap();
+    assert!(
+        !blocks.is_empty()
+            && blocks
+                .iter()
+                .all(|b| b.scope == jobwire_store::BlockScope::Bot && b.chat_id == BLOCKED),
+        "{blocks:?}"
+    );
     assert!(llm.stats().requests > 0);
 }
 
