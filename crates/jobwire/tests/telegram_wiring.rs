@@ -615,6 +615,57 @@ async fn posts_reach_the_store_as_queued_and_alerts_reach_the_admin_chat() {
 }
 
 #[tokio::test]
+async fn an_edit_that_meets_a_database_error_is_applied_once_the_database_is_back() {
+    let ReaderBed {
+        _dir,
+        fake_tg: _fake_tg,
+        _llm,
+        settings,
+        store,
+    } = reader_bed().await;
+    let mtproto = section(
+        "channels = [\"@rustjobs\"]\njoin_interval_secs = 0\njoin_jitter_secs = 0\n\
+         initial_backfill = 10\n",
+    );
+    let a = account(&[("@rustjobs", 100)]);
+    a.post(message(100, 1, JOB_TEXTS[0]), false);
+    let running = Running::start(&settings, &mtproto, &a, &store);
+    eventually("the post", SOON, || async {
+        (queued(&store).await.len() == 1).then_some(())
+    })
+    .await;
+
+    // The database refuses every change of a post for a while; an edit arrives meanwhile.
+    let db = _dir.path().join("jobwire.db");
+    let url = format!("sqlite://{}", db.display());
+    let mut conn = <sqlx::SqliteConnection as sqlx::Connection>::connect(&url)
+        .await
+        .unwrap();
+    sqlx::query(
+        "CREATE TRIGGER outage BEFORE UPDATE ON posts BEGIN SELECT RAISE(ABORT, 'disk I/O error'); END",
+    )
+    .execute(&mut conn)
+    .await
+    .unwrap();
+    let edited = "Looking for a Rust developer to build a Telegram bot, budget $1200 (edited)";
+    let mut edit = message(100, 1, edited);
+    edit.edit_date = Some(edit.date + chrono::Duration::minutes(5));
+    a.edit(edit, true);
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    assert_eq!(queued(&store).await[0].2, JOB_TEXTS[0], "not applied yet");
+    sqlx::query("DROP TRIGGER outage")
+        .execute(&mut conn)
+        .await
+        .unwrap();
+
+    eventually("the edit to be applied", SOON, || async {
+        (queued(&store).await[0].2 == edited).then_some(())
+    })
+    .await;
+    running.stop().await;
+}
+
+#[tokio::test]
 async fn a_restarted_reader_recovers_posts_a_crash_caught_in_flight_without_duplicates() {
     let ReaderBed {
         _dir,

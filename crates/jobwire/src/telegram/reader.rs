@@ -82,9 +82,9 @@ pub async fn run_reader(
 ///   cursor has already moved past the post). The event channel holds one event and the next
 ///   is received only after the post is stored, so at most two posts are between the reader
 ///   and the database; [`RESTART_REWIND`] re-reads them after a crash.
-/// - `Edited` → logged. An edit of a post that was not delivered yet should update its text
-///   and classify it again; an edit of a delivered post is kept as is (subscribers are not
-///   notified twice). Intake has no "update a post" operation yet, so edits are only logged.
+/// - `Edited` → [`IntakeStage::edit`], retried like a post: an edit of a post that was not
+///   fanned out yet replaces its text; an edit of a delivered post is kept as is
+///   (subscribers are not notified twice).
 /// - `Alert`, `JoinFailed` → logged at warn and sent to the admin chat.
 pub async fn read_channels(
     settings: &Settings,
@@ -140,6 +140,30 @@ pub async fn read_channels(
     result
 }
 
+/// Runs `store` until it succeeds, retrying with backoff (500 ms doubling to 30 s) and
+/// logging each failure: the reader's cursor has already moved past the event, so giving up
+/// would lose it. `None` when shutdown came first.
+async fn until_stored<T, F, Fut>(shutdown: &CancellationToken, store: F) -> Option<T>
+where
+    F: Fn() -> Fut,
+    Fut: std::future::Future<Output = Result<T, jobwire_intake::stage::IntakeError>>,
+{
+    let mut wait = Duration::from_millis(500);
+    loop {
+        match store().await {
+            Ok(value) => return Some(value),
+            Err(e) => {
+                tracing::error!(error = %e, retry_in_ms = wait.as_millis() as u64, "cannot store a Telegram post or edit; retrying");
+            }
+        }
+        tokio::select! {
+            _ = shutdown.cancelled() => return None,
+            _ = tokio::time::sleep(wait) => {}
+        }
+        wait = (wait * 2).min(Duration::from_secs(30));
+    }
+}
+
 /// Handles one reader event. Returns `false` when shutdown interrupted it.
 async fn handle_event(
     event: ReaderEvent,
@@ -150,37 +174,21 @@ async fn handle_event(
     match event {
         ReaderEvent::Post(post) => {
             let (channel, id) = (post.channel.clone(), post.external_id.clone());
-            let mut wait = Duration::from_millis(500);
-            loop {
-                match intake.ingest(post.clone()).await {
-                    Ok(outcome) => {
-                        tracing::debug!(%channel, external_id = %id, outcome = outcome.name(), "post taken in");
-                        return true;
-                    }
-                    Err(e) => {
-                        tracing::error!(%channel, external_id = %id, error = %e, retry_in_ms = wait.as_millis() as u64, "cannot store a Telegram post; retrying");
-                    }
-                }
-                tokio::select! {
-                    _ = shutdown.cancelled() => return false,
-                    _ = tokio::time::sleep(wait) => {}
-                }
-                wait = (wait * 2).min(Duration::from_secs(30));
+            let stored = until_stored(shutdown, || intake.ingest(post.clone())).await;
+            if let Some(outcome) = &stored {
+                tracing::debug!(%channel, external_id = %id, outcome = outcome.name(), "post taken in");
             }
+            stored.is_some()
         }
         ReaderEvent::Edited(post) => {
             // An edit of a post that was not fanned out yet replaces its text; after that the
             // subscribers keep the version they were sent (no second message for an edit).
             let (channel, id) = (post.channel.clone(), post.external_id.clone());
-            match intake.edit(post).await {
-                Ok(outcome) => {
-                    tracing::info!(%channel, external_id = %id, ?outcome, "post edited");
-                }
-                Err(e) => {
-                    tracing::error!(%channel, external_id = %id, error = %e, "cannot apply an edit");
-                }
+            let stored = until_stored(shutdown, || intake.edit(post.clone())).await;
+            if let Some(outcome) = &stored {
+                tracing::info!(%channel, external_id = %id, ?outcome, "post edited");
             }
-            true
+            stored.is_some()
         }
         ReaderEvent::Alert {
             account,
