@@ -16,7 +16,10 @@
 #     every /readyz;
 #   * while the posts flow: `kill -9` of a random sender, classifier and dispatcher
 #     (CHAOS_KILLS_EACH times each, at random moments) with a restart shortly after, and one
-#     RabbitMQ restart (`rabbitmqctl stop_app; sleep; rabbitmqctl start_app`) in the middle;
+#     outage of each service: PostgreSQL at a quarter of the window (`pg_ctlcluster … stop -m
+#     fast; sleep; start`), RabbitMQ in the middle (`rabbitmqctl stop_app; sleep; start_app`)
+#     and Redis at three quarters (`redis-cli shutdown nosave; sleep; redis-server …`: its
+#     keys are lost, as in a real restart without persistence);
 #   * waits until the database has nothing pending, held, sending, queued, waiting or
 #     un-fanned-out for a few seconds in a row (CHAOS_SETTLE_TIMEOUT seconds at most);
 #   * counts what the fake Telegram accepted by (chat, job) (scripts/chaos/tally.py).
@@ -41,6 +44,8 @@
 #   CHAOS_KILLS_EACH=4            kills per role (sender, classifier, dispatcher)
 #   CHAOS_RABBIT_DOWN_SECS=4      how long RabbitMQ stays stopped
 #   CHAOS_RABBIT_RESTART=1        0 skips the broker restart (debugging only)
+#   CHAOS_PG_DOWN_SECS=4 CHAOS_PG_RESTART=1        the same for PostgreSQL
+#   CHAOS_REDIS_DOWN_SECS=3 CHAOS_REDIS_RESTART=1  the same for Redis
 #   CHAOS_TG_LATENCY_MS=100 CHAOS_SENDER_IN_FLIGHT=16   how fast the senders can go
 #   CHAOS_SETTLE_TIMEOUT=180
 #   CHAOS_PG_ADMIN_URL     default $JOBWIRE_TEST_POSTGRES_URL or postgres://postgres@127.0.0.1:5432/test
@@ -66,6 +71,13 @@ AMQP_HOST=${CHAOS_AMQP_HOST:-127.0.0.1:5672}
 REDIS_URL=${CHAOS_REDIS_URL:-redis://127.0.0.1:6379/}
 RABBIT_DOWN_SECS=${CHAOS_RABBIT_DOWN_SECS:-4}
 RABBIT_RESTART=${CHAOS_RABBIT_RESTART:-1} # 0: no broker restart (debugging only)
+PG_DOWN_SECS=${CHAOS_PG_DOWN_SECS:-4}
+PG_RESTART=${CHAOS_PG_RESTART:-1}
+REDIS_DOWN_SECS=${CHAOS_REDIS_DOWN_SECS:-3}
+REDIS_RESTART=${CHAOS_REDIS_RESTART:-1}
+PG_CLUSTER_VERSION=$(ls /etc/postgresql 2>/dev/null | head -n 1)
+REDIS_HOST_PORT=${REDIS_URL#redis://}; REDIS_HOST_PORT=${REDIS_HOST_PORT%%/*}
+REDIS_HOST=${REDIS_HOST_PORT%%:*}; REDIS_PORT=${REDIS_HOST_PORT##*:}
 
 RANDOM=$SEED
 T_START=$SECONDS
@@ -104,10 +116,42 @@ FAILED=0
 HANG=0
 DB_CREATED=0
 VHOST_CREATED=0
-RABBIT_PID=""
-RABBIT_RESTARTS=0
+# One outage per service: its state (pending | running | done), the pid of the subshell that
+# stops and starts it, and how many were done.
+declare -A OUT_STATE=([postgres]=done [rabbitmq]=done [redis]=done)
+declare -A OUT_PID=([postgres]="" [rabbitmq]="" [redis]="")
+declare -A OUT_DONE=([postgres]=0 [rabbitmq]=0 [redis]=0)
+declare -A OUT_AT=()
 FAKE_PIDS=()
 FINAL_LINE=""
+
+# Stops and starts one service (an outage of DOWN seconds); used in a background subshell.
+service_stop() {
+  case $1 in
+    postgres) pg_ctlcluster --skip-systemctl-redirect "$PG_CLUSTER_VERSION" main stop -m fast ;;
+    rabbitmq) rabbitmqctl stop_app ;;
+    redis) redis-cli -h "$REDIS_HOST" -p "$REDIS_PORT" shutdown nosave || true ;;
+  esac
+}
+service_start() { # no-op when the service is up
+  case $1 in
+    postgres)
+      pg_isready -q -h 127.0.0.1 -p 5432 && return 0
+      pg_ctlcluster --skip-systemctl-redirect "$PG_CLUSTER_VERSION" main start
+      for _ in $(seq 1 100); do pg_isready -q -h 127.0.0.1 -p 5432 && return 0; sleep 0.1; done
+      return 1 ;;
+    rabbitmq) rabbitmqctl start_app && rabbitmqctl await_startup ;;
+    redis)
+      redis-cli -h "$REDIS_HOST" -p "$REDIS_PORT" ping >/dev/null 2>&1 && return 0
+      redis-server --daemonize yes --bind "$REDIS_HOST" --port "$REDIS_PORT" --save "" --appendonly no
+      for _ in $(seq 1 100); do
+        redis-cli -h "$REDIS_HOST" -p "$REDIS_PORT" ping >/dev/null 2>&1 && return 0
+        sleep 0.1
+      done
+      return 1 ;;
+  esac
+}
+down_secs() { case $1 in postgres) echo "$PG_DOWN_SECS" ;; rabbitmq) echo "$RABBIT_DOWN_SECS" ;; redis) echo "$REDIS_DOWN_SECS" ;; esac; }
 
 psql_admin() { psql "$PG_ADMIN_URL" -X -q -v ON_ERROR_STOP=1 "$@"; }
 psql_run() { psql "$DB_URL" -X -qAt -v ON_ERROR_STOP=1 "$@"; }
@@ -138,10 +182,14 @@ cleanup() {
     [[ ${STATE[$slot]:-} == up && -n ${PID[$slot]:-} ]] && stop_pid "${PID[$slot]}"
   done
   for pid in "${FAKE_PIDS[@]}"; do stop_pid "$pid"; done
-  if [[ -n $RABBIT_PID ]]; then wait "$RABBIT_PID" 2>/dev/null; fi
-  # RabbitMQ must be running again whatever happened (start_app is a no-op when it is).
+  for svc in postgres rabbitmq redis; do
+    if [[ -n ${OUT_PID[$svc]} ]]; then wait "${OUT_PID[$svc]}" 2>/dev/null; fi
+  done
+  # Every service must be running again whatever happened (each start is a no-op when it is).
   rabbitmqctl start_app >/dev/null 2>&1 || log "rabbitmqctl start_app failed"
   rabbitmqctl await_startup >/dev/null 2>&1 || log "RabbitMQ did not come back; check it"
+  service_start postgres >/dev/null 2>&1 || log "PostgreSQL did not come back; check it"
+  service_start redis >/dev/null 2>&1 || log "Redis did not come back; check it"
   if [[ $VHOST_CREATED -eq 1 ]]; then
     rabbitmqctl delete_vhost "$VHOST" >/dev/null 2>&1 || log "could not delete vhost $VHOST"
   fi
@@ -353,15 +401,18 @@ EVENT_AT=()
 for ((i = 0; i < N_EVENTS; i++)); do
   EVENT_AT+=($((CHAOS_FROM_MS + i * SLOT_MS + RANDOM % (SLOT_MS * 7 / 10 + 1))))
 done
-RABBIT_AT_MS=$(( (CHAOS_FROM_MS + CHAOS_TO_MS) / 2 ))
-log "schedule: batches every ${FEED_INTERVAL_MS} ms until ${FEED_END_MS} ms; $N_EVENTS kills between ${CHAOS_FROM_MS} and ${CHAOS_TO_MS} ms; RabbitMQ restart at ${RABBIT_AT_MS} ms"
+OUT_AT[postgres]=$((CHAOS_FROM_MS + (CHAOS_TO_MS - CHAOS_FROM_MS) / 4))
+OUT_AT[rabbitmq]=$(( (CHAOS_FROM_MS + CHAOS_TO_MS) / 2 ))
+OUT_AT[redis]=$((CHAOS_FROM_MS + (CHAOS_TO_MS - CHAOS_FROM_MS) * 3 / 4))
+[[ $PG_RESTART == 1 ]] && OUT_STATE[postgres]=pending
+[[ $RABBIT_RESTART == 1 ]] && OUT_STATE[rabbitmq]=pending
+[[ $REDIS_RESTART == 1 ]] && OUT_STATE[redis]=pending
+log "schedule: batches every ${FEED_INTERVAL_MS} ms until ${FEED_END_MS} ms; $N_EVENTS kills between ${CHAOS_FROM_MS} and ${CHAOS_TO_MS} ms; outages: PostgreSQL at ${OUT_AT[postgres]} ms, RabbitMQ at ${OUT_AT[rabbitmq]} ms, Redis at ${OUT_AT[redis]} ms"
 
 now_ms
 T0=$NOW_MS
 NEXT_EVENT=0
 NEXT_BATCH=0
-RABBIT_STATE=pending # pending | running | done
-[[ $RABBIT_RESTART == 1 ]] || RABBIT_STATE=done
 REPLAYS_SEEN=0
 
 # The parser replays one batch per process: when the next batch is due and the running parser
@@ -386,19 +437,22 @@ feed_step() {
 
 chaos_step() {
   local elapsed=$1 role slot candidates=()
-  if [[ $RABBIT_STATE == pending && $elapsed -ge $RABBIT_AT_MS ]]; then
-    log "RabbitMQ: stop_app, ${RABBIT_DOWN_SECS} s down, start_app"
-    (rabbitmqctl stop_app && sleep "$RABBIT_DOWN_SECS" && rabbitmqctl start_app \
-      && rabbitmqctl await_startup) >>"$LOGS/rabbitmq.log" 2>&1 &
-    RABBIT_PID=$!
-    RABBIT_STATE=running
-    RABBIT_RESTARTS=$((RABBIT_RESTARTS + 1))
-  elif [[ $RABBIT_STATE == running ]] && ! kill -0 "$RABBIT_PID" 2>/dev/null; then
-    wait "$RABBIT_PID" || die "the RabbitMQ restart failed: $(tail -n 5 "$LOGS/rabbitmq.log")"
-    RABBIT_PID=""
-    RABBIT_STATE=done
-    log "RabbitMQ is back"
-  fi
+  local svc down
+  for svc in postgres rabbitmq redis; do
+    if [[ ${OUT_STATE[$svc]} == pending && $elapsed -ge ${OUT_AT[$svc]} ]]; then
+      down=$(down_secs "$svc")
+      log "$svc: stopped for ${down} s"
+      (service_stop "$svc" && sleep "$down" && service_start "$svc") >>"$LOGS/$svc.log" 2>&1 &
+      OUT_PID[$svc]=$!
+      OUT_STATE[$svc]=running
+      OUT_DONE[$svc]=$((OUT_DONE[$svc] + 1))
+    elif [[ ${OUT_STATE[$svc]} == running ]] && ! kill -0 "${OUT_PID[$svc]}" 2>/dev/null; then
+      wait "${OUT_PID[$svc]}" || die "the $svc restart failed: $(tail -n 5 "$LOGS/$svc.log")"
+      OUT_PID[$svc]=""
+      OUT_STATE[$svc]=done
+      log "$svc is back"
+    fi
+  done
   [[ $NEXT_EVENT -lt $N_EVENTS && $elapsed -ge ${EVENT_AT[$NEXT_EVENT]} ]] || return 0
   role=${EVENTS[$NEXT_EVENT]}
   for slot in "${SLOTS[@]}"; do
@@ -426,7 +480,9 @@ restart_step() {
 }
 
 busy() { # whether the chaos phase still has something to do
-  [[ $NEXT_BATCH -lt $BATCHES || $NEXT_EVENT -lt $N_EVENTS || $RABBIT_STATE != done ]] && return 0
+  [[ $NEXT_BATCH -lt $BATCHES || $NEXT_EVENT -lt $N_EVENTS ]] && return 0
+  local svc
+  for svc in postgres rabbitmq redis; do [[ ${OUT_STATE[$svc]} != done ]] && return 0; done
   local slot
   for slot in "${SLOTS[@]}"; do [[ ${STATE[$slot]} == restarting ]] && return 0; done
   return 1
@@ -441,7 +497,7 @@ while busy; do
   restart_step
   sleep 0.1
 done
-log "chaos phase over after $(( (NOW_MS - T0) / 1000 )) s: kills sender=${KILLS[sender]} classifier=${KILLS[classifier]} dispatcher=${KILLS[dispatcher]}, RabbitMQ restarts $RABBIT_RESTARTS"
+log "chaos phase over after $(( (NOW_MS - T0) / 1000 )) s: kills sender=${KILLS[sender]} classifier=${KILLS[classifier]} dispatcher=${KILLS[dispatcher]}, restarts PostgreSQL ${OUT_DONE[postgres]} RabbitMQ ${OUT_DONE[rabbitmq]} Redis ${OUT_DONE[redis]}"
 
 # ---------------------------------------------------------------------------------------------
 # Completion: nothing in flight in the database for 3 s in a row.
@@ -500,9 +556,11 @@ problems=()
 for role in sender classifier dispatcher; do
   [[ ${KILLS[$role]} -ge $KILLS_EACH ]] || problems+=("only ${KILLS[$role]} $role kills of $KILLS_EACH")
 done
-[[ $RABBIT_RESTARTS -ge $RABBIT_RESTART ]] || problems+=("RabbitMQ was not restarted")
+[[ ${OUT_DONE[rabbitmq]} -ge $RABBIT_RESTART ]] || problems+=("RabbitMQ was not restarted")
+[[ ${OUT_DONE[postgres]} -ge $PG_RESTART ]] || problems+=("PostgreSQL was not restarted")
+[[ ${OUT_DONE[redis]} -ge $REDIS_RESTART ]] || problems+=("Redis was not restarted")
 
-echo "wrong=${T[wrong]} messages=${T[messages]} crashes=$CRASHES rabbitmq_restarts=$RABBIT_RESTARTS seed=$SEED"
+echo "wrong=${T[wrong]} messages=${T[messages]} crashes=$CRASHES rabbitmq_restarts=${OUT_DONE[rabbitmq]} postgres_restarts=${OUT_DONE[postgres]} redis_restarts=${OUT_DONE[redis]} seed=$SEED"
 echo "ambiguous=$AMBIGUOUS sender_kills=${KILLS[sender]} classifier_kills=${KILLS[classifier]} dispatcher_kills=${KILLS[dispatcher]}"
 if [[ ${#problems[@]} -gt 0 ]]; then
   FAILED=1

@@ -113,7 +113,7 @@ pub async fn run_roles(
             .await
             .with_context(|| format!("--replay {}", path.display()))?
             .skip_bad_lines(!strict);
-        let tally = running.intake.drain(&mut source).await?;
+        let tally = replay_all(&running.intake, &mut source, &shutdown).await?;
         let skipped_lines = source.skipped_lines();
         tracing::info!(?tally, skipped_lines, "replay read");
     }
@@ -137,6 +137,34 @@ fn admin_alert(settings: &Settings) -> anyhow::Result<Option<jobwire_classify::c
         Some(section) => crate::telegram::admin_alert_fn(settings, section),
         None => Ok(None),
     }
+}
+
+/// Takes in every post of `source`; a post that meets a database or queue error is retried
+/// with backoff until it is taken in (or shutdown comes), so a replay survives an outage.
+async fn replay_all(
+    intake: &jobwire_intake::stage::IntakeStage,
+    source: &mut jobwire_intake::JsonlSource,
+    shutdown: &tokio_util::sync::CancellationToken,
+) -> anyhow::Result<jobwire_intake::stage::IntakeTally> {
+    use jobwire_intake::feed::{RetryPolicy, retry_until_stopped};
+    let mut tally = jobwire_intake::stage::IntakeTally::default();
+    while let Some(batch) = jobwire_intake::Source::next_batch(source).await? {
+        for post in batch {
+            let taken = retry_until_stopped(
+                "replay",
+                "taking in a post",
+                RetryPolicy::default(),
+                shutdown.cancelled(),
+                || intake.ingest(post.clone()),
+            )
+            .await;
+            match taken {
+                Some(outcome) => tally.add(&outcome),
+                None => return Ok(tally),
+            }
+        }
+    }
+    Ok(tally)
 }
 
 /// `jobwire run --replay FILE [--strict]`.
