@@ -1,6 +1,6 @@
-//! Secrets that never print: [`Secret`] for tokens, keys and passwords, and [`redact_url`]
-//! for connection URLs that may carry a password. Every crate uses these two; none has its
-//! own.
+//! Secrets that never print: [`Secret`] for tokens, keys and passwords, [`SecretUrl`] for
+//! connection URLs that may carry a password (printed as [`redact_url`] shows them), and
+//! [`redact_url`] itself. Every crate uses these; none has its own.
 
 use std::fmt;
 
@@ -56,6 +56,48 @@ impl fmt::Display for Secret {
     }
 }
 
+/// A database, broker or Redis URL, which may carry a password. `Debug` and `Display` show it
+/// through [`redact_url`] (scheme, user and host stay readable); the URL itself is reached
+/// only by [`SecretUrl::expose`].
+#[derive(Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(transparent)]
+pub struct SecretUrl(String);
+
+impl SecretUrl {
+    pub fn new(url: impl Into<String>) -> Self {
+        Self(url.into())
+    }
+
+    /// The URL itself: for the one call that connects with it.
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+impl From<String> for SecretUrl {
+    fn from(url: String) -> Self {
+        Self(url)
+    }
+}
+
+impl From<&str> for SecretUrl {
+    fn from(url: &str) -> Self {
+        Self(url.to_owned())
+    }
+}
+
+impl fmt::Debug for SecretUrl {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(&redact_url(&self.0), f)
+    }
+}
+
+impl fmt::Display for SecretUrl {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&redact_url(&self.0))
+    }
+}
+
 /// `url` fit for a log line or an error message: the password of its user info
 /// (`scheme://user:password@host`) becomes `***`, and so does the value of any `password=`
 /// parameter. It does not need to parse: a password holding `/`, `#`, `?` or `@` is hidden
@@ -102,6 +144,23 @@ mod tests {
         assert_eq!(s.expose(), "123456:ABC-token");
         let parsed: Secret = serde_json::from_str("\"k\"").expect("a JSON string");
         assert_eq!(parsed.expose(), "k");
+    }
+
+    #[test]
+    fn a_secret_url_prints_without_its_password() {
+        let url = SecretUrl::from("postgres://app:s3cr/et@db:5432/jobwire?password=p2");
+        for shown in [
+            format!("{url:?}"),
+            format!("{url}"),
+            format!("{:?}", Some(&url)),
+        ] {
+            assert!(!shown.contains("s3cr") && !shown.contains("p2"), "{shown}");
+            assert!(shown.contains("db:5432/jobwire"), "{shown}");
+        }
+        assert_eq!(
+            url.expose(),
+            "postgres://app:s3cr/et@db:5432/jobwire?password=p2"
+        );
     }
 
     #[test]

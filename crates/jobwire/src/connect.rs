@@ -14,49 +14,34 @@ use crate::pipeline::Parts;
 
 /// Opens the configured store (`sqlite://` or `postgres://`).
 pub async fn open_store(settings: &Settings) -> anyhow::Result<Arc<dyn Store>> {
-    jobwire_store::open(&settings.database_url)
+    jobwire_store::open(settings.database_url.expose())
         .await
-        .with_context(|| {
-            format!(
-                "database.url: cannot open {}",
-                crate::config::redact_url(&settings.database_url)
-            )
-        })
+        .with_context(|| format!("database.url: cannot open {}", settings.database_url))
 }
 
 /// Opens the configured queue (`memory://` or `amqp://`).
 pub async fn open_queue(settings: &Settings) -> anyhow::Result<Arc<dyn Queue>> {
-    let url = &settings.queue_url;
+    let url = settings.queue_url.expose();
     if url.starts_with("amqp://") || url.starts_with("amqps://") {
         // The prefetch bounds the deliveries a sender holds at once; most of them wait for a
         // rate limiter, so a small prefetch would let one busy bot hold up the others.
-        let mut config = jobwire_queue::AmqpConfig::new(url.clone());
+        let mut config = jobwire_queue::AmqpConfig::new(url.to_owned());
         config.prefetch = u16::try_from(settings.max_in_flight).unwrap_or(u16::MAX);
         config.queue_prefix = settings.queue_prefix.clone();
         let queue = jobwire_queue::AmqpQueue::connect(config)
             .await
-            .with_context(|| {
-                format!(
-                    "queue.url: cannot connect to {}",
-                    crate::config::redact_url(url)
-                )
-            })?;
+            .with_context(|| format!("queue.url: cannot connect to {}", settings.queue_url))?;
         return Ok(Arc::new(queue));
     }
-    jobwire_queue::open(&settings.queue_url)
+    jobwire_queue::open(url)
         .await
-        .with_context(|| {
-            format!(
-                "queue.url: cannot connect to {}",
-                crate::config::redact_url(&settings.queue_url)
-            )
-        })
+        .with_context(|| format!("queue.url: cannot connect to {}", settings.queue_url))
 }
 
 /// Whether the stages of this deployment share an in-process queue (one process runs
 /// everything and re-drives all unfinished work at start-up).
 pub fn is_embedded(settings: &Settings) -> bool {
-    settings.queue_url == "memory://"
+    settings.queue_url.expose() == "memory://"
 }
 
 /// Connects to the database, the queue and (when configured) Redis, retrying each with
@@ -83,9 +68,8 @@ pub async fn connect_with_retry(
     let redis = match &settings.redis {
         Some(section) => Some(
             retry(health, "redis", &section.url, shutdown, || async {
-                let client = redis::Client::open(section.url.as_str()).with_context(|| {
-                    format!("redis.url: {}", crate::config::redact_url(&section.url))
-                })?;
+                let client = redis::Client::open(section.url.expose())
+                    .with_context(|| format!("redis.url: {}", section.url))?;
                 let mut conn = tokio::time::timeout(
                     Duration::from_secs(10),
                     redis::aio::ConnectionManager::new(client),
@@ -112,7 +96,7 @@ pub async fn connect_with_retry(
 async fn retry<T, F, Fut>(
     health: &crate::server::Health,
     component: &'static str,
-    url: &str,
+    url: &jobwire_core::secret::SecretUrl,
     shutdown: &CancellationToken,
     mut attempt: F,
 ) -> Option<T>
@@ -121,10 +105,7 @@ where
     Fut: std::future::Future<Output = anyhow::Result<T>>,
 {
     let mut wait = Duration::from_millis(500);
-    health.set(
-        component,
-        Err(format!("connecting to {}", crate::config::redact_url(url))),
-    );
+    health.set(component, Err(format!("connecting to {url}")));
     loop {
         let result = match tokio::time::timeout(Duration::from_secs(10), attempt()).await {
             Ok(r) => r,
@@ -139,7 +120,7 @@ where
                 let message = format!("{:#}", e).replace('\n', " ");
                 tracing::warn!(
                     component,
-                    url = %crate::config::redact_url(url),
+                    %url,
                     error = %message,
                     retry_in_ms = wait.as_millis() as u64,
                     "not reachable; retrying"

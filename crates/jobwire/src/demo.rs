@@ -140,7 +140,7 @@ pub async fn run(opts: DemoOptions) -> anyhow::Result<DemoReport> {
         .context("starting the in-process fake Telegram")?;
 
     let mut config = Config::from_toml(DEMO_CONFIG)?;
-    config.database.url = format!("sqlite://{}", dir.path().join("demo.db").display());
+    config.database.url = format!("sqlite://{}", dir.path().join("demo.db").display()).into();
     config.telegram.api_url = telegram.url();
     config.telegram.global_per_sec = limits.global_per_sec;
     config.telegram.per_chat_per_sec = limits.per_chat_per_sec;

@@ -96,7 +96,7 @@ impl Bed {
     /// Settings for a pipeline on `db` talking to the Bot API at `api_url`.
     pub fn settings(&self, api_url: url::Url, db: &Path) -> anyhow::Result<Settings> {
         let mut config = Config::default();
-        config.database.url = format!("sqlite://{}", db.display());
+        config.database.url = format!("sqlite://{}", db.display()).into();
         config.telegram.api_url = api_url;
         config.telegram.global_per_sec = self.limits.global_per_sec;
         config.telegram.per_chat_per_sec = self.limits.per_chat_per_sec;

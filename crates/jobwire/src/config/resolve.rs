@@ -124,7 +124,7 @@ impl Config {
                 .map_err(|e| invalid(format!("channels[{i}] ({})", ch.handle), e.to_string()))?;
         }
 
-        let db = &self.database.url;
+        let db = self.database.url.expose();
         if !(db.starts_with("sqlite:")
             || db.starts_with("postgres://")
             || db.starts_with("postgresql://"))
@@ -137,7 +137,7 @@ impl Config {
                 ),
             ));
         }
-        let q = &self.queue.url;
+        let q = self.queue.url.expose();
         if !(q == "memory://" || q.starts_with("amqp://") || q.starts_with("amqps://")) {
             return Err(invalid(
                 "queue.url",
@@ -151,11 +151,11 @@ impl Config {
             tracing::info!("in-process queue with a shared database: run a single process");
         }
         if let Some(r) = &self.redis
-            && !(r.url.starts_with("redis://") || r.url.starts_with("rediss://"))
+            && !(r.url.expose().starts_with("redis://") || r.url.expose().starts_with("rediss://"))
         {
             return Err(invalid(
                 "redis.url",
-                format!("{:?} is not a redis:// URL", redact_url(&r.url)),
+                format!("{:?} is not a redis:// URL", r.url.to_string()),
             ));
         }
         let t = &self.telegram;

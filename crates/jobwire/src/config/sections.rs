@@ -4,6 +4,7 @@
 
 use std::path::PathBuf;
 
+use jobwire_core::secret::SecretUrl;
 use serde::Deserialize;
 
 use super::{LlmSection, TelegramSection};
@@ -68,8 +69,8 @@ impl Default for DedupSection {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RedisSection {
-    /// `redis://host:6379/`.
-    pub url: String,
+    /// `redis://host:6379/` (may carry a password: prints redacted).
+    pub url: SecretUrl,
     /// Prefix of every key jobwire writes.
     #[serde(default = "default_redis_key_prefix")]
     pub key_prefix: String,
@@ -95,14 +96,14 @@ impl Default for AdminSection {
 #[serde(deny_unknown_fields)]
 #[serde(default)]
 pub struct DatabaseSection {
-    /// `sqlite://PATH` (embedded).
-    pub url: String,
+    /// `sqlite://PATH` (embedded) or `postgres://…` (may carry a password: prints redacted).
+    pub url: SecretUrl,
 }
 
 impl Default for DatabaseSection {
     fn default() -> Self {
         Self {
-            url: default_database_url(),
+            url: default_database_url().into(),
         }
     }
 }
@@ -111,8 +112,9 @@ impl Default for DatabaseSection {
 #[serde(deny_unknown_fields)]
 #[serde(default)]
 pub struct QueueSection {
-    /// `memory://` (embedded) or `amqp://user:password@host:5672/vhost` (RabbitMQ).
-    pub url: String,
+    /// `memory://` (embedded) or `amqp://user:password@host:5672/vhost` (RabbitMQ; prints
+    /// redacted).
+    pub url: SecretUrl,
     /// Prefix of every queue and exchange name (several deployments on one broker).
     pub prefix: String,
 }
@@ -120,7 +122,7 @@ pub struct QueueSection {
 impl Default for QueueSection {
     fn default() -> Self {
         Self {
-            url: default_queue_url(),
+            url: default_queue_url().into(),
             prefix: String::new(),
         }
     }

@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use jobwire_core::CategorySlug;
+use jobwire_core::secret::SecretUrl;
 use jobwire_deliver::{BotConfig, RateLimitConfig};
 use jobwire_fanout::CategoryRoute;
 
@@ -25,8 +26,9 @@ pub struct Category {
 /// Everything the roles need, checked.
 #[derive(Debug, Clone)]
 pub struct Settings {
-    pub database_url: String,
-    pub queue_url: String,
+    /// Print redacted (`Debug` of the settings shows no password).
+    pub database_url: SecretUrl,
+    pub queue_url: SecretUrl,
     pub queue_prefix: String,
     pub api_url: url::Url,
     pub limits: RateLimitConfig,

@@ -91,3 +91,28 @@ fn a_good_config_resolves_with_defaults_and_hides_secrets() {
     assert!(!printed.contains("sk-secret"), "{printed}");
     assert!(!printed.contains("AAAAAAAAAAAAAAAAAAAA"), "{printed}");
 }
+
+#[test]
+fn the_settings_print_without_the_passwords_of_their_urls() {
+    let env = FakeEnv([("JOBWIRE_BOT_DEV_TOKEN", TOKEN)].into_iter().collect());
+    let doc = "[database]\nurl = \"postgres://app:pg-s3cr/et@db:5432/jobwire\"\n\
+               [queue]\nurl = \"amqp://app:mq-s3cr?et@rabbit:5672/%2f\"\n\
+               [redis]\nurl = \"redis://:rd-s3cret@cache:6379/\"\n\
+               [[bots]]\nname = \"dev\"\n";
+    let config = Config::from_toml(doc).unwrap();
+    let settings = config.resolve(&env).unwrap();
+    for shown in [
+        format!("{config:?}"),
+        format!("{settings:?}"),
+        format!("{settings:#?}"),
+    ] {
+        for secret in ["pg-s3cr", "mq-s3cr", "rd-s3cret", "AAAAAAAAAAAAAAAA"] {
+            assert!(!shown.contains(secret), "{secret} shown in {shown}");
+        }
+        assert!(shown.contains("db:5432/jobwire"), "the host stays readable");
+    }
+    assert_eq!(
+        settings.database_url.expose(),
+        "postgres://app:pg-s3cr/et@db:5432/jobwire"
+    );
+}

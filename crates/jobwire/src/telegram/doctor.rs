@@ -110,7 +110,7 @@ pub async fn doctor(
     checks.push(check_database(settings).await);
     checks.push(check_queue(settings).await);
     if let Some(redis) = &settings.redis {
-        checks.push(check_redis(&redis.url).await);
+        checks.push(check_redis(redis.url.expose()).await);
     }
     checks.extend(check_bots(settings).await);
     if let Some(llm) = &settings.llm {
@@ -123,7 +123,7 @@ pub async fn doctor(
 }
 
 async fn check_database(settings: &Settings) -> Check {
-    let shown = crate::config::redact_url(&settings.database_url);
+    let shown = settings.database_url.to_string();
     let r = within(PROBE_TIMEOUT, async {
         let store = crate::pipeline::open_store(settings).await?;
         store.ping().await.context("ping")?;
@@ -141,7 +141,7 @@ async fn check_database(settings: &Settings) -> Check {
 }
 
 async fn check_queue(settings: &Settings) -> Check {
-    let shown = crate::config::redact_url(&settings.queue_url);
+    let shown = settings.queue_url.to_string();
     let r = within(PROBE_TIMEOUT, async {
         let queue = crate::pipeline::open_queue(settings).await?;
         for topic in jobwire_queue::Topic::ALL {
