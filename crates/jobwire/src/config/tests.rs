@@ -99,8 +99,8 @@ fn the_settings_print_without_the_passwords_of_their_urls() {
                [queue]\nurl = \"amqp://app:mq-s3cr?et@rabbit:5672/%2f\"\n\
                [redis]\nurl = \"redis://:rd-s3cret@cache:6379/\"\n\
                [[bots]]\nname = \"dev\"\n";
-    let config = Config::from_toml(doc).unwrap();
-    let settings = config.resolve(&env).unwrap();
+    let config = Config::from_toml(doc).expect("the config parses");
+    let settings = config.resolve(&env).expect("the config resolves");
     for shown in [
         format!("{config:?}"),
         format!("{settings:?}"),
