@@ -24,5 +24,6 @@ CREATE TABLE bot_blocks (
     state         TEXT    NOT NULL CHECK (state IN ('blocked', 'not_started')),
     error         TEXT,
     updated_at    BIGINT NOT NULL,
+    notified_at   BIGINT,          -- when the main bot told the user to start this bot
     PRIMARY KEY (subscriber_id, bot)
 );

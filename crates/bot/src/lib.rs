@@ -45,6 +45,7 @@ pub mod events;
 mod handler;
 pub mod input;
 mod limits;
+mod notices;
 mod runtime;
 pub mod texts;
 

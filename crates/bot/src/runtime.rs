@@ -216,6 +216,12 @@ impl Bots {
         if cfg.options.register_commands {
             this.register_commands().await;
         }
+        if let Some(main) = this.inner.bots.values().find(|b| b.is_main).cloned() {
+            let inner = Arc::clone(&this.inner);
+            this.inner
+                .tracker
+                .spawn(crate::notices::start_notices(inner, main));
+        }
         match &cfg.mode {
             UpdateMode::Polling => {
                 for rt in this.inner.bots.values() {

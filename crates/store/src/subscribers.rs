@@ -41,6 +41,15 @@ pub trait SubscriberStore: Send + Sync {
     /// subscriber's (fan-out), or one chat's.
     async fn bot_blocks(&self, chat_id: Option<i64>) -> Result<Vec<BotBlock>>;
 
+    /// The bots a subscriber never started that nobody told them about yet, at most `limit`;
+    /// each is marked told (at `now`) as it is returned, so that one notice goes out however
+    /// many bot processes ask.
+    async fn take_unnotified_bot_blocks(
+        &self,
+        now: DateTime<Utc>,
+        limit: u32,
+    ) -> Result<Vec<BotBlock>>;
+
     /// Notes that `bot` cannot reach the chat's subscriber (`Some(scope)`, a per-bot scope),
     /// or that it can again (`None`: the user wrote to it or unblocked it). Returns whether
     /// anything changed.
@@ -206,5 +215,33 @@ impl<DB: Dialect> SubscriberStore for SqlStore<DB> {
         }
         tx.commit().await?;
         Ok(changed > 0)
+    }
+
+    async fn take_unnotified_bot_blocks(
+        &self,
+        now: DateTime<Utc>,
+        limit: u32,
+    ) -> Result<Vec<BotBlock>> {
+        Sql::<DB>::new(
+            "UPDATE bot_blocks SET notified_at = $1
+             WHERE state = 'not_started' AND notified_at IS NULL
+               AND (subscriber_id, bot) IN (
+                   SELECT subscriber_id, bot FROM bot_blocks
+                   WHERE state = 'not_started' AND notified_at IS NULL
+                   ORDER BY updated_at LIMIT $2)
+             RETURNING subscriber_id, bot, state,
+                 (SELECT chat_id FROM subscribers WHERE id = bot_blocks.subscriber_id) AS chat_id",
+        )
+        .int(ms(now))
+        .int(i64::from(limit))
+        .fetch_each(&self.write, |c| {
+            Ok(BotBlock {
+                subscriber_id: SubscriberId(c.int("subscriber_id")?),
+                chat_id: c.int("chat_id")?,
+                bot: c.text("bot")?,
+                scope: c.word("state", BlockScope::parse_state)?,
+            })
+        })
+        .await
     }
 }

@@ -37,7 +37,7 @@ pub use replies::{
     report_needs_text, report_thanks, temporary_error, unknown_input,
 };
 pub use screens::{
-    MenuLabels, categories_screen, filters_screen, help_main, labels, menu, settings,
+    MenuLabels, categories_screen, filters_screen, help_main, labels, menu, settings, start_the_bot,
 };
 
 /// The language a reply is written in.

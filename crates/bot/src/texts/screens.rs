@@ -71,6 +71,21 @@ pub fn settings(
     text
 }
 
+/// The main bot's notice that a category bot cannot write to the user until they start it.
+pub fn start_the_bot(lang: Lang, bot_username: &str, category_names: &[String]) -> String {
+    let who = format!("@{}", escape(bot_username));
+    let what = category_names
+        .iter()
+        .map(|n| escape(n))
+        .collect::<Vec<_>>()
+        .join(", ");
+    tr!(
+        lang,
+        "⚠️ Вакансии ({what}) присылает {who}, но Telegram не даёт ему написать вам первым. Откройте {who} и нажмите «Старт» — и вакансии начнут приходить.",
+        "⚠️ {who} sends the jobs ({what}), but Telegram does not let it write to you first. Open {who} and press Start, and the jobs will arrive."
+    )
+}
+
 /// One line per category bot that cannot write to the user, saying what to do, naming the
 /// categories it would deliver.
 fn unreachable_bots(

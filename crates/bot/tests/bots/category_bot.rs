@@ -178,3 +178,41 @@ async fn wrong_in_reply_to_a_delivered_message_files_a_report() {
     assert_eq!(env.store.reports(None, 10).await.unwrap().len(), 2);
     bots.stop().await;
 }
+
+#[tokio::test]
+async fn the_main_bot_tells_a_user_once_to_start_a_bot_that_may_not_write_first() {
+    let env = Env::new().await;
+    let bots = env.start(UpdateMode::Polling).await;
+    env.inject(MAIN_ID, text(BOB, "/start"));
+    env.wait_sent(MAIN_ID, BOB, 1).await;
+    // A delivery through the web bot was refused: BOB never pressed Start there.
+    env.store
+        .set_bot_block(
+            BOB,
+            "webbot",
+            Some(jobwire_store::BlockScope::NotStarted),
+            chrono::Utc::now(),
+        )
+        .await
+        .unwrap();
+    let notice = env.wait_sent(MAIN_ID, BOB, 2).await.remove(1);
+    assert!(
+        notice.text.contains("@test2002_bot") && notice.text.contains("Веб-разработка"),
+        "{}",
+        notice.text
+    );
+    let markup = notice
+        .reply_markup
+        .clone()
+        .expect("a button to open the bot");
+    assert!(
+        markup
+            .to_string()
+            .contains("https://t.me/test2002_bot?start="),
+        "{markup}"
+    );
+    // Once: later looks find nothing new.
+    tokio::time::sleep(std::time::Duration::from_secs(6)).await;
+    assert_eq!(env.sent(MAIN_ID, BOB).len(), 2);
+    bots.stop().await;
+}

@@ -44,6 +44,7 @@ macro_rules! every_check {
             check_dead_letters,
             check_status_pages,
             check_block_one_bot,
+            check_bot_block_notices,
         );
     };
 }

@@ -221,3 +221,57 @@ pub async fn check_block_one_bot(store: &dyn Store) {
         BlockScope::NotStarted
     );
 }
+
+pub async fn check_bot_block_notices(store: &dyn Store) {
+    for chat in [81, 82] {
+        store
+            .upsert_subscriber(&subscriber(chat), t0())
+            .await
+            .unwrap();
+    }
+    let not_started = Some(BlockScope::NotStarted);
+    store
+        .set_bot_block(81, "dev", not_started, t0())
+        .await
+        .unwrap();
+    store
+        .set_bot_block(82, "dev", Some(BlockScope::Bot), t0())
+        .await
+        .unwrap();
+    store
+        .set_bot_block(82, "creative", not_started, t0() + secs(1))
+        .await
+        .unwrap();
+    let first = store.take_unnotified_bot_blocks(t0(), 1).await.unwrap();
+    assert_eq!(first.len(), 1);
+    assert_eq!(
+        (first[0].chat_id, first[0].bot.as_str()),
+        (81, "dev"),
+        "oldest first"
+    );
+    let rest = store.take_unnotified_bot_blocks(t0(), 10).await.unwrap();
+    assert_eq!(rest.len(), 1, "a blocked bot is not a notice: {rest:?}");
+    assert_eq!((rest[0].chat_id, rest[0].bot.as_str()), (82, "creative"));
+    assert!(
+        store
+            .take_unnotified_bot_blocks(t0(), 10)
+            .await
+            .unwrap()
+            .is_empty(),
+        "each notice once"
+    );
+    // Started, then not started again: a new notice.
+    store.set_bot_block(81, "dev", None, t0()).await.unwrap();
+    store
+        .set_bot_block(81, "dev", not_started, t0())
+        .await
+        .unwrap();
+    assert_eq!(
+        store
+            .take_unnotified_bot_blocks(t0(), 10)
+            .await
+            .unwrap()
+            .len(),
+        1
+    );
+}
