@@ -24,6 +24,11 @@ use tokio_util::sync::CancellationToken;
 /// At most this many rows of each kind are released or re-published per tick.
 const PER_TICK: u32 = 10_000;
 
+/// How often abandoned sends and lost messages are looked for. Their deadlines are minutes
+/// (`lease_secs`, `stuck_after_secs`), so a few seconds more do not matter, while a look every
+/// tick would put four writes per tick on SQLite's single writer next to the send stage's.
+const RECOVERY_EVERY: Duration = Duration::from_secs(10);
+
 /// Keeps dead letters in the store's `dead_letters` table.
 #[derive(Debug)]
 pub struct StoreDeadLetters(pub Arc<dyn Store>);
@@ -71,27 +76,45 @@ pub async fn scheduler(
 ) -> anyhow::Result<()> {
     let mut interval = tokio::time::interval(timing.tick);
     interval.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let mut last_recovery: Option<tokio::time::Instant> = None;
     loop {
         tokio::select! {
             _ = shutdown.cancelled() => return Ok(()),
             _ = interval.tick() => {}
         }
-        if let Err(e) = tick(store.as_ref(), queue.as_ref(), timing).await {
+        if let Err(e) = release_due(store.as_ref(), queue.as_ref()).await {
             tracing::warn!(error = %e, "scheduler tick failed; trying again next tick");
+        }
+        let every = RECOVERY_EVERY.min(timing.lease).min(timing.stuck_after);
+        if last_recovery.is_none_or(|t| t.elapsed() >= every) {
+            last_recovery = Some(tokio::time::Instant::now());
+            if let Err(e) = recover(store.as_ref(), queue.as_ref(), timing).await {
+                tracing::warn!(error = %e, "looking for lost work failed; trying again later");
+            }
         }
     }
 }
 
-/// One look: held deliveries and waiting posts that are due, abandoned sends, lost messages.
-async fn tick(store: &dyn Store, queue: &dyn Queue, timing: SchedulerTiming) -> anyhow::Result<()> {
+/// Held deliveries and waiting posts whose time has come, back onto their queues.
+async fn release_due(store: &dyn Store, queue: &dyn Queue) -> anyhow::Result<()> {
     let now = Utc::now();
-    let ago = |d: Duration| now - chrono::Duration::from_std(d).unwrap_or_default();
     for id in store.release_held_deliveries(now, PER_TICK).await? {
         jobwire_queue::publish(queue, &DeliveryReady::new(id)).await?;
     }
     for id in store.release_waiting_posts(now, PER_TICK).await? {
         jobwire_queue::publish(queue, &PostReady::new(id)).await?;
     }
+    Ok(())
+}
+
+/// Abandoned sends and lost messages, published again.
+async fn recover(
+    store: &dyn Store,
+    queue: &dyn Queue,
+    timing: SchedulerTiming,
+) -> anyhow::Result<()> {
+    let now = Utc::now();
+    let ago = |d: Duration| now - chrono::Duration::from_std(d).unwrap_or_default();
     let taken = store
         .recover_interrupted_deliveries(ago(timing.lease), now)
         .await?;
