@@ -303,6 +303,9 @@ max_retries = 1
 [scheduler]
 tick_ms = 500
 lease_secs = 5
+# Work whose message was lost in an outage (committed, then the publish failed) is published
+# again after this long; the default (600 s) is longer than the whole run.
+stuck_after_secs = 15
 
 [[bots]]
 name = "chaos"

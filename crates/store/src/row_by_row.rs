@@ -168,8 +168,6 @@ impl<DB: Dialect> SqlStore<DB> {
         Ok(changed > 0)
     }
 
-    /// A 403 on delivery `id`: the subscriber is marked blocked (bumping the subscribers
-    /// version) and every delivery still open for them is blocked too.
     /// One bot cannot reach the subscriber of delivery `id` (`state`: `blocked` or
     /// `not_started`): noted in `bot_blocks` (the fan-out stops choosing that bot for them),
     /// and this delivery and their other unsent ones through that bot are blocked. Their
@@ -196,21 +194,12 @@ impl<DB: Dialect> SqlStore<DB> {
         Sql::<DB>::new(BUMP_SUBSCRIBERS_VERSION)
             .execute(crate::sql::Exec::Conn(&mut *conn))
             .await?;
-        let blocked = Sql::<DB>::new(
-            "UPDATE deliveries SET status = 'blocked', error = $1, updated_at = $2
-             WHERE (id = $3 AND status IN ('pending', 'held', 'sending'))
-                OR (subscriber_id = (SELECT subscriber_id FROM deliveries WHERE id = $3)
-                    AND bot = (SELECT bot FROM deliveries WHERE id = $3)
-                    AND status IN ('pending', 'held'))",
-        )
-        .text(error)
-        .int(now)
-        .int(id)
-        .execute(crate::sql::Exec::Conn(conn))
-        .await?;
-        Ok(blocked > 0)
+        Self::block_deliveries(conn, id, error, now, true).await
     }
 
+    /// A 403 on delivery `id` that no bot can get past (a deleted account): the subscriber is
+    /// marked blocked (bumping the subscribers version) and every delivery still open for
+    /// them is blocked too.
     async fn block(
         conn: &mut DB::Connection,
         id: DeliveryId,
@@ -230,17 +219,29 @@ impl<DB: Dialect> SqlStore<DB> {
                 .execute(crate::sql::Exec::Conn(&mut *conn))
                 .await?;
         }
-        // This delivery, and everything still queued for this subscriber, will not be sent.
-        // Deliveries of theirs in flight on other bots are left to finish.
+        Self::block_deliveries(conn, id, error, now, false).await
+    }
+
+    /// Blocks delivery `id` and what is still queued for its subscriber (through the same
+    /// bot only, with `same_bot`). Deliveries of theirs in flight elsewhere are left to finish.
+    async fn block_deliveries(
+        conn: &mut DB::Connection,
+        id: DeliveryId,
+        error: &str,
+        now: i64,
+        same_bot: bool,
+    ) -> Result<bool> {
         let blocked = Sql::<DB>::new(
             "UPDATE deliveries SET status = 'blocked', error = $1, updated_at = $2
              WHERE (id = $3 AND status IN ('pending', 'held', 'sending'))
                 OR (subscriber_id = (SELECT subscriber_id FROM deliveries WHERE id = $3)
+                    AND ($4 = 0 OR bot = (SELECT bot FROM deliveries WHERE id = $3))
                     AND status IN ('pending', 'held'))",
         )
         .text(error)
         .int(now)
         .int(id)
+        .int(i64::from(same_bot))
         .execute(crate::sql::Exec::Conn(conn))
         .await?;
         Ok(blocked > 0)

@@ -163,14 +163,7 @@ impl<DB: Dialect> SubscriberStore for SqlStore<DB> {
         )
         .int(i64::from(chat_id.is_some()))
         .int(chat_id.unwrap_or(0))
-        .fetch_each(&self.read, |c| {
-            Ok(BotBlock {
-                subscriber_id: SubscriberId(c.int("subscriber_id")?),
-                chat_id: c.int("chat_id")?,
-                bot: c.text("bot")?,
-                scope: c.word("state", BlockScope::parse_state)?,
-            })
-        })
+        .fetch_each(&self.read, bot_block_row::<DB>)
         .await
     }
 
@@ -234,14 +227,17 @@ impl<DB: Dialect> SubscriberStore for SqlStore<DB> {
         )
         .int(ms(now))
         .int(i64::from(limit))
-        .fetch_each(&self.write, |c| {
-            Ok(BotBlock {
-                subscriber_id: SubscriberId(c.int("subscriber_id")?),
-                chat_id: c.int("chat_id")?,
-                bot: c.text("bot")?,
-                scope: c.word("state", BlockScope::parse_state)?,
-            })
-        })
+        .fetch_each(&self.write, bot_block_row::<DB>)
         .await
     }
+}
+
+/// A `bot_blocks` row joined with its subscriber's chat id.
+fn bot_block_row<DB: Dialect>(c: &Cols<'_, DB>) -> Result<BotBlock> {
+    Ok(BotBlock {
+        subscriber_id: SubscriberId(c.int("subscriber_id")?),
+        chat_id: c.int("chat_id")?,
+        bot: c.text("bot")?,
+        scope: c.word("state", BlockScope::parse_state)?,
+    })
 }
