@@ -407,19 +407,24 @@ impl SendStage {
                         self.retry_later(&row, e.to_string()).await?;
                         return Ok(Outcome::Done);
                     }
-                    Err(RequestError::Api(e)) if block_scope(&e).is_some() => {
-                        SendEvent::Blocked { chat }.emit(&self.counters);
-                        let scope = block_scope(&e).unwrap_or(BlockScope::Bot);
-                        let error = e.to_string();
-                        self.record(DeliveryUpdate::Blocked { id, error, scope })
-                            .await?;
-                        return Ok(Outcome::Done);
-                    }
                     // The Bot API's definitive answers: sending it again would get the same.
                     Err(e) => {
                         let error = e.to_string();
-                        SendEvent::Refused { error: &error }.emit(&self.counters);
-                        self.record(DeliveryUpdate::Failed { id, error }).await?;
+                        let scope = match &e {
+                            RequestError::Api(api) => block_scope(api),
+                            _ => None,
+                        };
+                        let update = match scope {
+                            Some(scope) => {
+                                SendEvent::Blocked { chat }.emit(&self.counters);
+                                DeliveryUpdate::Blocked { id, error, scope }
+                            }
+                            None => {
+                                SendEvent::Refused { error: &error }.emit(&self.counters);
+                                DeliveryUpdate::Failed { id, error }
+                            }
+                        };
+                        self.record(update).await?;
                         return Ok(Outcome::Done);
                     }
                 }

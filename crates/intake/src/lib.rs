@@ -6,6 +6,7 @@
 
 pub mod feed;
 pub mod jsonl;
+pub mod retry;
 pub mod source;
 pub mod stage;
 pub mod tdesktop;

@@ -146,7 +146,7 @@ async fn replay_all(
     source: &mut jobwire_intake::JsonlSource,
     shutdown: &tokio_util::sync::CancellationToken,
 ) -> anyhow::Result<jobwire_intake::stage::IntakeTally> {
-    use jobwire_intake::feed::{RetryPolicy, retry_until_stopped};
+    use jobwire_intake::retry::{RetryPolicy, retry_until_stopped};
     let mut tally = jobwire_intake::stage::IntakeTally::default();
     while let Some(batch) = jobwire_intake::Source::next_batch(source).await? {
         for post in batch {

@@ -1,16 +1,15 @@
 //! Dead letters kept where an operator can see them, in both modes: [`WithDeadLetters`]
-//! wraps any [`Queue`] so that a message its consumer gives up on (rejects) is handed to a
-//! [`DeadLetterSink`] (jobwire's store: the `dead_letters` table, shown by `jobwire report`)
+//! wraps any [`Queue`] so that a message its consumer gives up on (rejects) is handed by
+//! [`Received::reject`] to a [`DeadLetterSink`] (jobwire's store: the `dead_letters` table, shown by `jobwire report`)
 //! before the backend settles it as before (RabbitMQ's dead-letter queue; a log line in
 //! memory).
 
 use std::fmt;
 use std::sync::Arc;
-use std::time::Duration;
 
 use async_trait::async_trait;
 
-use crate::{Queue, QueueError, Received, Settle, Subscription, Topic};
+use crate::{Queue, QueueError, Received, Subscription, Topic};
 
 /// Where rejected messages are kept.
 #[async_trait]
@@ -72,54 +71,8 @@ struct Sub {
 #[async_trait]
 impl Subscription for Sub {
     async fn next(&mut self) -> Result<Option<Received>, QueueError> {
-        let Some(msg) = self.inner.next().await? else {
-            return Ok(None);
-        };
-        let (topic, payload, attempt, settle) = msg.into_parts();
-        let settle = KeepOnReject {
-            inner: settle,
-            sink: self.sink.clone(),
-            topic,
-            payload: payload.clone(),
-            attempt,
-        };
-        Ok(Some(Received::new(
-            topic,
-            payload,
-            attempt,
-            Box::new(settle),
-        )))
-    }
-}
-
-struct KeepOnReject {
-    inner: Box<dyn Settle>,
-    sink: Arc<dyn DeadLetterSink>,
-    topic: Topic,
-    payload: Vec<u8>,
-    attempt: u32,
-}
-
-#[async_trait]
-impl Settle for KeepOnReject {
-    async fn ack(self: Box<Self>) {
-        self.inner.ack().await
-    }
-
-    async fn retry_later(self: Box<Self>, delay: Duration) {
-        self.inner.retry_later(delay).await
-    }
-
-    async fn reject(self: Box<Self>, reason: String) {
-        let attempts = self.attempt + 1;
-        if let Err(error) = self
-            .sink
-            .keep(self.topic, &self.payload, attempts, &reason)
-            .await
-        {
-            tracing::error!(topic = %self.topic, %error, %reason, "could not keep a dead letter; it is only logged");
-        }
-        self.inner.reject(reason).await
+        let msg = self.inner.next().await?;
+        Ok(msg.map(|m| m.keep_rejected_in(self.sink.clone())))
     }
 }
 

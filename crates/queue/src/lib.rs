@@ -114,6 +114,9 @@ pub struct Received {
     /// How many times this message was handed out before (0 on the first delivery).
     pub attempt: u32,
     settle: Box<dyn Settle>,
+    /// Where a rejected message is kept before the backend settles it (see
+    /// [`WithDeadLetters`]).
+    dead_letters: Option<Arc<dyn DeadLetterSink>>,
 }
 
 impl fmt::Debug for Received {
@@ -133,6 +136,7 @@ impl Received {
             payload,
             attempt,
             settle,
+            dead_letters: None,
         }
     }
 
@@ -156,10 +160,10 @@ impl Received {
         }
     }
 
-    /// The message's topic, payload, attempt and settlement, for a wrapper that settles it
-    /// differently (see [`WithDeadLetters`]).
-    pub fn into_parts(self) -> (Topic, Vec<u8>, u32, Box<dyn Settle>) {
-        (self.topic, self.payload, self.attempt, self.settle)
+    /// Keeps the message in `sink` if it is rejected.
+    pub fn keep_rejected_in(mut self, sink: Arc<dyn DeadLetterSink>) -> Self {
+        self.dead_letters = Some(sink);
+        self
     }
 
     pub async fn ack(self) {
@@ -171,6 +175,15 @@ impl Received {
     }
 
     pub async fn reject(self, reason: String) {
+        if let Some(sink) = &self.dead_letters {
+            let attempts = self.attempt + 1;
+            if let Err(error) = sink
+                .keep(self.topic, &self.payload, attempts, &reason)
+                .await
+            {
+                tracing::error!(topic = %self.topic, %error, %reason, "could not keep a dead letter; it is only logged");
+            }
+        }
         self.settle.reject(reason).await
     }
 }

@@ -24,7 +24,6 @@
 mod facts;
 mod poller;
 mod raw;
-pub mod retry;
 mod source;
 mod state;
 pub mod text;
@@ -36,9 +35,9 @@ use std::time::Duration;
 use chrono::{DateTime, FixedOffset, NaiveTime, Timelike, Utc};
 use jobwire_core::IncomingPost;
 
+pub use crate::retry::{RetryPolicy, retry_until_stopped};
 pub use facts::{Budget, BudgetKind, FeedJobFacts};
 pub use poller::{FeedPoller, Fetched, MAX_ITEMS_PER_POLL};
-pub use retry::{RetryPolicy, retry_until_stopped};
 pub use source::{FeedHandle, FeedSource, MAX_CONCURRENT_POLLS};
 pub use state::{
     FailureAction, FeedHealth, FeedState, FeedStatus, MAX_RETRY_AFTER, MIN_INTERVAL, SEEN_CAPACITY,

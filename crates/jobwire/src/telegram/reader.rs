@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use anyhow::Context;
 use chrono::Utc;
+use jobwire_intake::retry::{RetryPolicy, retry_until_stopped};
 use jobwire_intake::stage::IntakeStage;
 use jobwire_mtproto::{Account, Clock, GrammersAccount, Reader, ReaderEvent, SystemClock};
 use jobwire_store::Store;
@@ -140,29 +141,12 @@ pub async fn read_channels(
     result
 }
 
-/// Runs `store` until it succeeds, retrying with backoff (500 ms doubling to 30 s) and
-/// logging each failure: the reader's cursor has already moved past the event, so giving up
-/// would lose it. `None` when shutdown came first.
-async fn until_stored<T, F, Fut>(shutdown: &CancellationToken, store: F) -> Option<T>
-where
-    F: Fn() -> Fut,
-    Fut: std::future::Future<Output = Result<T, jobwire_intake::stage::IntakeError>>,
-{
-    let mut wait = Duration::from_millis(500);
-    loop {
-        match store().await {
-            Ok(value) => return Some(value),
-            Err(e) => {
-                tracing::error!(error = %e, retry_in_ms = wait.as_millis() as u64, "cannot store a Telegram post or edit; retrying");
-            }
-        }
-        tokio::select! {
-            _ = shutdown.cancelled() => return None,
-            _ = tokio::time::sleep(wait) => {}
-        }
-        wait = (wait * 2).min(Duration::from_secs(30));
-    }
-}
+/// Waits between attempts to store a post or an edit: the reader's cursor has already moved
+/// past it, so giving up would lose it.
+const STORE_RETRY: RetryPolicy = RetryPolicy {
+    first: Duration::from_millis(500),
+    max: Duration::from_secs(30),
+};
 
 /// Handles one reader event. Returns `false` when shutdown interrupted it.
 async fn handle_event(
@@ -174,7 +158,14 @@ async fn handle_event(
     match event {
         ReaderEvent::Post(post) => {
             let (channel, id) = (post.channel.clone(), post.external_id.clone());
-            let stored = until_stored(shutdown, || intake.ingest(post.clone())).await;
+            let stored = retry_until_stopped(
+                &channel,
+                "storing a Telegram post",
+                STORE_RETRY,
+                shutdown.cancelled(),
+                || intake.ingest(post.clone()),
+            )
+            .await;
             if let Some(outcome) = &stored {
                 tracing::debug!(%channel, external_id = %id, outcome = outcome.name(), "post taken in");
             }
@@ -184,7 +175,14 @@ async fn handle_event(
             // An edit of a post that was not fanned out yet replaces its text; after that the
             // subscribers keep the version they were sent (no second message for an edit).
             let (channel, id) = (post.channel.clone(), post.external_id.clone());
-            let stored = until_stored(shutdown, || intake.edit(post.clone())).await;
+            let stored = retry_until_stopped(
+                &channel,
+                "applying a Telegram edit",
+                STORE_RETRY,
+                shutdown.cancelled(),
+                || intake.edit(post.clone()),
+            )
+            .await;
             if let Some(outcome) = &stored {
                 tracing::info!(%channel, external_id = %id, ?outcome, "post edited");
             }

@@ -1,6 +1,6 @@
-//! Retrying what follows a poll — taking its items in, saving the feed's state — while it
-//! fails (a database outage), so a poll's items are taken in once the database is back
-//! instead of being dropped with a failed task.
+//! Retrying what a source must not lose — taking a feed's items or a Telegram post or edit
+//! in, saving a feed's state — while it fails (a database outage), so it is taken in once the
+//! database is back instead of being dropped with a failed task.
 
 use std::fmt::Display;
 use std::future::Future;
@@ -29,13 +29,13 @@ impl Default for RetryPolicy {
 }
 
 /// Runs `op` until it succeeds and returns its value, waiting along `policy` after each
-/// failure and logging it as a warning with the feed's name, `what` was being done and the
-/// error (which must not hold secrets; a store error does not).
+/// failure and logging it as a warning with the source's name (a feed, a channel), what was
+/// being done (`what`) and the error (which must not hold secrets; a store error does not).
 ///
 /// Returns `None` once `stop` has resolved (shutdown) while waiting for the next attempt:
 /// an attempt already running is let finish, none is started after `stop`.
 pub async fn retry_until_stopped<T, E, F, Fut>(
-    feed: &str,
+    source: &str,
     what: &str,
     policy: RetryPolicy,
     stop: impl Future<Output = ()>,
@@ -58,7 +58,7 @@ where
         let error = match op().await {
             Ok(value) => {
                 if failures > 0 {
-                    tracing::info!(feed, what, failures, "succeeded after retrying");
+                    tracing::info!(source, what, failures, "succeeded after retrying");
                 }
                 return Some(value);
             }
@@ -67,7 +67,7 @@ where
         failures += 1;
         let wait = waits.next().unwrap_or(policy.max);
         tracing::warn!(
-            feed,
+            source,
             what,
             error = %error,
             failures,
@@ -76,7 +76,7 @@ where
         );
         tokio::select! {
             () = &mut stop => {
-                tracing::info!(feed, what, failures, "shutting down; not retried");
+                tracing::info!(source, what, failures, "shutting down; not retried");
                 return None;
             }
             () = tokio::time::sleep(wait) => {}
