@@ -25,8 +25,9 @@
 #   * counts what the fake Telegram accepted by (chat, job) (scripts/chaos/tally.py).
 #
 # It fails (exit 1) when a delivery was lost, when duplicates exceed the deliveries the
-# database says were re-sent after a crash (SUM(deliveries.resent_after_crash): a sender
-# killed between Telegram's answer and its database write), when a non-job or unknown message
+# database says were re-sent after an unknown outcome (SUM(deliveries.resent_after_crash): a
+# sender killed between Telegram's answer and its database write, or a network error after the
+# request went out), when a non-job or unknown message
 # was delivered (wrong > 0), when a jobwire process exited by itself, or when the pipeline did
 # not settle. Its last line is always, once the run got that far:
 #
@@ -124,6 +125,8 @@ declare -A OUT_DONE=([postgres]=0 [rabbitmq]=0 [redis]=0)
 declare -A OUT_AT=()
 FAKE_PIDS=()
 FINAL_LINE=""
+PROBLEMS_LINE=""
+CRASH_NOTES=()
 
 # Stops and starts one service (an outage of DOWN seconds); used in a background subshell.
 service_stop() {
@@ -207,6 +210,8 @@ cleanup() {
     log "logs kept in $LOGS"
   fi
   log "done in $((SECONDS - T_START)) s"
+  # CI shows the end of the output: why it failed goes right above the tallies.
+  [[ -n $PROBLEMS_LINE ]] && echo "$PROBLEMS_LINE"
   [[ -n $FINAL_LINE ]] && echo "$FINAL_LINE"
   if [[ $FAILED -ne 0 ]]; then exit 1; fi
   exit 0
@@ -369,6 +374,7 @@ check_crashes() {
     rc=0
     wait "${PID[$slot]}" 2>/dev/null || rc=$?
     CRASHES=$((CRASHES + 1))
+    CRASH_NOTES+=("$slot status $rc: $(tail -n 1 "$LOGS/$slot.log" | cut -c1-300)")
     log "CRASH: $slot (pid ${PID[$slot]}) exited by itself with status $rc; restarting it"
     tail -n 5 "$LOGS/$slot.log" | sed 's/^/    /' >&2
     start_slot "$slot"
@@ -554,7 +560,7 @@ problems=()
 [[ ${T[lost]} -eq 0 ]] || problems+=("lost ${T[lost]} deliveries (see $WORK/tally.json)")
 [[ ${T[duplicated]} -le $AMBIGUOUS ]] || problems+=("duplicated ${T[duplicated]} > ambiguous $AMBIGUOUS")
 [[ ${T[wrong]} -eq 0 ]] || problems+=("wrong ${T[wrong]} messages (non-job or unknown; see $WORK/tally.json)")
-[[ $CRASHES -eq 0 ]] || problems+=("$CRASHES process(es) exited by themselves")
+[[ $CRASHES -eq 0 ]] || problems+=("$CRASHES process(es) exited by themselves: ${CRASH_NOTES[*]}")
 [[ $HANG -eq 0 ]] || problems+=("the pipeline did not settle within ${SETTLE_TIMEOUT} s")
 for role in sender classifier dispatcher; do
   [[ ${KILLS[$role]} -ge $KILLS_EACH ]] || problems+=("only ${KILLS[$role]} $role kills of $KILLS_EACH")
@@ -568,12 +574,13 @@ echo "ambiguous=$AMBIGUOUS sender_kills=${KILLS[sender]} classifier_kills=${KILL
 if [[ ${#problems[@]} -gt 0 ]]; then
   FAILED=1
   for p in "${problems[@]}"; do log "FAIL: $p"; done
+  PROBLEMS_LINE="FAIL: $(IFS='; '; echo "${problems[*]}")"
   for slot in "${SLOTS[@]}"; do
     log "last lines of $slot.log:"
     tail -n 20 "$LOGS/$slot.log" | sed 's/^/    /' >&2
   done
 else
-  log "PASS: nothing lost, duplicates ($((T[duplicated]))) within the $AMBIGUOUS deliveries re-sent after a crash"
+  log "PASS: nothing lost, duplicates ($((T[duplicated]))) within the $AMBIGUOUS deliveries re-sent after a crash or a network error"
 fi
 FINAL_LINE="lost=${T[lost]} duplicated=${T[duplicated]} delivered=${T[delivered]} expected=${T[expected]} kills=$TOTAL_KILLS"
 # cleanup (the EXIT trap) prints FINAL_LINE last and exits 1 when FAILED

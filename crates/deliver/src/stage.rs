@@ -309,7 +309,12 @@ impl SendStage {
 
     /// Schedules another attempt of `row` after a transient failure (backoff doubling from
     /// 1 s, at most 256 s), or fails it for good once it has had `max_attempts`.
-    async fn retry_later(&self, row: &DeliveryRow, error: String) -> Result<(), DeliverError> {
+    async fn retry_later(
+        &self,
+        row: &DeliveryRow,
+        error: String,
+        unknown_outcome: bool,
+    ) -> Result<(), DeliverError> {
         let (id, attempts) = (row.id, row.attempts + 1);
         if attempts >= self.config.max_attempts {
             SendEvent::GaveUp {
@@ -323,7 +328,13 @@ impl SendStage {
             SendEvent::Retried { error: &error }.emit(&self.counters);
             let backoff = Duration::from_secs(2u64.pow(row.attempts.min(8)));
             let at = Utc::now() + chrono::Duration::from_std(backoff).unwrap_or_default();
-            self.record(DeliveryUpdate::Retry { id, at, error }).await?;
+            self.record(DeliveryUpdate::Retry {
+                id,
+                at,
+                error,
+                unknown_outcome,
+            })
+            .await?;
         }
         Ok(())
     }
@@ -404,7 +415,13 @@ impl SendStage {
                     // Telegram's trouble or the network's: the call may or may not have
                     // arrived. Retried later, up to `max_attempts`.
                     Err(e) if is_transient(&e) => {
-                        self.retry_later(&row, e.to_string()).await?;
+                        // A network error may come after Telegram took the message.
+                        let unknown_outcome = matches!(
+                            e,
+                            RequestError::Network(_) | RequestError::Io(_)
+                        );
+                        self.retry_later(&row, e.to_string(), unknown_outcome)
+                            .await?;
                         return Ok(Outcome::Done);
                     }
                     // The Bot API's definitive answers: sending it again would get the same.

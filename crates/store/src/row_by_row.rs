@@ -134,16 +134,22 @@ impl<DB: Dialect> SqlStore<DB> {
                 .execute(crate::sql::Exec::Conn(conn))
                 .await?
             }
-            DeliveryUpdate::Retry { id, at, error } => {
+            DeliveryUpdate::Retry {
+                id,
+                at,
+                error,
+                unknown_outcome,
+            } => {
                 Sql::<DB>::new(
                     "UPDATE deliveries SET status = 'held', not_before = $1, error = $2,
-                         updated_at = $3
+                         updated_at = $3, resent_after_crash = resent_after_crash + $5
                      WHERE id = $4 AND status IN ('sending', 'pending')",
                 )
                 .int(ms(*at))
                 .text(error.as_str())
                 .int(now)
                 .int(*id)
+                .int(i64::from(*unknown_outcome))
                 .execute(crate::sql::Exec::Conn(conn))
                 .await?
             }

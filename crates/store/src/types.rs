@@ -285,6 +285,10 @@ pub enum DeliveryUpdate {
         id: DeliveryId,
         at: DateTime<Utc>,
         error: String,
+        /// The failed call may have reached Telegram (a network error after the request
+        /// went out): the next attempt may send the message twice. Counted with the
+        /// deliveries re-sent after a crash (`resent_after_crash`).
+        unknown_outcome: bool,
     },
     /// 403: this bot cannot reach the subscriber (see [`BlockScope`]). The delivery and the
     /// subscriber's other unsent deliveries through the same bot (every bot for

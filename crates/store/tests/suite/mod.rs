@@ -214,6 +214,7 @@ async fn retry_all(store: &dyn Store, order: Vec<DeliveryId>) -> Vec<DeliveryId>
             id,
             at: t0() + secs(60),
             error: "429".to_owned(),
+            unknown_outcome: false,
         })
         .collect();
     let applied = store.apply_delivery_updates(&updates, t0()).await.unwrap();
@@ -749,11 +750,13 @@ pub async fn check_retry_holds_until_due(store: &dyn Store) {
                     id: a,
                     at: t0() + secs(30),
                     error: "429 retry_after=30".to_owned(),
+                    unknown_outcome: false,
                 },
                 DeliveryUpdate::Retry {
                     id: b,
                     at: t0() + secs(10),
                     error: "network".to_owned(),
+                    unknown_outcome: true,
                 },
             ],
             t0(),
@@ -761,6 +764,9 @@ pub async fn check_retry_holds_until_due(store: &dyn Store) {
         .await
         .unwrap();
     assert_eq!(applied, [true, true, true]);
+    // Only the network error may have reached Telegram: its next attempt may be a duplicate.
+    let counts = store.pipeline_counts().await.unwrap();
+    assert_eq!(counts.deliveries_resent_after_crash, 1, "{counts:?}");
     let row = store.delivery(a).await.unwrap().unwrap();
     assert_eq!(row.status, DeliveryStatus::Held);
     assert_eq!(row.not_before, Some(t0() + secs(30)));
@@ -858,6 +864,7 @@ pub async fn check_blocked_subscriber(store: &dyn Store) {
                     id: mine[2],
                     at: t0() + secs(99),
                     error: "429".to_owned(),
+                    unknown_outcome: false,
                 },
                 DeliveryUpdate::Claim { id: sent_one },
                 DeliveryUpdate::PartSent {
@@ -927,6 +934,7 @@ pub async fn check_failed(store: &dyn Store) {
                     id: ids[2],
                     at: t0() + secs(5),
                     error: "net".to_owned(),
+                    unknown_outcome: false,
                 },
             ],
             t0(),
@@ -1076,6 +1084,7 @@ pub async fn check_pipeline_counts(store: &dyn Store) {
                     id: ids[2],
                     at: t0() + secs(9),
                     error: "429".to_owned(),
+                    unknown_outcome: false,
                 },
                 DeliveryUpdate::Failed {
                     id: ids[3],
