@@ -22,6 +22,7 @@ use super::{
         me_json, send_message, send_other, set_commands,
     },
     params::{self, Params},
+    payments,
     spec::{self, MethodSpec},
     state::{BotState, inc, lock},
     updates::{delete_webhook, get_updates, set_webhook, webhook_info},
@@ -160,7 +161,13 @@ async fn dispatch(
         "setWebhook" => set_webhook(st, bot, &p),
         "deleteWebhook" => delete_webhook(bot, &p),
         "getWebhookInfo" => Ok(webhook_info(bot)),
-        "createInvoiceLink" => Ok(json!(format!("https://t.me/$fake{}", st.next_seq()))),
+        "sendInvoice" => payments::send_invoice(st, bot, &p),
+        "createInvoiceLink" => payments::create_invoice_link(st, bot, &p),
+        "answerPreCheckoutQuery" => payments::answer_pre_checkout(st, bot, &p),
+        "refundStarPayment" => payments::refund_star_payment(st, bot, &p),
+        "editUserStarSubscription" => payments::edit_star_subscription(bot, &p),
+        "getStarTransactions" => Ok(payments::get_star_transactions(bot, &p)),
+        "getMyStarBalance" => Ok(payments::star_balance(bot)),
         _ if name.starts_with("send") && spec.returns.iter().any(|r| r == "Message") => {
             return send_other(st, bot, spec, &p);
         }

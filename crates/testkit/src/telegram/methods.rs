@@ -228,28 +228,52 @@ pub(super) fn send_other(
     spec: &'static MethodSpec,
     p: &Params,
 ) -> ApiResult {
-    let mut pending = Pending::new(
+    let pending = Pending::new(
         p,
         spec.name.as_str(),
         "caption",
         "caption_entities",
         &CAPTION_RULES,
     )?;
-    if spec.name == "sendInvoice" {
-        pending.extra = Some(json!({"invoice": {
-            "title": p.string("title").unwrap_or_default(),
-            "description": p.string("description").unwrap_or_default(),
-            "start_parameter": p.string("start_parameter").unwrap_or_default(),
-            "currency": p.string("currency").unwrap_or_default(),
-            "total_amount": p.json("prices").and_then(|v| v.as_array().map(|a| a.iter().filter_map(|x| x.get("amount").and_then(Value::as_i64)).sum::<i64>())).unwrap_or(0),
-        }}));
-        pending.text = p.string("description").unwrap_or_default();
-    }
     let result = accept(st, bot, pending);
     if result.is_ok() {
         st.record_call(bot.id, &spec.name, p.clone());
     }
     result
+}
+
+/// A send whose content the caller checked (`sendInvoice`): `verdict` is the content step's
+/// answer, `text` the recorded text and `extra` the fields merged into the returned `Message`.
+pub(super) fn send_checked(
+    st: &TelegramState,
+    bot: &BotState,
+    method: &'static str,
+    p: &Params,
+    text: String,
+    verdict: Result<(), String>,
+    extra: Value,
+) -> ApiResult {
+    let chat_id = resolve_chat(p)?;
+    let content = verdict.and_then(|()| {
+        let markup = check_markup(p)?;
+        Ok((
+            Content {
+                visible: text.clone(),
+                entities: Vec::new(),
+            },
+            markup,
+        ))
+    });
+    let pending = Pending {
+        method,
+        chat_id,
+        text,
+        parse_mode: None,
+        content,
+        paid: p.boolean("allow_paid_broadcast").unwrap_or(false),
+        extra: Some(extra),
+    };
+    accept(st, bot, pending)
 }
 
 fn find_message(

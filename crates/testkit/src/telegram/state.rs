@@ -17,7 +17,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::{
     FakeTelegramConfig, FakeTelegramStats, RateLimits, RecordedCall, RecordedMessage,
-    limits::Window, params::Params,
+    limits::Window, params::Params, payments::PaymentState,
 };
 use crate::TestkitError;
 
@@ -104,6 +104,7 @@ pub(super) struct BotState {
     pub(super) updates: Mutex<UpdateState>,
     pub(super) notify: Notify,
     pub(super) commands: Mutex<HashMap<String, Value>>,
+    pub(super) payments: Mutex<PaymentState>,
 }
 
 impl BotState {
@@ -114,6 +115,7 @@ impl BotState {
             updates: Mutex::default(),
             notify: Notify::new(),
             commands: Mutex::default(),
+            payments: Mutex::default(),
         }
     }
 
@@ -179,7 +181,7 @@ impl TelegramState {
         )
     }
 
-    fn existing_bots(&self) -> Vec<Arc<BotState>> {
+    pub(super) fn existing_bots(&self) -> Vec<Arc<BotState>> {
         self.inner
             .bots
             .read()
@@ -317,8 +319,9 @@ impl TelegramState {
             .store(duration_us(latency), Ordering::Relaxed);
     }
 
-    /// Forgets all bots, messages, calls, blocks, updates, webhooks and counters
-    /// (limits and latency stay).
+    /// Forgets all bots, messages, calls, blocks, updates, webhooks, payments (invoices,
+    /// open pre-checkout queries, charges, Stars ledgers) and counters (limits and latency
+    /// stay).
     pub fn reset(&self) {
         let bots: Vec<Arc<BotState>> = {
             let mut map = self
