@@ -93,3 +93,11 @@ mod tests {
         assert_eq!(i64::from(SubscriberId(3)), 3);
     }
 }
+row_id!(
+    /// A period of access a trial or a payment bought (`access_periods.id`).
+    AccessPeriodId
+);
+row_id!(
+    /// One row of the payment ledger (`payments.id`).
+    LedgerId
+);

@@ -2,12 +2,15 @@
 //! that decides what happens to them.
 //!
 //! **Architecture invariant:** this crate does no IO and cannot fail on the outside world. It
-//! has no async code, no clock reads (time is always passed in) and no database or network
+//! has no async code, no clock reads (time is always passed in; [`clock::SystemClock`] is
+//! the one place the edges read it through) and no database or network
 //! types. Everything here is deterministic and testable with plain values; the edges
 //! (`intake`, `classify`, `deliver`, `store`) do the talking.
 
 pub mod amount;
+pub mod billing;
 pub mod category;
+pub mod clock;
 pub mod dataset;
 pub mod dedup;
 pub mod extract;
@@ -22,5 +25,7 @@ pub mod secret;
 pub mod subscriber;
 
 pub use category::{CategorySlug, InvalidCategory};
-pub use ids::{ChannelId, DeliveryId, ExampleId, PostId, ReportId, SubscriberId};
+pub use ids::{
+    AccessPeriodId, ChannelId, DeliveryId, ExampleId, LedgerId, PostId, ReportId, SubscriberId,
+};
 pub use post::{IncomingPost, PostKind, Verdict};
