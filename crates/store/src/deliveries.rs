@@ -3,7 +3,7 @@
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 
-use crate::codec::{self, ms};
+use crate::codec::{self, clamp_u64, ms};
 use crate::sql::{Cols, Dialect, Sql};
 use crate::*;
 
@@ -65,6 +65,9 @@ pub trait DeliveryStore: Send + Sync {
         stale_before: DateTime<Utc>,
         now: DateTime<Utc>,
     ) -> Result<Vec<DeliveryId>>;
+
+    /// How many deliveries a chat received since each of `since` (one count per moment).
+    async fn sent_to_chat_since(&self, chat_id: i64, since: &[DateTime<Utc>]) -> Result<Vec<u64>>;
 
     /// The post a bot's message in a chat delivered (a subscriber replied `/wrong` to it).
     async fn post_of_message(
@@ -155,6 +158,22 @@ impl<DB: Dialect> DeliveryStore for SqlStore<DB> {
         .await?;
         ids.sort_unstable();
         Ok(ids)
+    }
+
+    async fn sent_to_chat_since(&self, chat_id: i64, since: &[DateTime<Utc>]) -> Result<Vec<u64>> {
+        let mut counts = Vec::with_capacity(since.len());
+        for at in since {
+            let row = Sql::<DB>::new(
+                "SELECT COUNT(*) AS n FROM deliveries d JOIN subscribers s ON s.id = d.subscriber_id
+                 WHERE s.chat_id = $1 AND d.status = 'sent' AND d.sent_at >= $2",
+            )
+            .int(chat_id)
+            .int(ms(*at))
+            .fetch_one(&self.read)
+            .await?;
+            counts.push(clamp_u64(Cols::<DB>::new(&row).int("n")?));
+        }
+        Ok(counts)
     }
 
     async fn post_of_message(

@@ -12,6 +12,7 @@
 //! crate; both databases run the same queries (one file per concern: `channels.rs`, `posts.rs`,
 //! …) and pass the same test suite.
 
+mod billing;
 mod channels;
 mod codec;
 mod deliveries;
@@ -32,6 +33,10 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 
+pub use billing::{
+    AccessPeriodId, AccessPeriodRow, BillingCounts, BillingStore, Grant, InvoiceRow, LedgerId,
+    LedgerKind, LedgerRow, LedgerSource, NewInvoice, NewLedgerEntry, PaymentOutcome, access_of,
+};
 pub use channels::ChannelStore;
 pub use deliveries::DeliveryStore;
 pub use learning::LearningStore;
@@ -87,6 +92,7 @@ pub trait Store:
     + DeliveryStore
     + ReportingStore
     + RecoveryStore
+    + BillingStore
     + Send
     + Sync
     + std::fmt::Debug

@@ -60,10 +60,45 @@ pub trait SubscriberStore: Send + Sync {
         scope: Option<BlockScope>,
         now: DateTime<Utc>,
     ) -> Result<bool>;
+
+    /// Remembers the language a chat's user reads (`"ru"`, `"en"`). Returns whether it
+    /// changed.
+    async fn set_chat_language(&self, chat_id: i64, lang: &str, now: DateTime<Utc>)
+    -> Result<bool>;
+
+    /// The language a chat's user reads, if it was seen.
+    async fn chat_language(&self, chat_id: i64) -> Result<Option<String>>;
 }
 
 #[async_trait]
 impl<DB: Dialect> SubscriberStore for SqlStore<DB> {
+    async fn set_chat_language(
+        &self,
+        chat_id: i64,
+        lang: &str,
+        now: DateTime<Utc>,
+    ) -> Result<bool> {
+        let changed = Sql::<DB>::new(
+            "INSERT INTO chat_languages (chat_id, lang, updated_at) VALUES ($1, $2, $3)
+             ON CONFLICT (chat_id) DO UPDATE SET lang = excluded.lang, updated_at = excluded.updated_at
+             WHERE chat_languages.lang <> excluded.lang",
+        )
+        .int(chat_id)
+        .text(lang)
+        .int(ms(now))
+        .execute(&self.write)
+        .await?;
+        Ok(changed > 0)
+    }
+
+    async fn chat_language(&self, chat_id: i64) -> Result<Option<String>> {
+        let row = Sql::<DB>::new("SELECT lang FROM chat_languages WHERE chat_id = $1")
+            .int(chat_id)
+            .fetch_optional(&self.read)
+            .await?;
+        row.map(|r| Cols::<DB>::new(&r).text("lang")).transpose()
+    }
+
     async fn upsert_subscriber(
         &self,
         spec: &SubscriberSpec,

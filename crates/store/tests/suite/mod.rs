@@ -12,7 +12,9 @@ use jobwire_core::subscriber::MinBudget;
 use jobwire_core::{CategorySlug, PostKind};
 use jobwire_store::*;
 
+mod billing;
 mod recovery;
+pub use billing::*;
 pub use recovery::*;
 
 /// Every single-store check of the suite. Each backend's test file expands one test per
@@ -45,6 +47,18 @@ macro_rules! every_check {
             check_status_pages,
             check_block_one_bot,
             check_bot_block_notices,
+            check_invoices,
+            check_apply_payment_once,
+            check_payments_stack,
+            check_concurrent_payment,
+            check_trial_once,
+            check_refunds,
+            check_renewal_cancel,
+            check_periods_ending_after,
+            check_billing_notices,
+            check_billing_counts,
+            check_chat_language,
+            check_sent_to_chat_since,
         );
     };
 }
@@ -1529,4 +1543,43 @@ pub async fn check_reports(store: &dyn Store) {
 
 fn slug(raw: &str) -> CategorySlug {
     CategorySlug::parse(raw).expect("a valid slug")
+}
+
+pub async fn check_chat_language(store: &dyn Store) {
+    assert_eq!(store.chat_language(42).await.unwrap(), None);
+    assert!(store.set_chat_language(42, "en", t0()).await.unwrap());
+    assert!(
+        !store.set_chat_language(42, "en", t0()).await.unwrap(),
+        "unchanged: not written"
+    );
+    assert_eq!(
+        store.chat_language(42).await.unwrap().as_deref(),
+        Some("en")
+    );
+    assert!(store.set_chat_language(42, "ru", t0()).await.unwrap());
+    assert_eq!(
+        store.chat_language(42).await.unwrap().as_deref(),
+        Some("ru")
+    );
+    assert_eq!(store.chat_language(43).await.unwrap(), None);
+}
+
+pub async fn check_sent_to_chat_since(store: &dyn Store) {
+    let ids = pending_grid(store, 3, 1).await;
+    let chat = store.delivery(ids[0]).await.unwrap().unwrap().chat_id;
+    let mut updates = Vec::new();
+    for &id in &ids[..2] {
+        updates.push(DeliveryUpdate::Claim { id });
+        updates.push(DeliveryUpdate::Sent { id });
+    }
+    store.apply_delivery_updates(&updates, t0()).await.unwrap();
+    let counts = store
+        .sent_to_chat_since(chat, &[t0(), t0() + secs(1), t0() - secs(60)])
+        .await
+        .unwrap();
+    assert_eq!(counts, [2, 0, 2], "only sent ones, since each moment");
+    assert_eq!(
+        store.sent_to_chat_since(chat + 1, &[t0()]).await.unwrap(),
+        [0]
+    );
 }
