@@ -115,6 +115,8 @@ pub struct BotOptions {
     /// refused with "can't initiate conversation") and tells the user, once per bot, to open
     /// and start it. Default 5 s.
     pub start_notice_every: Duration,
+    /// Where "now" comes from (a [`jobwire_core::clock::ManualClock`] in scripted tests).
+    pub clock: std::sync::Arc<dyn jobwire_core::clock::Clock>,
 }
 
 impl Default for BotOptions {
@@ -129,6 +131,7 @@ impl Default for BotOptions {
             max_report_chars: 4000,
             max_reports_per_hour: crate::DEFAULT_REPORTS_PER_HOUR,
             start_notice_every: Duration::from_secs(5),
+            clock: std::sync::Arc::new(jobwire_core::clock::SystemClock),
         }
     }
 }
@@ -143,6 +146,8 @@ pub struct BotsConfig {
     pub categories: Vec<CategoryBot>,
     pub mode: UpdateMode,
     pub options: BotOptions,
+    /// Plans, payments and trials (off by default: everyone gets everything).
+    pub billing: crate::billing::BillingConfig,
 }
 
 fn valid_name(name: &str) -> bool {
@@ -266,6 +271,7 @@ mod tests {
                 .collect(),
             mode: UpdateMode::Polling,
             options: BotOptions::default(),
+            billing: crate::billing::BillingConfig::default(),
         }
     }
 

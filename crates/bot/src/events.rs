@@ -13,3 +13,23 @@ pub const UPDATE_DURATION_SECONDS: &str = "jobwire_bot_update_duration_seconds";
 pub const REPORTS_TOTAL: &str = "jobwire_bot_reports_total";
 /// `jobwire_bot_webhook_rejected_total{bot, reason}`: webhook calls refused.
 pub const WEBHOOK_REJECTED_TOTAL: &str = "jobwire_bot_webhook_rejected_total";
+/// `jobwire_bot_invoices_total{plan}`: invoices and subscription links sent.
+pub const INVOICES_TOTAL: &str = "jobwire_bot_invoices_total";
+/// `jobwire_bot_pre_checkouts_total{ok}`: pre-checkout queries answered.
+pub const PRE_CHECKOUTS_TOTAL: &str = "jobwire_bot_pre_checkouts_total";
+/// `jobwire_payments_total{kind, currency, source}`: payments applied (`payment`, `renewal`;
+/// from an `update` or from `reconciliation`).
+pub const PAYMENTS_TOTAL: &str = "jobwire_payments_total";
+/// `jobwire_refunds_total{source}`: refunds recorded (`admin`, `telegram`, `reconciliation`).
+pub const REFUNDS_TOTAL: &str = "jobwire_refunds_total";
+/// `jobwire_trials_total`: trials started.
+pub const TRIALS_TOTAL: &str = "jobwire_trials_total";
+/// `jobwire_renewals_canceled_total`: Stars subscriptions whose renewal a user cancelled.
+pub const RENEWALS_CANCELED_TOTAL: &str = "jobwire_renewals_canceled_total";
+/// `jobwire_expiries_total{trial}`: trials and subscriptions that ended (expiry messages).
+pub const EXPIRIES_TOTAL: &str = "jobwire_expiries_total";
+/// `jobwire_active_subscribers{plan}`: subscribers with access now, by plan (`trial` too).
+pub const ACTIVE_SUBSCRIBERS: &str = "jobwire_active_subscribers";
+/// `jobwire_reconciliation_differences_total{kind}`: payments or refunds Telegram had and
+/// the ledger lacked.
+pub const RECONCILIATION_DIFFERENCES_TOTAL: &str = "jobwire_reconciliation_differences_total";

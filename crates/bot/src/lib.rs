@@ -37,6 +37,7 @@
 //! `bot_update_failures_total{bot}`, `bot_update_duration_seconds{bot}`,
 //! `bot_reports_total{kind}`, `bot_webhook_rejected_total{bot,reason}`.
 
+pub mod billing;
 mod config;
 mod dedup;
 mod dialogue;
@@ -49,6 +50,7 @@ mod notices;
 mod runtime;
 pub mod texts;
 
+pub use billing::{BillingConfig, BillingSection, PlanSection};
 pub use config::{BotIdentity, BotOptions, BotsConfig, CategoryBot, UpdateMode};
 pub use dedup::{DEDUP_TTL, MemoryDedup, RedisDedup, UpdateDedup};
 pub use dialogue::{

@@ -11,7 +11,7 @@ use teloxide::types::{InlineKeyboardButton, InlineKeyboardMarkup};
 
 use crate::handler::send;
 use crate::runtime::{BotRuntime, Inner};
-use crate::texts::{self, Lang};
+use crate::texts;
 
 /// Notices taken per look.
 const PER_LOOK: u32 = 100;
@@ -41,8 +41,7 @@ pub(crate) async fn start_notices(inner: Arc<Inner>, main: Arc<BotRuntime>) {
             let Some(first) = views.first() else {
                 continue; // a bot no category uses any more
             };
-            // The user's language is not stored: the default (Russian, jobwire's audience).
-            let lang = Lang::from_code(None);
+            let lang = inner.language_of(block.chat_id).await;
             let names: Vec<String> = views.iter().map(|v| v.name.clone()).collect();
             let text = texts::start_the_bot(lang, &first.bot_username, &names);
             let keyboard = url::Url::parse(&first.start_link()).ok().map(|url| {

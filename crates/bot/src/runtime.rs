@@ -23,17 +23,18 @@ use crate::dedup::UpdateDedup;
 use crate::dialogue::DialogueStore;
 use crate::handler::{Processed, describe, process_update, update_chat};
 use crate::limits::ReportLimiter;
-use crate::texts::{self, CategoryView};
+use crate::texts::{self, CategoryView, Lang};
 use crate::{BotError, BotOptions};
 
 /// The header Telegram puts the webhook secret in.
 pub const SECRET_HEADER: &str = "x-telegram-bot-api-secret-token";
 
 /// The updates the bots ask Telegram for.
-const ALLOWED_UPDATES: [AllowedUpdate; 3] = [
+const ALLOWED_UPDATES: [AllowedUpdate; 4] = [
     AllowedUpdate::Message,
     AllowedUpdate::CallbackQuery,
     AllowedUpdate::MyChatMember,
+    AllowedUpdate::PreCheckoutQuery,
 ];
 
 /// One running bot (one token).
@@ -70,6 +71,55 @@ pub(crate) struct Inner {
     pub chat_locks: ChatLocks,
     /// Each chat's reports, across all bots.
     pub reports: ReportLimiter,
+    pub billing: crate::billing::BillingConfig,
+    /// The language last stored per chat, so an unchanged one is not written again.
+    pub langs: std::sync::Mutex<HashMap<i64, Lang>>,
+}
+
+/// Above this many chats, the language cache starts over.
+const LANGS_KEPT: usize = 100_000;
+
+impl Inner {
+    pub fn now(&self) -> chrono::DateTime<chrono::Utc> {
+        self.options.clock.now()
+    }
+
+    /// Remembers the language the chat's user reads (their client's), for the messages the
+    /// bots send unasked (reminders, expiries, start notices). Written only when it changes.
+    pub async fn note_language(&self, chat_id: i64, lang: Lang) {
+        {
+            let mut langs = self
+                .langs
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            if langs.get(&chat_id) == Some(&lang) {
+                return;
+            }
+            if langs.len() >= LANGS_KEPT {
+                langs.clear();
+            }
+            langs.insert(chat_id, lang);
+        }
+        if let Err(e) = self
+            .store
+            .set_chat_language(chat_id, lang.code(), self.now())
+            .await
+        {
+            tracing::debug!(chat_id, error = %e, "could not store the chat's language");
+            self.langs
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .remove(&chat_id);
+        }
+    }
+
+    /// The language a chat's user reads: stored, else Russian (jobwire's audience).
+    pub async fn language_of(&self, chat_id: i64) -> Lang {
+        match self.store.chat_language(chat_id).await {
+            Ok(Some(code)) => Lang::from_code(Some(&code)),
+            _ => Lang::from_code(None),
+        }
+    }
 }
 
 /// Per-chat locks: the handlers read, change and write a subscriber as a whole, so two
@@ -210,6 +260,8 @@ impl Bots {
             shutdown,
             chat_locks: ChatLocks::default(),
             reports: ReportLimiter::new(cfg.options.max_reports_per_hour),
+            billing: cfg.billing.clone(),
+            langs: std::sync::Mutex::default(),
         });
         let this = Bots { inner };
 
@@ -220,7 +272,11 @@ impl Bots {
             let inner = Arc::clone(&this.inner);
             this.inner
                 .tracker
-                .spawn(crate::notices::start_notices(inner, main));
+                .spawn(crate::notices::start_notices(inner, main.clone()));
+            if this.inner.billing.enabled {
+                let inner = Arc::clone(&this.inner);
+                this.inner.tracker.spawn(crate::billing::run(inner, main));
+            }
         }
         match &cfg.mode {
             UpdateMode::Polling => {

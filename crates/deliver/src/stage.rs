@@ -416,10 +416,8 @@ impl SendStage {
                     // arrived. Retried later, up to `max_attempts`.
                     Err(e) if is_transient(&e) => {
                         // A network error may come after Telegram took the message.
-                        let unknown_outcome = matches!(
-                            e,
-                            RequestError::Network(_) | RequestError::Io(_)
-                        );
+                        let unknown_outcome =
+                            matches!(e, RequestError::Network(_) | RequestError::Io(_));
                         self.retry_later(&row, e.to_string(), unknown_outcome)
                             .await?;
                         return Ok(Outcome::Done);

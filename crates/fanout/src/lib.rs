@@ -15,6 +15,8 @@ use std::sync::Arc;
 use chrono::{DateTime, Utc};
 use futures::{StreamExt, TryStreamExt};
 use jobwire_core::CategorySlug;
+use jobwire_core::billing::{Access, RENEWAL_GRACE_HOURS};
+use jobwire_core::clock::{Clock, SystemClock};
 use jobwire_core::format::{JobCard, render};
 use jobwire_core::matching::{JobFacts, SubscriberIndex};
 use jobwire_core::normalize::normalize;
@@ -54,6 +56,8 @@ struct SubscriberInfo {
     quiet_hours: Option<QuietHours>,
     /// Bots that cannot reach this subscriber (blocked, or never started): never chosen.
     unreachable: Vec<String>,
+    /// The trial and paid periods (with billing on).
+    access: Access,
 }
 
 #[derive(Debug)]
@@ -70,6 +74,10 @@ pub struct FanoutStage {
     queue: Arc<dyn Queue>,
     routes: Vec<CategoryRoute>,
     snapshot: RwLock<Option<Arc<Snapshot>>>,
+    /// With billing on, only subscribers whose trial or paid period covers the moment of
+    /// matching (and the job's category) get a delivery.
+    billing: bool,
+    clock: Arc<dyn Clock>,
 }
 
 /// What one job fanned out to.
@@ -86,7 +94,17 @@ impl FanoutStage {
             queue,
             routes,
             snapshot: RwLock::new(None),
+            billing: false,
+            clock: Arc::new(SystemClock),
         }
+    }
+
+    /// Delivers only within trial and paid periods (`[billing] enabled`), as of `clock`.
+    #[must_use]
+    pub fn with_billing(mut self, enabled: bool, clock: Arc<dyn Clock>) -> Self {
+        self.billing = enabled;
+        self.clock = clock;
+        self
     }
 
     /// Consumes the fan-out queue until `shutdown` is cancelled.
@@ -108,7 +126,11 @@ impl FanoutStage {
             Err(e) => return msg.reject(e.to_string()).await,
         };
         let span = tracing::info_span!("fanout", post = job.post_id.get());
-        match self.fan_out(job.post_id, Utc::now()).instrument(span).await {
+        match self
+            .fan_out(job.post_id, self.clock.now())
+            .instrument(span)
+            .await
+        {
             Ok(_) => msg.ack().await,
             Err(e) => {
                 tracing::warn!(post = job.post_id.get(), error = %e, "fan-out failed; will retry");
@@ -160,9 +182,11 @@ impl FanoutStage {
             };
             // The bot of the job's first category this subscriber follows, among the bots
             // that can reach them (one they blocked is passed over for the next category's).
+            // With billing, only categories a current period opens.
             let Some(route) = categories
                 .iter()
                 .filter(|c| info.categories.contains(c))
+                .filter(|c| !self.billing || info.access.allows(now, c))
                 .filter_map(|c| self.routes.iter().find(|r| &r.slug == c))
                 .find(|r| !info.unreachable.contains(&r.bot))
             else {
@@ -242,12 +266,31 @@ impl FanoutStage {
         }
         let rows = self.store.subscribers().await?;
         let blocks = self.store.bot_blocks(None).await?;
+        // Periods that can still cover a later moment (a renewing one runs a grace period
+        // past its end); the version changes with every new, refunded or cancelled period.
+        let periods = if self.billing {
+            let since = self.clock.now() - chrono::Duration::hours(RENEWAL_GRACE_HOURS);
+            self.store.access_periods_ending_after(since).await?
+        } else {
+            Vec::new()
+        };
         let started = std::time::Instant::now();
         let (subscribers, mut info): (Vec<_>, HashMap<_, _>) =
             rows.iter().map(subscriber_from_row).unzip();
         for block in blocks {
             if let Some(i) = info.get_mut(&block.subscriber_id) {
                 i.unreachable.push(block.bot);
+            }
+        }
+        if !periods.is_empty() {
+            let mut by_chat: HashMap<i64, Vec<jobwire_core::billing::Period>> = HashMap::new();
+            for p in &periods {
+                by_chat.entry(p.chat_id).or_default().push(p.to_period());
+            }
+            for i in info.values_mut() {
+                if let Some(list) = by_chat.remove(&i.chat_id) {
+                    i.access = Access::new(list);
+                }
             }
         }
         let snapshot = Arc::new(Snapshot {
@@ -338,6 +381,7 @@ fn subscriber_from_row(row: &SubscriberRow) -> (Subscriber, (SubscriberId, Subsc
                 categories,
                 quiet_hours,
                 unreachable: Vec::new(),
+                access: Access::default(),
             },
         ),
     )

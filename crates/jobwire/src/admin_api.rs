@@ -91,6 +91,8 @@ pub struct AdminApi {
     categories: HashSet<String>,
     store: OnceLock<Arc<dyn Store>>,
     failures: FailedAttempts,
+    /// The main bot, for refunds (`refundStarPayment`); `None`: refunds answer 503.
+    main_bot: OnceLock<(teloxide::Bot, Secret)>,
 }
 
 impl AdminApi {
@@ -107,6 +109,7 @@ impl AdminApi {
             categories: categories.into_iter().collect(),
             store: OnceLock::new(),
             failures: FailedAttempts::new(MAX_FAILURES, FAILURE_WINDOW, MAX_TRACKED_CLIENTS),
+            main_bot: OnceLock::new(),
         })
     }
 
@@ -135,6 +138,14 @@ impl AdminApi {
         }
     }
 
+    /// Gives the API the main bot (the one that took the payments), for refunds.
+    pub fn attach_main_bot(&self, api_url: url::Url, token: Secret) {
+        let bot = teloxide::Bot::new(token.expose()).set_api_url(api_url);
+        if self.main_bot.set((bot, token)).is_err() {
+            tracing::debug!("admin API: main bot attached already");
+        }
+    }
+
     fn store(&self) -> Result<&Arc<dyn Store>, ApiError> {
         self.store.get().ok_or_else(|| {
             ApiError::new(
@@ -153,6 +164,8 @@ pub fn router(api: Arc<AdminApi>) -> Router {
         .route("/api/reports/{id}/reject", post(reject_report))
         .route("/api/posts/{id}/label", post(label_post))
         .route("/api/retrain", post(retrain))
+        .route("/api/payments", get(list_payments))
+        .route("/api/payments/{charge_id}/refund", post(refund_payment))
         .route_layer(middleware::from_fn_with_state(api.clone(), authorize))
         .with_state(api)
 }
@@ -555,6 +568,85 @@ async fn label_post(
         "source": ExampleSource::Relabel.as_str(),
     }))
     .into_response())
+}
+
+#[derive(Debug, serde::Deserialize)]
+struct PaymentsQuery {
+    chat_id: Option<i64>,
+    limit: Option<u32>,
+}
+
+/// `GET /api/payments[?chat_id=&limit=]`: the ledger, newest first (at most 1000 rows).
+async fn list_payments(
+    State(api): State<Arc<AdminApi>>,
+    query: Result<Query<PaymentsQuery>, QueryRejection>,
+) -> ApiResult {
+    let Query(q) = query?;
+    let store = api.store()?.as_ref();
+    let rows = store
+        .ledger(q.chat_id, q.limit.unwrap_or(100).clamp(1, 1000))
+        .await?;
+    let rows: Vec<_> = rows
+        .iter()
+        .map(|r| {
+            json!({
+                "id": r.id,
+                "kind": r.kind.as_str(),
+                "charge_id": r.charge_id,
+                "provider_charge_id": r.provider_charge_id,
+                "chat_id": r.chat_id,
+                "plan_id": r.plan_id,
+                "amount": r.amount,
+                "currency": r.currency,
+                "is_recurring": r.is_recurring,
+                "is_first_recurring": r.is_first_recurring,
+                "subscription_expires_at": r.subscription_expires_at,
+                "source": r.source.as_str(),
+                "created_at": r.created_at,
+            })
+        })
+        .collect();
+    Ok(axum::Json(json!({ "payments": rows })).into_response())
+}
+
+/// `POST /api/payments/{charge_id}/refund`: refunds a Stars payment through Telegram, records
+/// it in the ledger and ends the access it bought.
+async fn refund_payment(
+    State(api): State<Arc<AdminApi>>,
+    charge: Result<Path<String>, PathRejection>,
+) -> ApiResult {
+    use jobwire_store::LedgerKind;
+    let Path(charge) = charge?;
+    let store = api.store()?;
+    let paid = store
+        .ledger_entry(&charge, LedgerKind::Payment)
+        .await?
+        .ok_or_else(|| ApiError::not_found(format!("no payment {charge:?} in the ledger")))?;
+    for kind in [LedgerKind::Refund, LedgerKind::Refunded] {
+        if store.ledger_entry(&charge, kind).await?.is_some() {
+            return Err(ApiError::conflict(format!(
+                "payment {charge:?} was refunded before"
+            )));
+        }
+    }
+    if paid.currency != jobwire_core::billing::STARS {
+        return Err(ApiError::conflict(format!(
+            "payment {charge:?} was made in {}: refund it with the payment provider",
+            paid.currency
+        )));
+    }
+    let (bot, token) = api.main_bot.get().ok_or_else(|| {
+        ApiError::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "refunds need the main bot: set telegram.main_bot",
+        )
+    })?;
+    let chat_id =
+        jobwire_bot::billing::refund_star_payment(store, bot, token.expose(), &charge, Utc::now())
+            .await
+            .map_err(|e| ApiError::new(StatusCode::BAD_GATEWAY, e.to_string()))?;
+    tracing::info!(charge = %charge, chat_id, "admin API: payment refunded");
+    Ok(axum::Json(json!({ "refunded": charge, "chat_id": chat_id, "amount": paid.amount, "currency": paid.currency })).into_response())
 }
 
 async fn retrain(State(api): State<Arc<AdminApi>>) -> ApiResult {

@@ -90,6 +90,7 @@ pub async fn connect_with_retry(
         redis,
         admin_alert: None,
         health: None,
+        clock: Arc::new(jobwire_core::clock::SystemClock),
     })
 }
 

@@ -45,6 +45,9 @@ pub struct Parts {
     pub admin_alert: Option<AlertFn>,
     /// The `/readyz` of the process: restarting tasks report themselves not ready there.
     pub health: Option<Arc<Health>>,
+    /// Where "now" comes from for subscriptions (fan-out's access check, the bots' trials,
+    /// reminders and expiries): the system clock, or a test's manual one.
+    pub clock: Arc<dyn jobwire_core::clock::Clock>,
 }
 
 impl std::fmt::Debug for Parts {

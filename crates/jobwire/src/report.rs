@@ -4,7 +4,7 @@
 use std::fmt::Write as _;
 
 use chrono::{DateTime, Utc};
-use jobwire_store::{ClassificationTotals, DeadLetterRow, Store};
+use jobwire_store::{BillingCounts, ClassificationTotals, DeadLetterRow, Store};
 
 /// Renders the report of classifications since `since` (plain text, one line per model).
 pub async fn daily_report(
@@ -18,7 +18,39 @@ pub async fn daily_report(
     let dead = store.dead_letter_count(since).await?;
     let latest = store.dead_letters(5).await?;
     out.push_str(&render_dead_letters(dead, &latest, hours));
+    out.push_str(&render_billing(&store.billing_counts(since).await?, hours));
     Ok(out)
+}
+
+/// Users, trials and money over the period.
+pub fn render_billing(b: &BillingCounts, hours: u32) -> String {
+    let money = |list: &[(String, i64)]| {
+        if list.is_empty() {
+            return "0".to_owned();
+        }
+        list.iter()
+            .map(|(currency, amount)| {
+                if currency == jobwire_core::billing::STARS {
+                    format!("{amount} Stars")
+                } else {
+                    // Provider currencies are kept in their smallest unit (kopecks, cents).
+                    format!("{}.{:02} {currency}", amount / 100, amount % 100)
+                }
+            })
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    format!(
+        "billing, last {hours} h: new users {}, trials started {}, trials converted {}, payments {}, renewals {}, refunds {}; revenue {}; refunded {}\n",
+        b.new_users,
+        b.trials_started,
+        b.trials_converted,
+        b.payments,
+        b.renewals,
+        b.refunds,
+        money(&b.revenue),
+        money(&b.refunded),
+    )
 }
 
 /// Messages that failed for good: how many in the period, and the latest few with their

@@ -159,11 +159,10 @@ pub fn spawn_classifier(sup: &mut Supervisor, parts: &Parts, classifiers: &Class
 /// abandoned sends, lost messages).
 pub fn spawn_dispatcher(sup: &mut Supervisor, parts: &Parts) {
     let (settings, store, queue) = (&parts.settings, &parts.store, &parts.queue);
-    let fanout = Arc::new(FanoutStage::new(
-        store.clone(),
-        queue.clone(),
-        settings.routes(),
-    ));
+    let fanout = Arc::new(
+        FanoutStage::new(store.clone(), queue.clone(), settings.routes())
+            .with_billing(settings.billing.enabled, parts.clock.clone()),
+    );
     let token = sup.shutdown_token();
     sup.spawn("fan-out stage", async move {
         fanout.run(token).await.map_err(anyhow::Error::from)
@@ -230,6 +229,8 @@ pub async fn spawn_bot(sup: &mut Supervisor, parts: &Parts) -> anyhow::Result<()
         settings,
         parts.store.clone(),
         parts.redis.clone(),
+        parts.admin_alert.clone(),
+        parts.clock.clone(),
         sup.shutdown_token(),
     )
     .await
@@ -296,6 +297,8 @@ pub async fn start_bots(
     settings: &Settings,
     store: Arc<dyn Store>,
     redis: Option<redis::aio::ConnectionManager>,
+    alert: Option<jobwire_classify::cascade::AlertFn>,
+    clock: Arc<dyn jobwire_core::clock::Clock>,
     shutdown: CancellationToken,
 ) -> anyhow::Result<Option<jobwire_bot::Bots>> {
     use jobwire_bot::{
@@ -357,7 +360,14 @@ pub async fn start_bots(
             main,
             categories,
             mode,
-            options: BotOptions::default(),
+            options: BotOptions {
+                clock,
+                ..BotOptions::default()
+            },
+            billing: jobwire_bot::BillingConfig {
+                alert,
+                ..settings.billing.clone()
+            },
         },
         store,
         dialogues,

@@ -67,7 +67,14 @@ pub async fn run_roles(
     let health = Health::new();
     // The admin API (reports, re-labels, retrain) lives with the admin role.
     let admin = roles.contains(&Role::Admin).then(|| {
-        crate::admin_api::AdminApi::from_env(settings.categories.iter().map(|c| c.slug.to_string()))
+        let api = crate::admin_api::AdminApi::from_env(
+            settings.categories.iter().map(|c| c.slug.to_string()),
+        );
+        let main = settings.bot_role.main_bot.as_deref();
+        if let Some(bot) = settings.bots.iter().find(|b| Some(b.name.as_str()) == main) {
+            api.attach_main_bot(settings.api_url.clone(), bot.token.clone());
+        }
+        api
     });
     crate::server::serve_roles(
         settings.admin_listen,

@@ -258,6 +258,36 @@ pub async fn start_in_process(
     queue: Arc<dyn Queue>,
     classifiers: crate::pipeline::Classifiers,
 ) -> anyhow::Result<crate::pipeline::Pipeline> {
+    start_in_process_at(
+        settings,
+        store,
+        queue,
+        classifiers,
+        Arc::new(jobwire_core::clock::SystemClock),
+    )
+    .await
+}
+
+/// [`start_pipeline`] with a clock the test moves (trials ending, reminders falling due).
+pub async fn start_pipeline_at(
+    settings: &Settings,
+    clock: Arc<dyn jobwire_core::clock::Clock>,
+) -> anyhow::Result<(crate::pipeline::Pipeline, Arc<dyn Store>)> {
+    let store = crate::pipeline::open_store(settings).await?;
+    let queue = crate::pipeline::open_queue(settings).await?;
+    let classifiers = crate::pipeline::classifiers(settings)?;
+    let p = start_in_process_at(settings, store.clone(), queue, classifiers, clock).await?;
+    Ok((p, store))
+}
+
+/// [`start_in_process`] with a clock.
+pub async fn start_in_process_at(
+    settings: &Settings,
+    store: Arc<dyn Store>,
+    queue: Arc<dyn Queue>,
+    classifiers: crate::pipeline::Classifiers,
+    clock: Arc<dyn jobwire_core::clock::Clock>,
+) -> anyhow::Result<crate::pipeline::Pipeline> {
     let (p, _) = crate::pipeline::Pipeline::start(
         crate::pipeline::Parts {
             settings: settings.clone(),
@@ -266,6 +296,7 @@ pub async fn start_in_process(
             redis: None,
             admin_alert: None,
             health: None,
+            clock,
         },
         classifiers,
     )

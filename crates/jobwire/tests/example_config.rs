@@ -21,4 +21,13 @@ fn the_example_configuration_is_valid() {
     assert_eq!(settings.bots.len(), 2);
     assert_eq!(settings.categories.len(), 3);
     assert_eq!(settings.channels.len(), 2);
+    assert!(!settings.billing.enabled);
+    let plans: Vec<_> = settings
+        .billing
+        .plans
+        .iter()
+        .map(|p| p.id.as_str())
+        .collect();
+    assert_eq!(plans, ["month", "week", "design-month"]);
+    assert!(settings.billing.plan("month").is_some_and(|p| p.renews()));
 }

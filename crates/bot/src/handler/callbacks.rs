@@ -19,6 +19,7 @@ pub(super) enum Screen {
     Filters,
     Status,
     Help,
+    Plans,
 }
 
 /// What a button does. Encoded in ≤ 64 bytes of callback data; toggles carry the state they
@@ -26,9 +27,18 @@ pub(super) enum Screen {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(super) enum Callback {
     Screen(Screen),
-    Category { slug: CategorySlug, on: bool },
+    Category {
+        slug: CategorySlug,
+        on: bool,
+    },
     Pause(bool),
     Ask(DialogueState),
+    /// Send the plan's invoice (`card`: through the payment provider).
+    Buy {
+        plan: String,
+        card: bool,
+    },
+    CancelRenewal,
 }
 
 impl Callback {
@@ -42,11 +52,14 @@ impl Callback {
                     Screen::Filters => "filters",
                     Screen::Status => "status",
                     Screen::Help => "help",
+                    Screen::Plans => "plans",
                 }
             ),
             Self::Category { slug, on } => format!("cat:{slug}:{}", u8::from(*on)),
             Self::Pause(p) => format!("pause:{}", u8::from(*p)),
             Self::Ask(state) => format!("ask:{}", ask_name(*state)),
+            Self::Buy { plan, card } => format!("buy:{plan}:{}", u8::from(*card)),
+            Self::CancelRenewal => "renew:0".to_owned(),
         }
     }
 
@@ -70,8 +83,14 @@ impl Callback {
                 "filters" => Screen::Filters,
                 "status" => Screen::Status,
                 "help" => Screen::Help,
+                "plans" => Screen::Plans,
                 _ => return None,
             })),
+            "buy" => Some(Self::Buy {
+                plan: jobwire_core::billing::PlanId::parse(a).ok()?.to_string(),
+                card: flag(b)?,
+            }),
+            "renew" if a == "0" && b.is_none() => Some(Self::CancelRenewal),
             "cat" => Some(Self::Category {
                 slug: CategorySlug::parse(a).ok()?,
                 on: flag(b)?,
@@ -124,9 +143,22 @@ pub(super) async fn on_callback(
             tracing::debug!(bot = %rt.name, chat_id, "unknown callback data");
             None
         }
+        Some(Callback::Screen(Screen::Plans)) => {
+            turn.clear_dialogue().await?;
+            turn.plans(message_id).await?;
+            None
+        }
         Some(Callback::Screen(screen)) => {
             turn.clear_dialogue().await?;
             turn.screen(screen, message_id).await?;
+            None
+        }
+        Some(Callback::Buy { plan, card }) => {
+            turn.buy(&plan, card).await?;
+            None
+        }
+        Some(Callback::CancelRenewal) => {
+            turn.cancel_renewal(q.from.id).await?;
             None
         }
         Some(Callback::Pause(paused)) => Some(turn.set_paused(paused, message_id).await?),
@@ -202,6 +234,16 @@ mod tests {
             Callback::Ask(DialogueState::MinBudget),
             Callback::Ask(DialogueState::QuietHours),
             Callback::Ask(DialogueState::Report),
+            Callback::Screen(Screen::Plans),
+            Callback::Buy {
+                plan: "x".repeat(32),
+                card: true,
+            },
+            Callback::Buy {
+                plan: "month".into(),
+                card: false,
+            },
+            Callback::CancelRenewal,
         ];
         for cb in all {
             let data = cb.encode();

@@ -12,14 +12,22 @@ fn button(text: impl Into<String>, cb: &Callback) -> InlineKeyboardButton {
     InlineKeyboardButton::callback(text.into(), cb.encode())
 }
 
-pub(super) fn main_keyboard(lang: Lang, paused: bool) -> InlineKeyboardMarkup {
+/// The menu; with billing on, a first row opens the plans.
+pub(super) fn main_keyboard(lang: Lang, paused: bool, billing: bool) -> InlineKeyboardMarkup {
     let l = texts::labels(lang);
     let pause = if paused {
         button(l.resume, &Callback::Pause(false))
     } else {
         button(l.pause, &Callback::Pause(true))
     };
-    InlineKeyboardMarkup::new(vec![
+    let mut rows = Vec::new();
+    if billing {
+        rows.push(vec![button(
+            texts::billing::plans_button(lang),
+            &Callback::Screen(Screen::Plans),
+        )]);
+    }
+    rows.extend(vec![
         vec![
             button(l.categories, &Callback::Screen(Screen::Categories)),
             button(l.filters, &Callback::Screen(Screen::Filters)),
@@ -29,7 +37,8 @@ pub(super) fn main_keyboard(lang: Lang, paused: bool) -> InlineKeyboardMarkup {
             button(l.report, &Callback::Ask(DialogueState::Report)),
             button(l.help, &Callback::Screen(Screen::Help)),
         ],
-    ])
+    ]);
+    InlineKeyboardMarkup::new(rows)
 }
 
 pub(super) fn back_keyboard(lang: Lang) -> InlineKeyboardMarkup {

@@ -15,16 +15,21 @@ use crate::input::{self, InputError};
 use crate::texts::{self, Lang};
 
 impl Turn<'_> {
-    fn settings(&self, loaded: &Loaded) -> String {
+    async fn settings(&self, loaded: &Loaded) -> Result<String, BotError> {
         let budget = loaded.spec.min_budget.clone();
-        texts::settings(
+        let mut text = texts::settings(
             self.lang,
             &loaded.spec,
             loaded.blocked,
             &loaded.unreachable,
             budget.as_ref(),
             &self.inner.views,
-        )
+        );
+        if let Some(line) = self.access_line().await? {
+            text.push_str("\n\n");
+            text.push_str(&line);
+        }
+        Ok(text)
     }
 
     pub(super) async fn screen(
@@ -35,18 +40,19 @@ impl Turn<'_> {
         let loaded = self.load().await?;
         let (text, keyboard) = match screen {
             Screen::Main => (
-                texts::menu(self.lang, &self.settings(&loaded)),
-                main_keyboard(self.lang, loaded.spec.paused),
+                texts::menu(self.lang, &self.settings(&loaded).await?),
+                main_keyboard(self.lang, loaded.spec.paused, self.inner.billing.enabled),
             ),
             Screen::Categories => (
                 texts::categories_screen(self.lang, &self.inner.views, &loaded.spec.categories),
                 categories_keyboard(self.lang, &self.inner.views, &loaded.spec.categories),
             ),
             Screen::Filters => (
-                texts::filters_screen(self.lang, &self.settings(&loaded)),
+                texts::filters_screen(self.lang, &self.settings(&loaded).await?),
                 filters_keyboard(self.lang),
             ),
-            Screen::Status => (self.settings(&loaded), back_keyboard(self.lang)),
+            Screen::Status => (self.settings(&loaded).await?, back_keyboard(self.lang)),
+            Screen::Plans => return self.plans(edit).await,
             Screen::Help => (
                 texts::help_main(self.lang, &self.inner.views),
                 back_keyboard(self.lang),
@@ -68,9 +74,21 @@ impl Turn<'_> {
         if !loaded.exists() {
             tracing::info!(bot = %self.rt.name, chat_id = self.chat_id, "new subscriber");
         }
+        // A trial once per Telegram user (the store remembers every trial ever started).
+        if let Some(until) = self.start_trial().await? {
+            self.send(
+                texts::billing::trial_started(self.lang, self.inner.billing.trial_days, until),
+                None,
+            )
+            .await;
+        }
         self.send(
-            texts::menu(self.lang, &self.settings(&loaded)),
-            Some(main_keyboard(self.lang, loaded.spec.paused)),
+            texts::menu(self.lang, &self.settings(&loaded).await?),
+            Some(main_keyboard(
+                self.lang,
+                loaded.spec.paused,
+                self.inner.billing.enabled,
+            )),
         )
         .await;
         Ok(())
@@ -91,14 +109,17 @@ impl Turn<'_> {
                     self.rt,
                     self.chat_id,
                     edit,
-                    texts::menu(self.lang, &self.settings(&loaded)),
-                    main_keyboard(self.lang, paused),
+                    texts::menu(self.lang, &self.settings(&loaded).await?),
+                    main_keyboard(self.lang, paused, self.inner.billing.enabled),
                 )
                 .await;
             }
             None => {
-                self.send(note.clone(), Some(main_keyboard(self.lang, paused)))
-                    .await;
+                self.send(
+                    note.clone(),
+                    Some(main_keyboard(self.lang, paused, self.inner.billing.enabled)),
+                )
+                .await;
             }
         }
         Ok(note)

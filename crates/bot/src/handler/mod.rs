@@ -11,6 +11,7 @@
 //! The rest lives in `callbacks` (button data and taps), `keyboards` (the inline menus),
 //! `main_bot` (the main bot's menus and dialogues) and `category_bot` (the category bots).
 
+mod billing;
 mod callbacks;
 mod category_bot;
 mod keyboards;
@@ -33,6 +34,7 @@ use crate::BotError;
 use crate::dialogue::DialogueState;
 use crate::runtime::{BotRuntime, Inner};
 use crate::texts::{self, Lang};
+pub(crate) use billing::{PaymentFacts, apply_payment, notify};
 use callbacks::{Screen, on_callback};
 use category_bot::on_my_chat_member;
 
@@ -54,6 +56,7 @@ pub(crate) fn update_kind(update: &Update) -> &'static str {
         UpdateKind::Message(_) => "message",
         UpdateKind::CallbackQuery(_) => "callback",
         UpdateKind::MyChatMember(_) => "my_chat_member",
+        UpdateKind::PreCheckoutQuery(_) => "pre_checkout_query",
         UpdateKind::Error(_) => "unparsed",
         _ => "other",
     }
@@ -69,6 +72,7 @@ pub(crate) fn update_chat(update: &Update) -> Option<i64> {
                 .map_or_else(|| user_chat(q.from.id.0), |m| m.chat().id.0),
         ),
         UpdateKind::MyChatMember(u) => Some(u.chat.id.0),
+        UpdateKind::PreCheckoutQuery(q) => Some(user_chat(q.from.id.0)),
         _ => None,
     }
 }
@@ -101,6 +105,13 @@ pub(crate) async fn process_update(
     }
     let started = Instant::now();
     let chat = update_chat(&update);
+    if let (Some(chat_id), Some(code)) = (chat, update_language(&update))
+        && chat_id > 0
+    {
+        inner
+            .note_language(chat_id, Lang::from_code(Some(code)))
+            .await;
+    }
     let _turn = match chat {
         Some(c) => Some(inner.chat_locks.lock(c).await),
         None => None,
@@ -149,6 +160,7 @@ async fn handle(inner: &Inner, rt: &BotRuntime, update: &Update) -> Result<(), B
         UpdateKind::Message(m) => on_message(inner, rt, m).await,
         UpdateKind::CallbackQuery(q) => on_callback(inner, rt, q).await,
         UpdateKind::MyChatMember(u) => on_my_chat_member(inner, rt, u).await,
+        UpdateKind::PreCheckoutQuery(q) => billing::on_pre_checkout(inner, rt, q).await,
         UpdateKind::Error(raw) => {
             tracing::warn!(bot = %rt.name, update_id = update.id.0, bytes = raw.to_string().len(), "update teloxide could not parse; ignored");
             Ok(())
@@ -162,7 +174,7 @@ async fn handle(inner: &Inner, rt: &BotRuntime, update: &Update) -> Result<(), B
 
 /// Renders a teloxide error without the token (reqwest errors carry the request URL,
 /// which contains it).
-pub(crate) fn describe(err: &RequestError, token: &str) -> String {
+pub fn describe(err: &RequestError, token: &str) -> String {
     // With the causes: "error sending request: … Connection refused" says what to fix.
     let mut text = err.to_string();
     let mut source = std::error::Error::source(err);
@@ -488,6 +500,13 @@ async fn on_message(inner: &Inner, rt: &BotRuntime, m: &Message) -> Result<(), B
         lang: Lang::from_code(from.and_then(|u| u.language_code.as_deref())),
         user_name: from.map(display_name),
     };
+    // Payments come as service messages; only the main bot sells.
+    if let Some(p) = m.successful_payment() {
+        return turn.successful_payment(m, p).await;
+    }
+    if let teloxide::types::MessageKind::RefundedPayment(r) = &m.kind {
+        return turn.refunded_payment(m, &r.refunded_payment).await;
+    }
     let serves_categories = !rt.categories.is_empty();
     if let Some((cmd, args)) = m.text().and_then(|t| parse_command(t, &rt.username)) {
         tracing::debug!(bot = %rt.name, chat_id = turn.chat_id, command = %cmd, "command");
@@ -524,6 +543,16 @@ async fn on_message(inner: &Inner, rt: &BotRuntime, m: &Message) -> Result<(), B
             ("report", _) if is_reply || !rt.is_main => turn.report_wrong(m, args).await,
             ("report", true) => turn.ask(DialogueState::Report).await,
             ("help", true) => turn.screen(Screen::Help, None).await,
+            ("plans" | "subscription", true) => turn.plans(None).await,
+            ("buy", true) => turn.buy(args, false).await,
+            ("paysupport", _) => {
+                turn.paysupport().await;
+                Ok(())
+            }
+            ("terms", _) => {
+                turn.terms().await;
+                Ok(())
+            }
             (_, true) => {
                 turn.send(texts::unknown_input(turn.lang), None).await;
                 Ok(())

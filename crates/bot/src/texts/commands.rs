@@ -13,6 +13,9 @@ pub const MAIN_COMMANDS: &[(&str, &str, &str)] = &[
         "Прислать пропущенную вакансию",
         "Send a missed job",
     ),
+    ("plans", "Подписка и тарифы", "Subscription and plans"),
+    ("paysupport", "Вопросы об оплате", "Payment support"),
+    ("terms", "Условия", "Terms"),
     ("cancel", "Отменить ввод", "Cancel input"),
     ("help", "Помощь", "Help"),
 ];

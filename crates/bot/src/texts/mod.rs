@@ -20,6 +20,7 @@ macro_rules! tr {
 
 use jobwire_core::CategorySlug;
 
+pub mod billing;
 mod category_bot;
 mod commands;
 mod format;
@@ -48,6 +49,14 @@ pub enum Lang {
 }
 
 impl Lang {
+    /// The code stored for it.
+    pub fn code(self) -> &'static str {
+        match self {
+            Self::Ru => "ru",
+            Self::En => "en",
+        }
+    }
+
     /// Russian for users of the Russian-speaking world and for users whose client does not
     /// say; English for everyone else.
     pub fn from_code(code: Option<&str>) -> Self {

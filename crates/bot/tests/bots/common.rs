@@ -76,6 +76,11 @@ impl Env {
 
     /// The main bot, `webbot` delivering `web` and `bots`, `designbot` delivering `design`.
     pub fn config(&self, mode: UpdateMode) -> BotsConfig {
+        self.config_with(mode, jobwire_bot::BillingConfig::default())
+    }
+
+    /// [`Self::config`] with billing settings.
+    pub fn config_with(&self, mode: UpdateMode, billing: jobwire_bot::BillingConfig) -> BotsConfig {
         let cat = |slug: &str, name: &str, bot: BotIdentity| CategoryBot {
             slug: CategorySlug::parse(slug).unwrap(),
             name: name.into(),
@@ -90,6 +95,7 @@ impl Env {
             ],
             mode,
             options: BotOptions::default(),
+            billing,
         }
     }
 
@@ -109,9 +115,19 @@ impl Env {
         dialogues: Arc<dyn DialogueStore>,
         dedup: Arc<dyn UpdateDedup>,
     ) -> Running {
+        self.start_config(self.config(mode), dialogues, dedup).await
+    }
+
+    /// Starts the bots with a whole configuration.
+    pub async fn start_config(
+        &self,
+        config: BotsConfig,
+        dialogues: Arc<dyn DialogueStore>,
+        dedup: Arc<dyn UpdateDedup>,
+    ) -> Running {
         let shutdown = CancellationToken::new();
         let bots = Bots::start(
-            self.config(mode),
+            config,
             Arc::clone(&self.store),
             dialogues,
             dedup,

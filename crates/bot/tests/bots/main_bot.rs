@@ -497,3 +497,66 @@ async fn a_bot_that_does_not_answer_fails_the_start_without_showing_its_token() 
     assert!(!text.contains(secret), "{text}");
     assert!(!format!("{err:?}").contains(secret));
 }
+
+/// With a payment provider configured, the plans screen offers a card payment: an invoice
+/// in the provider's currency with the provider token, the e-mail asked and sent to the
+/// provider, and a 54-FZ receipt in `provider_data`. The token never appears in what the
+/// user sees.
+#[tokio::test]
+async fn a_card_payment_is_a_provider_invoice_with_a_receipt() {
+    let env = Env::new().await;
+    let section = jobwire_bot::BillingSection {
+        enabled: true,
+        provider_token_env: Some("PROVIDER".into()),
+        ..jobwire_bot::BillingSection::default()
+    };
+    let plans = [jobwire_bot::PlanSection {
+        id: "month".into(),
+        title: "30 дней".into(),
+        stars: 250,
+        days: 30,
+        categories: vec![],
+        provider_price: Some(49_000),
+    }];
+    let billing = jobwire_bot::BillingConfig::from_sections(&section, &plans, &[], |_| {
+        Some("381764678:TEST:provider-secret".into())
+    })
+    .unwrap();
+    let bots = env
+        .start_config(
+            env.config_with(UpdateMode::Polling, billing),
+            env.dialogues(),
+            std::sync::Arc::new(jobwire_bot::MemoryDedup::default()),
+        )
+        .await;
+    env.inject(MAIN_ID, text(ANN, "/plans"));
+    let screen = env.wait_sent(MAIN_ID, ANN, 1).await.pop().unwrap();
+    let buttons = screen.reply_markup.clone().unwrap().to_string();
+    assert!(buttons.contains("buy:month:0"), "{buttons}");
+    assert!(buttons.contains("buy:month:1"), "{buttons}");
+    assert!(buttons.contains("490.00 RUB"), "{buttons}");
+    env.inject(MAIN_ID, tap(ANN, MAIN_ID, screen.message_id, "buy:month:1"));
+    let invoice = eventually("the provider invoice", SOON, || async {
+        env.fake.invoices(MAIN_ID).pop()
+    })
+    .await;
+    assert_eq!(invoice.method, "sendInvoice");
+    assert_eq!(invoice.currency, "RUB");
+    assert_eq!(invoice.total_amount, 49_000);
+    assert_eq!(
+        invoice.provider_token.as_deref(),
+        Some("381764678:TEST:provider-secret")
+    );
+    assert_eq!(invoice.params["need_email"], true);
+    assert_eq!(invoice.params["send_email_to_provider"], true);
+    let receipt: serde_json::Value =
+        serde_json::from_str(invoice.params["provider_data"].as_str().unwrap()).unwrap();
+    assert_eq!(receipt["receipt"]["items"][0]["amount"]["value"], "490.00");
+    assert_eq!(receipt["receipt"]["items"][0]["amount"]["currency"], "RUB");
+    assert!(
+        env.sent(MAIN_ID, ANN)
+            .iter()
+            .all(|m| !m.text.contains("provider-secret"))
+    );
+    bots.stop().await;
+}

@@ -275,3 +275,88 @@ async fn shutting_down_refuses_new_updates_with_503() {
     assert!(env.subscriber(CID).await.is_none());
     stop.cancel();
 }
+
+/// Two bot processes (webhook mode, each with its own in-memory dedup, one database) get
+/// the same `successful_payment` at once: the payment is applied once and acknowledged once.
+#[tokio::test]
+async fn one_payment_delivered_to_two_processes_at_once_extends_once() {
+    let env = Env::new().await;
+    let billing = jobwire_bot::BillingConfig {
+        enabled: true,
+        plans: vec![jobwire_core::billing::Plan {
+            id: jobwire_core::billing::PlanId::parse("month").unwrap(),
+            title: "30 days".into(),
+            stars: 250,
+            days: 30,
+            categories: vec![],
+            provider_price: None,
+        }],
+        ..jobwire_bot::BillingConfig::default()
+    };
+    let stop = CancellationToken::new();
+    let mut processes = Vec::new();
+    for _ in 0..2 {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let running = env
+            .start_config(
+                env.config_with(webhook_mode(addr), billing.clone()),
+                env.dialogues(),
+                Arc::new(MemoryDedup::default()),
+            )
+            .await;
+        let router = axum::Router::new().nest("/hooks", running.bots.webhook_router());
+        let s = stop.clone();
+        tokio::spawn(async move {
+            axum::serve(listener, router)
+                .with_graceful_shutdown(s.cancelled_owned())
+                .await
+                .unwrap();
+        });
+        processes.push((running, addr));
+    }
+    let user = 704;
+    let expires = chrono::Utc::now().timestamp() + 30 * 86_400;
+    let mut update = text(user, "");
+    update["update_id"] = serde_json::json!(90_001);
+    let message = update["message"].as_object_mut().unwrap();
+    message.remove("text");
+    message.insert(
+        "successful_payment".into(),
+        serde_json::json!({
+            "currency": "XTR",
+            "total_amount": 250,
+            "invoice_payload": "jw1:month:704:abcdef0123456789",
+            "subscription_expiration_date": expires,
+            "is_recurring": true,
+            "is_first_recurring": true,
+            "telegram_payment_charge_id": "stxTWICE",
+            "provider_payment_charge_id": "",
+        }),
+    );
+    let (a, b) = tokio::join!(
+        post(processes[0].1, "main", Some(SECRET), &update),
+        post(processes[1].1, "main", Some(SECRET), &update),
+    );
+    assert_eq!((a, b), (200, 200));
+    let ledger = eventually("the payment in the ledger", SOON, || async {
+        let rows = env.store.ledger(Some(user), 10).await.unwrap();
+        (!rows.is_empty()).then_some(rows)
+    })
+    .await;
+    tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+    assert_eq!(ledger.len(), 1);
+    let periods = env.store.access_periods(user).await.unwrap();
+    assert_eq!(periods.len(), 1, "{periods:?}");
+    assert_eq!(periods[0].ends_at.timestamp(), expires);
+    let thanks: Vec<_> = env
+        .sent(MAIN_ID, user)
+        .into_iter()
+        .filter(|m| m.visible_text.contains("Оплата получена"))
+        .collect();
+    assert_eq!(thanks.len(), 1, "acknowledged once");
+    stop.cancel();
+    for (running, _) in processes {
+        running.stop().await;
+    }
+}

@@ -259,7 +259,19 @@ impl Config {
                 webhook_listen: t.webhook_listen,
             }
         };
+        let known: Vec<CategorySlug> = categories.iter().map(|c| c.slug.clone()).collect();
+        let billing =
+            jobwire_bot::BillingConfig::from_sections(&self.billing, &self.plans, &known, |v| {
+                env.var(v)
+            })
+            .map_err(|e| {
+                invalid(
+                    "billing",
+                    e.to_string().trim_start_matches("bot configuration: "),
+                )
+            })?;
         Ok(Settings {
+            billing,
             bot_role,
             database_url: self.database.url.clone(),
             queue_url: self.queue.url.clone(),

@@ -44,6 +44,12 @@ pub struct Config {
     pub redis: Option<RedisSection>,
     #[serde(default)]
     pub admin: AdminSection,
+    /// Subscriptions and payments in the main bot (off by default).
+    #[serde(default)]
+    pub billing: jobwire_bot::BillingSection,
+    /// What subscribers can buy (`[[plans]]`).
+    #[serde(default)]
+    pub plans: Vec<jobwire_bot::PlanSection>,
 }
 
 /// Near-duplicate detection across channels.

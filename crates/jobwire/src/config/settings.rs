@@ -52,6 +52,8 @@ pub struct Settings {
     pub stuck_after: Duration,
     pub redis: Option<RedisSection>,
     pub admin_listen: std::net::SocketAddr,
+    /// Plans, trials and payments (`[billing]`, `[[plans]]`).
+    pub billing: jobwire_bot::BillingConfig,
 }
 
 impl Settings {
