@@ -136,6 +136,30 @@ pub fn render(
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn the_billing_line_counts_people_and_money_per_currency() {
+        let line = super::render_billing(
+            &jobwire_store::BillingCounts {
+                new_users: 12,
+                trials_started: 10,
+                trials_converted: 3,
+                payments: 4,
+                renewals: 2,
+                refunds: 1,
+                revenue: vec![("RUB".into(), 49_000), ("XTR".into(), 1_330)],
+                refunded: vec![("XTR".into(), 80)],
+            },
+            24,
+        );
+        assert_eq!(
+            line,
+            "billing, last 24 h: new users 12, trials started 10, trials converted 3, payments 4, renewals 2, refunds 1; revenue 490.00 RUB, 1330 Stars; refunded 80 Stars\n"
+        );
+        let empty = super::render_billing(&jobwire_store::BillingCounts::default(), 24);
+        assert!(empty.contains("revenue 0; refunded 0"), "{empty}");
+    }
+
     use super::*;
 
     #[test]

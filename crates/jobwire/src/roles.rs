@@ -365,7 +365,7 @@ pub async fn start_bots(
                 ..BotOptions::default()
             },
             billing: jobwire_bot::BillingConfig {
-                alert,
+                alert: alert.or_else(|| settings.billing.alert.clone()),
                 ..settings.billing.clone()
             },
         },

@@ -23,6 +23,7 @@ use tokio_util::sync::CancellationToken;
 const TOKEN: &str = "s3cret-admin-token-0123456789abcdef";
 
 struct Server {
+    api: Arc<AdminApi>,
     base: String,
     addr: SocketAddr,
     health: Arc<Health>,
@@ -61,12 +62,13 @@ async fn start_with(token: Option<&str>, limits: HttpLimits) -> Server {
         "127.0.0.1:0".parse().unwrap(),
         health.clone(),
         shutdown.clone(),
-        Some(api),
+        Some(api.clone()),
         limits,
     )
     .await
     .unwrap();
     Server {
+        api,
         base: format!("http://{addr}"),
         addr,
         health,
@@ -651,4 +653,99 @@ async fn repeated_failures_from_one_client_get_429_and_others_are_unaffected() {
         .await
         .unwrap();
     assert_eq!(r.status().as_u16(), 200);
+}
+
+/// The ledger over the API, and refunds: an unknown charge is 404, one refunded before 409,
+/// one Telegram refuses 502 with Telegram's reason and nothing recorded; without the main
+/// bot, 503.
+#[tokio::test]
+async fn payments_are_listed_and_refunds_refused_with_the_reason() {
+    use jobwire_store::{Grant, LedgerKind, LedgerSource, NewLedgerEntry};
+    let server = start(Some(TOKEN)).await;
+    let entry = |charge: &str, kind| NewLedgerEntry {
+        kind,
+        charge_id: charge.to_owned(),
+        provider_charge_id: None,
+        chat_id: 4242,
+        plan_id: Some("week".into()),
+        nonce: None,
+        amount: 80,
+        currency: "XTR".into(),
+        is_recurring: false,
+        is_first_recurring: false,
+        subscription_expires_at: None,
+        source: LedgerSource::Update,
+        raw: "{}".into(),
+    };
+    let grant = Grant {
+        plan_id: "week".into(),
+        categories: vec![],
+        days: 7,
+        renews: false,
+        ends_at: None,
+    };
+    for charge in ["stxA", "stxB"] {
+        server
+            .store
+            .apply_payment(&entry(charge, LedgerKind::Payment), &grant, Utc::now())
+            .await
+            .unwrap();
+    }
+    server
+        .store
+        .apply_refund(&entry("stxB", LedgerKind::Refunded), Utc::now())
+        .await
+        .unwrap();
+
+    let (status, body) = server.get("/api/payments?chat_id=4242").await;
+    assert_eq!(status, 200, "{body}");
+    let kinds: Vec<_> = body["payments"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| format!("{}:{}", p["charge_id"], p["kind"]))
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            "\"stxB\":\"refunded\"",
+            "\"stxB\":\"payment\"",
+            "\"stxA\":\"payment\""
+        ]
+    );
+
+    let (status, body) = server.post("/api/payments/stxA/refund", None).await;
+    assert_eq!(status, 503, "no main bot yet: {body}");
+    let (status, body) = server.post("/api/payments/nope/refund", None).await;
+    assert_eq!(status, 404, "{body}");
+    let (status, body) = server.post("/api/payments/stxB/refund", None).await;
+    assert_eq!(status, 409, "{body}");
+
+    // Telegram does not know the charge: its reason comes back, nothing is recorded, and
+    // the bot's token is not in the answer.
+    let telegram = jobwire_testkit::telegram::FakeTelegram::start(
+        "127.0.0.1:0".parse().unwrap(),
+        jobwire_testkit::telegram::FakeTelegramConfig::default(),
+    )
+    .await
+    .unwrap();
+    let token = "555:MAINmainMAINmainMAINmainMAIN";
+    server
+        .api
+        .attach_main_bot(telegram.url(), token.to_owned().into());
+    let (status, body) = server.post("/api/payments/stxA/refund", None).await;
+    assert_eq!(status, 502, "{body}");
+    assert!(
+        body["error"].as_str().unwrap().contains("CHARGE_NOT_FOUND"),
+        "{body}"
+    );
+    assert!(!body.to_string().contains("MAINmain"), "{body}");
+    assert!(
+        server
+            .store
+            .ledger_entry("stxA", LedgerKind::Refund)
+            .await
+            .unwrap()
+            .is_none()
+    );
 }

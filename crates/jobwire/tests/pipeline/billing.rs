@@ -56,6 +56,8 @@ fn billing() -> BillingConfig {
 }
 
 struct World {
+    /// What the admins were told.
+    alerts: Arc<std::sync::Mutex<Vec<String>>>,
     telegram: FakeTelegram,
     store: Arc<dyn Store>,
     running: jobwire::pipeline::Pipeline,
@@ -103,12 +105,18 @@ impl World {
         };
         let mut settings: Settings = bed.settings(telegram.url(), &db).unwrap();
         settings.billing = billing();
+        let alerts = Arc::new(std::sync::Mutex::new(Vec::new()));
+        let sink = alerts.clone();
+        settings.billing.alert = Some(Arc::new(move |m: String| {
+            sink.lock().unwrap().push(m);
+        }));
         // Whole milliseconds, as the store keeps them.
         let clock = Arc::new(ManualClock::new(Utc::now().trunc_subsecs(3)));
         let (running, store) = jobwire::testbed::start_pipeline_at(&settings, clock.clone())
             .await
             .unwrap();
         World {
+            alerts,
             telegram,
             store,
             running,
@@ -519,6 +527,12 @@ async fn refused_pre_checkouts_duplicate_updates_reconciliation_and_reminders() 
     })
     .await;
     assert_eq!(row.source, LedgerSource::Reconciliation);
+    let alerts = w.alerts.lock().unwrap().clone();
+    assert_eq!(
+        alerts.iter().filter(|a| a.contains(&lost_charge)).count(),
+        1,
+        "the admins are told once: {alerts:?}"
+    );
     let end = w.access_end(user).await.unwrap();
     assert_eq!(
         end,
