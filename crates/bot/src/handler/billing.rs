@@ -121,6 +121,43 @@ impl Turn<'_> {
         Ok(Some(line))
     }
 
+    /// Whether the user has a Stars subscription that will renew itself.
+    async fn renewing(&self) -> Result<bool, BotError> {
+        let now = self.inner.now();
+        Ok(self
+            .inner
+            .store
+            .access_periods(self.chat_id)
+            .await?
+            .iter()
+            .any(|r| {
+                r.renews && r.canceled_at.is_none() && r.revoked_at.is_none() && r.ends_at > now
+            }))
+    }
+
+    /// The keyboard under `/status`: with billing, the plans (renew) and, for a renewing
+    /// subscription, "cancel renewal"; then back.
+    pub(super) async fn status_keyboard(&self) -> Result<InlineKeyboardMarkup, BotError> {
+        let mut rows = Vec::new();
+        if self.inner.billing.enabled {
+            rows.push(vec![InlineKeyboardButton::callback(
+                t::plans_button(self.lang),
+                Callback::Screen(Screen::Plans).encode(),
+            )]);
+            if self.renewing().await? {
+                rows.push(vec![InlineKeyboardButton::callback(
+                    t::cancel_button(self.lang),
+                    Callback::CancelRenewal.encode(),
+                )]);
+            }
+        }
+        rows.push(vec![InlineKeyboardButton::callback(
+            texts::labels(self.lang).back,
+            Callback::Screen(Screen::Main).encode(),
+        )]);
+        Ok(InlineKeyboardMarkup::new(rows))
+    }
+
     /// The plans screen: state, plans with buy buttons, cancel renewal when it renews.
     pub(super) async fn plans(&self, edit: Option<MessageId>) -> Result<(), BotError> {
         let billing = &self.inner.billing;
@@ -152,17 +189,7 @@ impl Turn<'_> {
             }
             rows.push(row);
         }
-        let now = self.inner.now();
-        let renewing = self
-            .inner
-            .store
-            .access_periods(self.chat_id)
-            .await?
-            .iter()
-            .any(|r| {
-                r.renews && r.canceled_at.is_none() && r.revoked_at.is_none() && r.ends_at > now
-            });
-        if renewing {
+        if self.renewing().await? {
             rows.push(vec![InlineKeyboardButton::callback(
                 t::cancel_button(self.lang),
                 Callback::CancelRenewal.encode(),

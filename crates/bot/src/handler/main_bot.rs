@@ -51,7 +51,7 @@ impl Turn<'_> {
                 texts::filters_screen(self.lang, &self.settings(&loaded).await?),
                 filters_keyboard(self.lang),
             ),
-            Screen::Status => (self.settings(&loaded).await?, back_keyboard(self.lang)),
+            Screen::Status => (self.settings(&loaded).await?, self.status_keyboard().await?),
             Screen::Plans => return self.plans(edit).await,
             Screen::Help => (
                 texts::help_main(self.lang, &self.inner.views),

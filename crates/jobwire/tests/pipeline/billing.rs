@@ -383,7 +383,15 @@ async fn a_trial_then_a_stars_subscription_renewed_cancelled_and_refunded() {
             .any(|l| l.charge_id == renewal.charge_id && l.is_recurring && !l.is_first_recurring)
     );
 
-    // The user cancels the renewal from the plans screen: Telegram is told, access stays.
+    // The user cancels the renewal from /status: Telegram is told, access stays.
+    let status = w.say(user, "/status").await;
+    assert!(
+        status.visible_text.contains("следующее продление"),
+        "{}",
+        status.visible_text
+    );
+    let buttons = status.reply_markup.clone().unwrap_or_default().to_string();
+    assert!(buttons.contains("renew:0"), "{buttons}");
     w.telegram
         .inject_update(bot_id(MAIN), tap(user, "renew:0"))
         .unwrap();
