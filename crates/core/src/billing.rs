@@ -121,8 +121,13 @@ impl Plan {
                 self.stars
             ));
         }
-        if self.provider_price == Some(0) {
-            return fail("provider_price must be at least 1".into());
+        if let Some(price) = self.provider_price
+            && (price == 0 || price > u64::from(u32::MAX))
+        {
+            return fail(format!(
+                "provider_price = {price} must be 1 to {} (the smallest unit of the currency)",
+                u32::MAX
+            ));
         }
         Ok(())
     }

@@ -144,12 +144,20 @@ impl Turn<'_> {
                 t::plans_button(self.lang),
                 Callback::Screen(Screen::Plans).encode(),
             )]);
-            if self.renewing().await? {
-                rows.push(vec![InlineKeyboardButton::callback(
-                    t::cancel_button(self.lang),
-                    Callback::CancelRenewal.encode(),
-                )]);
-            }
+        }
+        self.finish_rows(rows).await
+    }
+
+    /// Closes a billing keyboard: "cancel renewal" for a renewing subscription, then back.
+    async fn finish_rows(
+        &self,
+        mut rows: Vec<Vec<InlineKeyboardButton>>,
+    ) -> Result<InlineKeyboardMarkup, BotError> {
+        if self.inner.billing.enabled && self.renewing().await? {
+            rows.push(vec![InlineKeyboardButton::callback(
+                t::cancel_button(self.lang),
+                Callback::CancelRenewal.encode(),
+            )]);
         }
         rows.push(vec![InlineKeyboardButton::callback(
             texts::labels(self.lang).back,
@@ -189,24 +197,8 @@ impl Turn<'_> {
             }
             rows.push(row);
         }
-        if self.renewing().await? {
-            rows.push(vec![InlineKeyboardButton::callback(
-                t::cancel_button(self.lang),
-                Callback::CancelRenewal.encode(),
-            )]);
-        }
-        rows.push(vec![InlineKeyboardButton::callback(
-            texts::labels(self.lang).back,
-            Callback::Screen(Screen::Main).encode(),
-        )]);
-        show(
-            self.rt,
-            self.chat_id,
-            edit,
-            text,
-            InlineKeyboardMarkup::new(rows),
-        )
-        .await;
+        let keyboard = self.finish_rows(rows).await?;
+        show(self.rt, self.chat_id, edit, text, keyboard).await;
         Ok(())
     }
 

@@ -188,6 +188,13 @@ impl World {
         jobwire_store::access_of(&rows).active_until(self.clock.now())
     }
 
+    /// Every message the bots sent was valid for the fake Telegram; then stops.
+    async fn finish(self) {
+        let stats = self.telegram.stats();
+        assert_eq!(stats.rejected_400, 0, "{stats:?}");
+        self.running.shutdown().await.unwrap();
+    }
+
     /// `/start <payload>` of a new user: waits for the menu and the trial message.
     async fn start_new(&self, user: i64, lang: &str, payload: &str) {
         let before = self.main_sent(user).len();
@@ -249,6 +256,13 @@ impl World {
 
 struct PostOutcome {
     text: String,
+}
+
+fn paying_user(user: i64, lang: &str) -> PayUser {
+    PayUser {
+        language_code: Some(lang.into()),
+        ..PayUser::new(user as u64, "Анна")
+    }
 }
 
 /// Gives ticks of the billing task (every 100 ms) time to run.
@@ -326,10 +340,7 @@ async fn a_trial_then_a_stars_subscription_renewed_cancelled_and_refunded() {
     assert_eq!(invoice.currency, "XTR");
     assert_eq!(invoice.subscription_period, Some(2_592_000));
     assert_eq!(invoice.total_amount, 250);
-    let payer = PayUser {
-        language_code: Some("ru".into()),
-        ..PayUser::new(user as u64, "Анна")
-    };
+    let payer = paying_user(user, "ru");
     let paid = w
         .telegram
         .pay(
@@ -437,24 +448,14 @@ async fn a_trial_then_a_stars_subscription_renewed_cancelled_and_refunded() {
         .is_err()
     );
 
-    // Every message the bots sent was valid for the fake Telegram.
-    assert_eq!(
-        w.telegram.stats().rejected_400,
-        0,
-        "{:?}",
-        w.telegram.stats()
-    );
-    w.running.shutdown().await.unwrap();
+    w.finish().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn refused_pre_checkouts_duplicate_updates_reconciliation_and_reminders() {
     let mut w = World::new().await;
     let user = 880_002;
-    let payer = PayUser {
-        language_code: Some("en".into()),
-        ..PayUser::new(user as u64, "Ann")
-    };
+    let payer = paying_user(user, "en");
     // An English-speaking user: every answer in English.
     w.start_new(user, "en", "design").await;
     w.wait_for(user, "Free trial").await;
@@ -594,23 +595,14 @@ async fn refused_pre_checkouts_duplicate_updates_reconciliation_and_reminders() 
             .visible_text
             .contains("subscription")
     );
-    assert_eq!(
-        w.telegram.stats().rejected_400,
-        0,
-        "{:?}",
-        w.telegram.stats()
-    );
-    w.running.shutdown().await.unwrap();
+    w.finish().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_failed_renewal_keeps_a_grace_day_and_a_telegram_refund_ends_access() {
     let mut w = World::new().await;
     let user = 880_003;
-    let payer = PayUser {
-        language_code: Some("ru".into()),
-        ..PayUser::new(user as u64, "Анна")
-    };
+    let payer = paying_user(user, "ru");
     w.start_new(user, "ru", "web").await;
     w.wait_for(user, "Пробный период").await;
     w.buy(user, "ru", "month").await;
@@ -648,10 +640,7 @@ async fn a_failed_renewal_keeps_a_grace_day_and_a_telegram_refund_ends_access() 
 
     // A week bought and refunded by Telegram: the refund is recorded and access ends.
     let other = 880_004;
-    let payer = PayUser {
-        language_code: Some("ru".into()),
-        ..PayUser::new(other as u64, "Борис")
-    };
+    let other_payer = paying_user(other, "ru");
     w.start_new(other, "ru", "design").await;
     w.wait_for(other, "Пробный период").await;
     let trial_end = w.access_end(other).await.unwrap();
@@ -660,7 +649,7 @@ async fn a_failed_renewal_keeps_a_grace_day_and_a_telegram_refund_ends_access() 
         .telegram
         .pay(
             bot_id(MAIN),
-            &payer,
+            &other_payer,
             &w.last_invoice(),
             PayOptions::default(),
         )
@@ -682,11 +671,5 @@ async fn a_failed_renewal_keeps_a_grace_day_and_a_telegram_refund_ends_access() 
         .unwrap()
         .unwrap();
     assert_eq!(refund.amount, 80);
-    assert_eq!(
-        w.telegram.stats().rejected_400,
-        0,
-        "{:?}",
-        w.telegram.stats()
-    );
-    w.running.shutdown().await.unwrap();
+    w.finish().await;
 }

@@ -9,21 +9,9 @@ use tokio::time::Instant;
 
 use super::{Closed, Health, Phase, Reader, ReaderError, human};
 
-/// Wall-clock time for the watchdog (message dates are wall-clock).
-pub trait Clock: Send + Sync {
-    /// Now.
-    fn now(&self) -> DateTime<Utc>;
-}
-
-/// The system clock.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct SystemClock;
-
-impl Clock for SystemClock {
-    fn now(&self) -> DateTime<Utc> {
-        Utc::now()
-    }
-}
+/// Wall-clock time for the watchdog (message dates are wall-clock): jobwire's one clock
+/// trait, with the system clock in production.
+pub use jobwire_core::clock::{Clock, SystemClock};
 
 /// Wall-clock time that follows tokio's clock from a fixed start: with
 /// `tokio::time::pause()`, tests control it exactly.
