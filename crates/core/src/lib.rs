@@ -9,6 +9,7 @@
 
 pub mod amount;
 pub mod billing;
+pub mod card;
 pub mod category;
 pub mod clock;
 pub mod dataset;

@@ -130,6 +130,7 @@ pub(crate) fn delivery_row<DB: Dialect>(row: &DB::Row) -> Result<DeliveryRow> {
         message_ids: c.json("message_ids")?,
         attempts: c.count("attempts")?,
         error: c.opt_text("error")?,
+        lang: c.opt_text("lang")?,
     })
 }
 

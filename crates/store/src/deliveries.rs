@@ -25,6 +25,9 @@ pub trait DeliveryStore: Send + Sync {
 
     async fn delivery(&self, id: DeliveryId) -> Result<Option<DeliveryRow>>;
 
+    /// Every delivery of a job, by id (a post's trace: who got it, who did not and why).
+    async fn deliveries_of_post(&self, post_id: PostId) -> Result<Vec<DeliveryRow>>;
+
     /// Applies status changes of several deliveries in one transaction. For each update,
     /// says whether it applied (a `Claim` applies only to a `pending` delivery).
     async fn apply_delivery_updates(
@@ -97,8 +100,21 @@ impl<DB: Dialect> DeliveryStore for SqlStore<DB> {
     }
 
     async fn delivery(&self, id: DeliveryId) -> Result<Option<DeliveryRow>> {
-        const SQL: &str = "SELECT * FROM deliveries WHERE id = $1";
+        const SQL: &str = "SELECT d.*, l.lang FROM deliveries d
+                           LEFT JOIN chat_languages l ON l.chat_id = d.chat_id WHERE d.id = $1";
         self.one(SQL, id, codec::delivery_row::<DB>).await
+    }
+
+    async fn deliveries_of_post(&self, post_id: PostId) -> Result<Vec<DeliveryRow>> {
+        let rows = Sql::<DB>::new(
+            "SELECT d.*, l.lang FROM deliveries d
+             LEFT JOIN chat_languages l ON l.chat_id = d.chat_id
+             WHERE d.post_id = $1 ORDER BY d.id",
+        )
+        .int(post_id)
+        .fetch_all(&self.read)
+        .await?;
+        rows.iter().map(codec::delivery_row::<DB>).collect()
     }
 
     async fn apply_delivery_updates(

@@ -26,7 +26,9 @@ pub trait LearningStore: Send + Sync {
     async fn report(&self, id: ReportId) -> Result<Option<ReportRow>>;
 
     /// An admin's decision on a pending report: `Some(label)` accepts it and stores the
-    /// label as an example (source `report`) in the same transaction; `None` rejects it.
+    /// label as an example (source `report`) in the same transaction; `None` rejects it,
+    /// and when that leaves a withheld post with no pending complaint, releases the post
+    /// (its withheld deliveries are sent). An accepted complaint keeps the post withheld.
     /// Returns `false` when the report does not exist or was decided already.
     async fn decide_report(
         &self,
@@ -111,6 +113,9 @@ impl<DB: Dialect> LearningStore for SqlStore<DB> {
         if decided == 0 {
             return Ok(false);
         }
+        if label.is_none() {
+            Self::release_if_cleared(&mut tx, id, now).await?;
+        }
         if let Some(label) = label {
             let example_id = Self::insert_example(&mut tx, label, now).await?;
             Sql::<DB>::new("UPDATE reports SET example_id = $1 WHERE id = $2")
@@ -125,6 +130,46 @@ impl<DB: Dialect> LearningStore for SqlStore<DB> {
 }
 
 impl<DB: Dialect> SqlStore<DB> {
+    /// After a report was rejected: when its post is withheld and no complaint about it is
+    /// pending or accepted any more, the post is released and its withheld deliveries are
+    /// sent: they become `held` until their own time (quiet hours, a retry's backoff) or
+    /// now, and the held-delivery sweep publishes them.
+    async fn release_if_cleared(
+        conn: &mut DB::Connection,
+        id: ReportId,
+        now: DateTime<Utc>,
+    ) -> Result<()> {
+        let released = Sql::<DB>::new(
+            "UPDATE posts SET withheld_at = NULL
+             WHERE id = (SELECT post_id FROM reports WHERE id = $1) AND withheld_at IS NOT NULL
+               AND NOT EXISTS (SELECT 1 FROM reports r WHERE r.post_id = posts.id
+                   AND r.status IN ('pending', 'accepted')
+                   AND r.kind IN ('wrong', 'not_job', 'wrong_category'))
+             RETURNING id",
+        )
+        .int(id)
+        .fetch_optional(crate::sql::Exec::Conn(&mut *conn))
+        .await?;
+        if let Some(row) = released {
+            let post_id = Cols::<DB>::new(&row).id()?;
+            let n = Sql::<DB>::new(
+                "UPDATE deliveries SET status = 'held', not_before = COALESCE(not_before, $1),
+                     updated_at = $1
+                 WHERE post_id = $2 AND status = 'withheld'",
+            )
+            .int(ms(now))
+            .int(post_id)
+            .execute(crate::sql::Exec::Conn(conn))
+            .await?;
+            tracing::info!(
+                post = post_id,
+                deliveries = n,
+                "withheld post released: its reports were rejected"
+            );
+        }
+        Ok(())
+    }
+
     /// Stores a labeled example: one per `(post, source)`, a new label replacing the old.
     pub(crate) async fn insert_example(
         conn: &mut DB::Connection,

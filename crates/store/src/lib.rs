@@ -13,6 +13,7 @@
 //! …) and pass the same test suite.
 
 mod billing;
+mod cards;
 mod channels;
 mod codec;
 mod deliveries;
@@ -37,6 +38,7 @@ pub use billing::{
     AccessPeriodId, AccessPeriodRow, BillingCounts, BillingStore, Grant, InvoiceRow, LedgerId,
     LedgerKind, LedgerRow, LedgerSource, NewInvoice, NewLedgerEntry, PaymentOutcome, access_of,
 };
+pub use cards::{CardReport, CardStore, HiddenAuthorRow};
 pub use channels::ChannelStore;
 pub use deliveries::DeliveryStore;
 pub use learning::LearningStore;
@@ -93,6 +95,7 @@ pub trait Store:
     + ReportingStore
     + RecoveryStore
     + BillingStore
+    + CardStore
     + Send
     + Sync
     + std::fmt::Debug

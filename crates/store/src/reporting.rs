@@ -94,6 +94,7 @@ impl<DB: Dialect> ReportingStore for SqlStore<DB> {
                 Some(DeliveryStatus::Sent) => c.deliveries_sent += n,
                 Some(DeliveryStatus::Blocked) => c.deliveries_blocked += n,
                 Some(DeliveryStatus::Failed) => c.deliveries_failed += n,
+                Some(DeliveryStatus::Withheld) => c.deliveries_withheld += n,
                 None => {}
             }
         }

@@ -215,16 +215,20 @@ pub enum DeliveryStatus {
     Blocked,
     /// Telegram refused the message for good (400), or retries ran out.
     Failed,
+    /// Not sent: enough subscribers reported the post; it waits for an admin, who either
+    /// confirms the reports (it stays unsent) or dismisses them (it is sent).
+    Withheld,
 }
 
 impl DeliveryStatus {
-    pub const ALL: [Self; 6] = [
+    pub const ALL: [Self; 7] = [
         Self::Pending,
         Self::Held,
         Self::Sending,
         Self::Sent,
         Self::Blocked,
         Self::Failed,
+        Self::Withheld,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -235,6 +239,7 @@ impl DeliveryStatus {
             Self::Sent => "sent",
             Self::Blocked => "blocked",
             Self::Failed => "failed",
+            Self::Withheld => "withheld",
         }
     }
 
@@ -261,6 +266,8 @@ pub struct DeliveryRow {
     pub message_ids: Vec<i64>,
     pub attempts: u32,
     pub error: Option<String>,
+    /// The language the chat's user reads (`ru`, `en`), when a bot noted it.
+    pub lang: Option<String>,
 }
 
 /// One status change of a delivery.
@@ -337,6 +344,8 @@ pub struct PipelineCounts {
     pub deliveries_sent: u64,
     pub deliveries_blocked: u64,
     pub deliveries_failed: u64,
+    /// Not sent because enough subscribers reported the post (waiting for an admin).
+    pub deliveries_withheld: u64,
     pub deliveries_resent_after_crash: u64,
 }
 
@@ -425,8 +434,12 @@ pub struct ExampleRow {
 pub enum ReportKind {
     /// A vacancy jobwire should have delivered and did not (forwarded or pasted).
     Missed,
-    /// A delivered message that is not a job, or not of this category.
+    /// A delivered message that is not a job, or not of this category (`/wrong`).
     Wrong,
+    /// The card's "Not a vacancy" button: once per user and post.
+    NotJob,
+    /// The card's "Wrong category" button: once per user and post.
+    WrongCategory,
 }
 
 impl ReportKind {
@@ -434,11 +447,13 @@ impl ReportKind {
         match self {
             Self::Missed => "missed",
             Self::Wrong => "wrong",
+            Self::NotJob => "not_job",
+            Self::WrongCategory => "wrong_category",
         }
     }
 
     pub fn parse(raw: &str) -> Option<Self> {
-        [Self::Missed, Self::Wrong]
+        [Self::Missed, Self::Wrong, Self::NotJob, Self::WrongCategory]
             .into_iter()
             .find(|s| s.as_str() == raw)
     }

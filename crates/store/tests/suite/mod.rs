@@ -59,6 +59,8 @@ macro_rules! every_check {
             check_billing_counts,
             check_chat_language,
             check_sent_to_chat_since,
+            check_card_reports,
+            check_hidden_authors_and_sources,
         );
     };
 }
@@ -578,7 +580,31 @@ pub async fn check_fan_out(store: &dyn Store) {
             message_ids: Vec::new(),
             attempts: 0,
             error: None,
+            lang: None,
         }
+    );
+    // The reader's language comes with the delivery once a bot noted it.
+    store
+        .set_chat_language(100, "en", Utc::now())
+        .await
+        .unwrap();
+    assert_eq!(
+        store
+            .delivery(ready[0])
+            .await
+            .unwrap()
+            .unwrap()
+            .lang
+            .as_deref(),
+        Some("en")
+    );
+    let all = store.deliveries_of_post(post).await.unwrap();
+    assert_eq!(all.len(), 3, "the held one too");
+    assert_eq!(
+        all.iter()
+            .filter(|d| d.status == DeliveryStatus::Held)
+            .count(),
+        1
     );
     let second = store.delivery(ready[1]).await.unwrap().unwrap();
     assert_eq!(second.subscriber_id, subs[2].subscriber_id);
@@ -1128,6 +1154,7 @@ pub async fn check_pipeline_counts(store: &dyn Store) {
             deliveries_sent: 1,
             deliveries_blocked: 0,
             deliveries_failed: 1,
+            deliveries_withheld: 0,
             deliveries_resent_after_crash: 0,
         }
     );
@@ -1582,4 +1609,200 @@ pub async fn check_sent_to_chat_since(store: &dyn Store) {
         store.sent_to_chat_since(chat + 1, &[t0()]).await.unwrap(),
         [0]
     );
+}
+
+/// Card reports: once per user, post and kind; the threshold's distinct reporter withholds
+/// the post's unsent deliveries in the same transaction; rejecting every complaint releases
+/// them (to their own time), an accepted one keeps the post withheld.
+pub async fn check_card_reports(store: &dyn Store) {
+    let post = job(store, "reported").await;
+    let mut subs = audience(store, 300, 4).await;
+    subs[3].not_before = Some(t0() + secs(3600)); // quiet hours: held
+    store
+        .fan_out(post, &["card".to_owned()], &subs, t0())
+        .await
+        .unwrap();
+    let report = |chat: i64, kind: ReportKind| NewReport {
+        chat_id: chat,
+        post_id: Some(post),
+        kind,
+        text: "Rust developer wanted".into(),
+        link: None,
+    };
+    let first = store
+        .file_card_report(&report(300, ReportKind::NotJob), 2, t0())
+        .await
+        .unwrap();
+    assert!(first.report.is_some());
+    assert_eq!((first.reporters, first.withheld), (1, false));
+    let again = store
+        .file_card_report(&report(300, ReportKind::NotJob), 2, t0())
+        .await
+        .unwrap();
+    assert_eq!(again.report, None, "a second tap files nothing");
+    let other_kind = store
+        .file_card_report(&report(300, ReportKind::WrongCategory), 2, t0())
+        .await
+        .unwrap();
+    assert!(other_kind.report.is_some());
+    assert_eq!((other_kind.reporters, other_kind.withheld), (1, false));
+    let mut kinds = store.card_reports_of(300, post).await.unwrap();
+    kinds.sort_by_key(|k| k.as_str());
+    assert_eq!(kinds, vec![ReportKind::NotJob, ReportKind::WrongCategory]);
+    assert!(!store.post_withheld(post).await.unwrap());
+
+    let second = store
+        .file_card_report(&report(301, ReportKind::NotJob), 2, t0() + secs(5))
+        .await
+        .unwrap();
+    assert_eq!((second.reporters, second.withheld), (2, true));
+    assert!(store.post_withheld(post).await.unwrap());
+    let statuses = |list: Vec<DeliveryRow>| {
+        list.into_iter()
+            .map(|d| (d.chat_id, d.status))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(
+        statuses(store.deliveries_of_post(post).await.unwrap()),
+        vec![
+            (300, DeliveryStatus::Withheld),
+            (301, DeliveryStatus::Withheld),
+            (302, DeliveryStatus::Withheld),
+            (303, DeliveryStatus::Withheld),
+        ]
+    );
+    assert_eq!(
+        store.pipeline_counts().await.unwrap().deliveries_withheld,
+        4
+    );
+
+    // Accepting one complaint and rejecting the rest keeps it withheld...
+    let pending = store
+        .reports(Some(ReportStatus::Pending), 10)
+        .await
+        .unwrap();
+    assert_eq!(pending.len(), 3);
+    let label = NewExample {
+        post_id: Some(post),
+        text: "Rust developer wanted".into(),
+        is_job: false,
+        kind: PostKind::Ad,
+        categories: Vec::new(),
+        source: ExampleSource::Report,
+    };
+    assert!(
+        store
+            .decide_report(pending[0].id, Some(&label), t0())
+            .await
+            .unwrap()
+    );
+    for r in &pending[1..] {
+        assert!(store.decide_report(r.id, None, t0()).await.unwrap());
+    }
+    assert!(store.post_withheld(post).await.unwrap());
+
+    // ...while rejecting every complaint of another post releases it: each delivery back
+    // to its own time (now, or the end of quiet hours).
+    let other = job(store, "released").await;
+    store
+        .fan_out(other, &["card".to_owned()], &subs, t0())
+        .await
+        .unwrap();
+    let r = |chat| NewReport {
+        post_id: Some(other),
+        ..report(chat, ReportKind::NotJob)
+    };
+    store.file_card_report(&r(300), 1, t0()).await.unwrap();
+    assert!(store.post_withheld(other).await.unwrap());
+    let id = store.reports(Some(ReportStatus::Pending), 1).await.unwrap()[0].id;
+    assert!(
+        store
+            .decide_report(id, None, t0() + secs(60))
+            .await
+            .unwrap()
+    );
+    assert!(!store.post_withheld(other).await.unwrap());
+    let rows = store.deliveries_of_post(other).await.unwrap();
+    assert!(rows.iter().all(|d| d.status == DeliveryStatus::Held));
+    assert_eq!(rows[0].not_before, Some(t0() + secs(60)));
+    assert_eq!(rows[3].not_before, Some(t0() + secs(3600)));
+    let released = store
+        .release_held_deliveries(t0() + secs(61), 100)
+        .await
+        .unwrap();
+    assert_eq!(released.len(), 3);
+    // A threshold of 0 never withholds.
+    let third = job(store, "never").await;
+    let never = store
+        .file_card_report(
+            &NewReport {
+                post_id: Some(third),
+                ..report(300, ReportKind::NotJob)
+            },
+            0,
+            t0(),
+        )
+        .await
+        .unwrap();
+    assert!(!never.withheld);
+}
+
+/// Hidden authors change the subscribers' version (fan-out rebuilds); a job's sources are
+/// its own post first, then its near-duplicates as posted.
+pub async fn check_hidden_authors_and_sources(store: &dyn Store) {
+    let v0 = store.subscribers_version().await.unwrap();
+    let author = jobwire_core::card::Author {
+        key: "@client".into(),
+        label: "@Client".into(),
+    };
+    assert!(store.hide_author(7, &author, t0()).await.unwrap());
+    assert!(!store.hide_author(7, &author, t0()).await.unwrap());
+    let v1 = store.subscribers_version().await.unwrap();
+    assert_eq!(v1, v0 + 1, "one change, one bump");
+    let list = store.hidden_authors(7).await.unwrap();
+    assert_eq!(list.len(), 1);
+    assert_eq!(
+        (list[0].author.as_str(), list[0].label.as_str()),
+        ("@client", "@Client")
+    );
+    assert!(store.hidden_authors(8).await.unwrap().is_empty());
+    assert_eq!(store.all_hidden_authors().await.unwrap().len(), 1);
+    assert_eq!(
+        store.show_author(8, list[0].id).await.unwrap(),
+        None,
+        "not theirs"
+    );
+    assert_eq!(
+        store.show_author(7, list[0].id).await.unwrap().as_deref(),
+        Some("@Client")
+    );
+    assert!(store.subscribers_version().await.unwrap() > v1);
+    assert!(store.hidden_authors(7).await.unwrap().is_empty());
+
+    let a = store.ensure_channel("@a", t0()).await.unwrap();
+    let b = store.ensure_channel("@b", t0()).await.unwrap();
+    let c = store.ensure_channel("Chat", t0()).await.unwrap();
+    let original = match store
+        .insert_post(&new_post(a.id, "1", PostStatus::Queued))
+        .await
+        .unwrap()
+    {
+        InsertOutcome::Inserted(id) => id,
+        other => panic!("{other:?}"),
+    };
+    for (ch, ext, at) in [(c.id, "3", 30), (b.id, "2", 10)] {
+        store
+            .insert_post(&NewPost {
+                status: PostStatus::Duplicate,
+                duplicate_of: Some(original),
+                posted_at: t0() + secs(at),
+                ..new_post(ch, ext, PostStatus::Duplicate)
+            })
+            .await
+            .unwrap();
+    }
+    let sources = store.job_sources(original).await.unwrap();
+    let handles: Vec<&str> = sources.iter().map(|s| s.handle.as_str()).collect();
+    assert_eq!(handles, vec!["@a", "@b", "Chat"]);
+    assert_eq!(sources[0].url.as_deref(), Some("https://t.me/jobs/1"));
 }

@@ -1,0 +1,248 @@
+//! What the buttons under a card change: reports filed once per user, post and kind (and a
+//! post withheld once enough users reported it), the authors a subscriber hid, and the
+//! channels a vacancy appeared in.
+
+use async_trait::async_trait;
+use chrono::{DateTime, Utc};
+use jobwire_core::card::{Author, Source};
+
+use crate::codec::ms;
+use crate::sql::{Cols, Dialect, Sql};
+use crate::subscribers::BUMP_SUBSCRIBERS_VERSION;
+use crate::*;
+
+/// What filing a card report did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CardReport {
+    /// The new report; `None` when this user had reported this post so already.
+    pub report: Option<ReportId>,
+    /// Distinct users whose complaints about the post stand (not rejected).
+    pub reporters: u32,
+    /// This report withheld the post: its unsent deliveries now wait for an admin.
+    pub withheld: bool,
+}
+
+/// An author a subscriber hid.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HiddenAuthorRow {
+    pub id: i64,
+    pub chat_id: i64,
+    /// `@username`, or `src:<handle>` (see [`jobwire_core::card::author_keys`]).
+    pub author: String,
+    pub label: String,
+    pub created_at: DateTime<Utc>,
+}
+
+#[async_trait]
+pub trait CardStore: Send + Sync {
+    /// Files a card report ([`ReportKind::NotJob`] or [`ReportKind::WrongCategory`]; the
+    /// report's `post_id` must be set) unless this chat reported this post so already. When
+    /// `threshold` > 0 and that many distinct users now complain about the post, the post
+    /// is withheld in the same transaction: its pending and held deliveries become
+    /// `withheld` and wait for an admin (see [`LearningStore::decide_report`]).
+    async fn file_card_report(
+        &self,
+        report: &NewReport,
+        threshold: u32,
+        now: DateTime<Utc>,
+    ) -> Result<CardReport>;
+
+    /// The report kinds a chat filed about a post.
+    async fn card_reports_of(&self, chat_id: i64, post_id: PostId) -> Result<Vec<ReportKind>>;
+
+    /// Whether the post is withheld (enough users reported it; no admin released it).
+    async fn post_withheld(&self, post_id: PostId) -> Result<bool>;
+
+    /// Hides an author from a chat's deliveries; `false` when it was hidden already.
+    /// Changes the subscribers' version (fan-out rebuilds its index).
+    async fn hide_author(&self, chat_id: i64, author: &Author, now: DateTime<Utc>) -> Result<bool>;
+
+    /// Shows a hidden author again; returns its label, `None` when there was no such entry
+    /// for this chat.
+    async fn show_author(&self, chat_id: i64, id: i64) -> Result<Option<String>>;
+
+    /// The authors a chat hid, oldest first.
+    async fn hidden_authors(&self, chat_id: i64) -> Result<Vec<HiddenAuthorRow>>;
+
+    /// Every hidden author of every chat (fan-out's index).
+    async fn all_hidden_authors(&self) -> Result<Vec<HiddenAuthorRow>>;
+
+    /// The channels a job appeared in: its own post first, then its near-duplicates in
+    /// the order they were posted (each post once; a channel may repeat).
+    async fn job_sources(&self, post_id: PostId) -> Result<Vec<Source>>;
+}
+
+fn hidden_row<DB: Dialect>(c: &Cols<'_, DB>) -> Result<HiddenAuthorRow> {
+    Ok(HiddenAuthorRow {
+        id: c.id()?,
+        chat_id: c.int("chat_id")?,
+        author: c.text("author")?,
+        label: c.text("label")?,
+        created_at: c.time("created_at")?,
+    })
+}
+
+#[async_trait]
+impl<DB: Dialect> CardStore for SqlStore<DB> {
+    async fn file_card_report(
+        &self,
+        report: &NewReport,
+        threshold: u32,
+        now: DateTime<Utc>,
+    ) -> Result<CardReport> {
+        let mut tx = self.write.begin().await?;
+        // Takes the post's row first: two reports of one post count one after the other.
+        Sql::<DB>::new("UPDATE posts SET withheld_at = withheld_at WHERE id = $1")
+            .int(report.post_id)
+            .execute(&mut tx)
+            .await?;
+        let inserted = Sql::<DB>::new(
+            "INSERT INTO reports (chat_id, post_id, kind, text, link, status, created_at)
+             VALUES ($1, $2, $3, $4, $5, 'pending', $6)
+             ON CONFLICT (chat_id, post_id, kind)
+                 WHERE post_id IS NOT NULL AND kind IN ('not_job', 'wrong_category')
+             DO NOTHING RETURNING id",
+        )
+        .int(report.chat_id)
+        .int(report.post_id)
+        .text(report.kind.as_str())
+        .text(report.text.as_str())
+        .text(report.link.as_deref())
+        .int(ms(now))
+        .fetch_optional(&mut tx)
+        .await?;
+        let report_id = inserted
+            .as_ref()
+            .map(|row| Cols::<DB>::new(row).id().map(ReportId))
+            .transpose()?;
+        let count = Sql::<DB>::new(
+            "SELECT COUNT(DISTINCT chat_id) AS n FROM reports
+             WHERE post_id = $1 AND status <> 'rejected'
+               AND kind IN ('wrong', 'not_job', 'wrong_category')",
+        )
+        .int(report.post_id)
+        .fetch_one(&mut tx)
+        .await?;
+        let reporters = u32::try_from(Cols::<DB>::new(&count).int("n")?).unwrap_or(u32::MAX);
+        let mut withheld = false;
+        if report_id.is_some() && threshold > 0 && reporters >= threshold {
+            withheld = Sql::<DB>::new(
+                "UPDATE posts SET withheld_at = $1 WHERE id = $2 AND withheld_at IS NULL",
+            )
+            .int(ms(now))
+            .int(report.post_id)
+            .execute(&mut tx)
+            .await?
+                > 0;
+            if withheld {
+                Sql::<DB>::new(
+                    "UPDATE deliveries SET status = 'withheld', updated_at = $1
+                     WHERE post_id = $2 AND status IN ('pending', 'held')",
+                )
+                .int(ms(now))
+                .int(report.post_id)
+                .execute(&mut tx)
+                .await?;
+            }
+        }
+        tx.commit().await?;
+        Ok(CardReport {
+            report: report_id,
+            reporters,
+            withheld,
+        })
+    }
+
+    async fn card_reports_of(&self, chat_id: i64, post_id: PostId) -> Result<Vec<ReportKind>> {
+        Sql::<DB>::new("SELECT DISTINCT kind FROM reports WHERE chat_id = $1 AND post_id = $2")
+            .int(chat_id)
+            .int(post_id)
+            .fetch_each(&self.read, |c| c.word("kind", ReportKind::parse))
+            .await
+    }
+
+    async fn post_withheld(&self, post_id: PostId) -> Result<bool> {
+        let row = Sql::<DB>::new("SELECT withheld_at FROM posts WHERE id = $1")
+            .int(post_id)
+            .fetch_optional(&self.read)
+            .await?;
+        Ok(match row {
+            Some(row) => Cols::<DB>::new(&row).opt_int("withheld_at")?.is_some(),
+            None => false,
+        })
+    }
+
+    async fn hide_author(&self, chat_id: i64, author: &Author, now: DateTime<Utc>) -> Result<bool> {
+        let mut tx = self.write.begin().await?;
+        let added = Sql::<DB>::new(
+            "INSERT INTO hidden_authors (chat_id, author, label, created_at)
+             VALUES ($1, $2, $3, $4) ON CONFLICT (chat_id, author) DO NOTHING",
+        )
+        .int(chat_id)
+        .text(author.key.as_str())
+        .text(author.label.as_str())
+        .int(ms(now))
+        .execute(&mut tx)
+        .await?
+            > 0;
+        if added {
+            Sql::<DB>::new(BUMP_SUBSCRIBERS_VERSION)
+                .execute(&mut tx)
+                .await?;
+        }
+        tx.commit().await?;
+        Ok(added)
+    }
+
+    async fn show_author(&self, chat_id: i64, id: i64) -> Result<Option<String>> {
+        let mut tx = self.write.begin().await?;
+        let row = Sql::<DB>::new(
+            "DELETE FROM hidden_authors WHERE chat_id = $1 AND id = $2 RETURNING label",
+        )
+        .int(chat_id)
+        .int(id)
+        .fetch_optional(&mut tx)
+        .await?;
+        let label = row
+            .as_ref()
+            .map(|r| Cols::<DB>::new(r).text("label"))
+            .transpose()?;
+        if label.is_some() {
+            Sql::<DB>::new(BUMP_SUBSCRIBERS_VERSION)
+                .execute(&mut tx)
+                .await?;
+        }
+        tx.commit().await?;
+        Ok(label)
+    }
+
+    async fn hidden_authors(&self, chat_id: i64) -> Result<Vec<HiddenAuthorRow>> {
+        Sql::<DB>::new("SELECT * FROM hidden_authors WHERE chat_id = $1 ORDER BY id")
+            .int(chat_id)
+            .fetch_each(&self.read, hidden_row)
+            .await
+    }
+
+    async fn all_hidden_authors(&self) -> Result<Vec<HiddenAuthorRow>> {
+        Sql::<DB>::new("SELECT * FROM hidden_authors ORDER BY id")
+            .fetch_each(&self.read, hidden_row)
+            .await
+    }
+
+    async fn job_sources(&self, post_id: PostId) -> Result<Vec<Source>> {
+        Sql::<DB>::new(
+            "SELECT c.handle, c.title, p.url FROM posts p JOIN channels c ON c.id = p.channel_id
+             WHERE p.id = $1 OR p.duplicate_of = $1
+             ORDER BY CASE WHEN p.id = $1 THEN 0 ELSE 1 END, p.posted_at, p.id LIMIT 50",
+        )
+        .int(post_id)
+        .fetch_each(&self.read, |c| {
+            Ok(Source {
+                handle: c.text("handle")?,
+                title: c.opt_text("title")?,
+                url: c.opt_text("url")?,
+            })
+        })
+        .await
+    }
+}
