@@ -111,6 +111,10 @@ pub struct BotOptions {
     /// is refused with an explanation and not stored. 0 switches the limit off. Counted per
     /// process. Default [`crate::DEFAULT_REPORTS_PER_HOUR`] (10).
     pub max_reports_per_hour: u32,
+    /// Distinct users whose complaints ("Not a vacancy", "Wrong category", `/wrong`) withhold
+    /// a post: it is not delivered to anyone else until an admin decides. 0: never.
+    /// Default [`crate::DEFAULT_REPORT_THRESHOLD`] (3).
+    pub report_threshold: u32,
     /// How often the main bot looks for category bots a user never started (a delivery was
     /// refused with "can't initiate conversation") and tells the user, once per bot, to open
     /// and start it. Default 5 s.
@@ -130,6 +134,7 @@ impl Default for BotOptions {
             max_keyword_chars: 50,
             max_report_chars: 4000,
             max_reports_per_hour: crate::DEFAULT_REPORTS_PER_HOUR,
+            report_threshold: crate::DEFAULT_REPORT_THRESHOLD,
             start_notice_every: Duration::from_secs(5),
             clock: std::sync::Arc::new(jobwire_core::clock::SystemClock),
         }

@@ -33,3 +33,7 @@ pub const ACTIVE_SUBSCRIBERS: &str = "jobwire_active_subscribers";
 /// `jobwire_reconciliation_differences_total{kind}`: payments or refunds Telegram had and
 /// the ledger lacked.
 pub const RECONCILIATION_DIFFERENCES_TOTAL: &str = "jobwire_reconciliation_differences_total";
+/// `jobwire_posts_withheld_total`: posts withheld after enough subscribers reported them.
+pub const POSTS_WITHHELD_TOTAL: &str = "jobwire_posts_withheld_total";
+/// `jobwire_authors_hidden_total`: "Hide this author" taps that hid an author.
+pub const AUTHORS_HIDDEN_TOTAL: &str = "jobwire_authors_hidden_total";

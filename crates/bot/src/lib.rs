@@ -12,6 +12,12 @@
 //!   names), `/stop`, `/wrong` in reply to a delivered message (a report that it is not a
 //!   job or not of this category), and notice when a user blocks them (`my_chat_member`
 //!   kicked → the subscriber is marked blocked). One bot may be both.
+//! * **Card buttons**: every bot that delivers answers the buttons under a card ("Not a
+//!   vacancy", "Wrong category", "Hide this author"): a report is stored once per user and
+//!   post, acknowledged with a toast in the user's language, and the button changes to
+//!   show it; once [`BotOptions::report_threshold`] users complained, the post is withheld
+//!   from everyone who has not got it yet. A hidden author is never delivered to that user
+//!   again; `/status` lists hidden authors with a button to show each again.
 //!
 //! A chat files at most [`BotOptions::max_reports_per_hour`] reports (`/report`, `/wrong`,
 //! missed vacancies; [`DEFAULT_REPORTS_PER_HOUR`] by default, counted per process across
@@ -59,5 +65,5 @@ pub use dialogue::{
 };
 pub use error::BotError;
 pub use handler::Processed;
-pub use limits::DEFAULT_REPORTS_PER_HOUR;
+pub use limits::{DEFAULT_REPORT_THRESHOLD, DEFAULT_REPORTS_PER_HOUR};
 pub use runtime::{Bots, SECRET_HEADER};

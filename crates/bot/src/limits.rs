@@ -13,6 +13,9 @@ use governor::{DefaultKeyedRateLimiter, Quota};
 /// Reports a chat may file per hour by default.
 pub const DEFAULT_REPORTS_PER_HOUR: u32 = 10;
 
+/// Distinct users whose complaints withhold a post, by default.
+pub const DEFAULT_REPORT_THRESHOLD: u32 = 3;
+
 /// Above this many chats tracked, chats whose allowance is full again are forgotten.
 const CHATS_KEPT: usize = 4096;
 

@@ -13,7 +13,7 @@ use jobwire_store::{
     BlockScope, DeliveryId, DeliveryRow, DeliveryStatus, DeliveryUpdate, PostId, Store, StoreError,
 };
 use teloxide::prelude::*;
-use teloxide::types::{LinkPreviewOptions, ParseMode};
+use teloxide::types::{InlineKeyboardButton, InlineKeyboardMarkup, LinkPreviewOptions, ParseMode};
 use teloxide::{ApiError, RequestError};
 use tokio::sync::Semaphore;
 use tokio::task::JoinSet;
@@ -144,12 +144,30 @@ pub struct SendStage {
     queue: Arc<dyn Queue>,
     bots: HashMap<String, BotSender>,
     recorder: Recorder,
-    renders: Mutex<HashMap<PostId, Arc<Vec<String>>>>,
+    renders: Mutex<HashMap<PostId, Arc<Card>>>,
     config: SendStageConfig,
     pub counters: SendCounters,
 }
 
 const RENDER_CACHE: usize = 4096;
+/// How long a card's list of channels is reused before it is read again: a re-post in
+/// another channel joins the cards sent after that.
+const SOURCES_FRESH: Duration = Duration::from_secs(1);
+
+/// A job's message as the send stage sends it: the rendered parts, the last one naming
+/// every channel the job appeared in, and the link to the original post.
+#[derive(Debug)]
+struct Card {
+    parts: Vec<String>,
+    original_url: Option<String>,
+    read_at: std::time::Instant,
+}
+
+impl Card {
+    fn fresh(&self) -> bool {
+        self.read_at.elapsed() < SOURCES_FRESH
+    }
+}
 
 enum Outcome {
     Done,
@@ -281,26 +299,43 @@ impl SendStage {
         }
     }
 
-    async fn parts(&self, post_id: PostId) -> Result<Option<Arc<Vec<String>>>, DeliverError> {
-        if let Some(p) = self
+    async fn card(&self, post_id: PostId) -> Result<Option<Arc<Card>>, DeliverError> {
+        if let Some(c) = self
             .renders
             .lock()
             .ok()
             .and_then(|m| m.get(&post_id).cloned())
+            .filter(|c| c.fresh())
         {
-            return Ok(Some(p));
+            return Ok(Some(c));
         }
-        let Some(parts) = self.store.job_render(post_id).await? else {
+        let Some(mut parts) = self.store.job_render(post_id).await? else {
             return Ok(None);
         };
-        let parts = Arc::new(parts);
+        let sources = self.store.job_sources(post_id).await?;
+        if let (Some(line), Some(last)) =
+            (jobwire_core::card::sources_line(&sources), parts.last_mut())
+        {
+            let count = {
+                let mut handles: Vec<&str> = sources.iter().map(|s| s.handle.as_str()).collect();
+                handles.sort_unstable();
+                handles.dedup();
+                handles.len()
+            };
+            *last = jobwire_core::card::with_sources(last, &line, count);
+        }
+        let card = Arc::new(Card {
+            parts,
+            original_url: sources.first().and_then(|s| s.url.clone()),
+            read_at: std::time::Instant::now(),
+        });
         if let Ok(mut m) = self.renders.lock() {
             if m.len() >= RENDER_CACHE {
-                m.clear();
+                m.retain(|_, c| c.fresh());
             }
-            m.insert(post_id, parts.clone());
+            m.insert(post_id, card.clone());
         }
-        Ok(Some(parts))
+        Ok(Some(card))
     }
 
     async fn record(&self, update: DeliveryUpdate) -> Result<bool, DeliverError> {
@@ -354,7 +389,7 @@ impl SendStage {
             .await?;
             return Ok(Outcome::Done);
         };
-        let Some(parts) = self.parts(row.post_id).await? else {
+        let Some(card) = self.card(row.post_id).await? else {
             self.record(DeliveryUpdate::Failed {
                 id,
                 error: "the job has no rendered message".to_owned(),
@@ -370,6 +405,9 @@ impl SendStage {
         let span = tracing::Span::current();
         span.record("post", row.post_id.get());
         span.record("chat", chat);
+        let parts = &card.parts;
+        // The buttons go under the last part: report it, hide its author, open the original.
+        let keyboard = card_keyboard(&row, card.original_url.as_deref());
         for (i, part) in parts.iter().enumerate().skip(row.parts_sent as usize) {
             if i > row.parts_sent as usize {
                 sender.limiter.acquire(chat).await;
@@ -378,7 +416,7 @@ impl SendStage {
                 sender.pass_gate().await;
                 sender.limiter.pace_send().await;
                 let sent_at = std::time::Instant::now();
-                let result = sender
+                let mut request = sender
                     .bot
                     .send_message(ChatId(chat), part.clone())
                     .parse_mode(ParseMode::Html)
@@ -388,8 +426,11 @@ impl SendStage {
                         prefer_small_media: false,
                         prefer_large_media: false,
                         show_above_text: false,
-                    })
-                    .await;
+                    });
+                if i + 1 == parts.len() {
+                    request = request.reply_markup(keyboard.clone());
+                }
+                let result = request.await;
                 match result {
                     Ok(message) => {
                         SendEvent::PartSent {
@@ -449,6 +490,34 @@ impl SendStage {
         SendEvent::Sent.emit(&self.counters);
         Ok(Outcome::Done)
     }
+}
+
+/// The keyboard under a delivered card, in the language its reader reads.
+fn card_keyboard(row: &DeliveryRow, original_url: Option<&str>) -> InlineKeyboardMarkup {
+    let english = jobwire_core::card::reads_english(row.lang.as_deref());
+    keyboard_markup(jobwire_core::card::keyboard(
+        english,
+        row.id.get(),
+        original_url,
+        &[],
+    ))
+}
+
+/// Telegram's form of a card keyboard.
+fn keyboard_markup(rows: Vec<Vec<jobwire_core::card::CardButton>>) -> InlineKeyboardMarkup {
+    use jobwire_core::card::CardButton;
+    InlineKeyboardMarkup::new(rows.into_iter().map(|row| {
+        row.into_iter()
+            .filter_map(|b| match b {
+                CardButton::Callback { text, data } => {
+                    Some(InlineKeyboardButton::callback(text, data))
+                }
+                CardButton::Url { text, url } => url::Url::parse(&url)
+                    .ok()
+                    .map(|url| InlineKeyboardButton::url(text, url)),
+            })
+            .collect::<Vec<_>>()
+    }))
 }
 
 /// Whether a failed call is worth making again: network and HTTP trouble, and Telegram's

@@ -58,6 +58,8 @@ struct SubscriberInfo {
     unreachable: Vec<String>,
     /// The trial and paid periods (with billing on).
     access: Access,
+    /// Authors this subscriber hid ("Hide this author" under a card).
+    hidden: Vec<String>,
 }
 
 #[derive(Debug)]
@@ -175,11 +177,22 @@ impl FanoutStage {
             },
             budget,
         );
+        let authors = jobwire_core::card::author_keys(
+            &post.channel_handle,
+            post.author.as_deref(),
+            verdict
+                .extraction
+                .as_ref()
+                .and_then(|e| e.contact.as_deref()),
+        );
         let mut deliveries = Vec::with_capacity(matched.len());
         for id in &matched {
             let Some(info) = snapshot.info.get(id) else {
                 continue;
             };
+            if !info.hidden.is_empty() && authors.iter().any(|a| info.hidden.contains(a)) {
+                continue;
+            }
             // The bot of the job's first category this subscriber follows, among the bots
             // that can reach them (one they blocked is passed over for the next category's).
             // With billing, only categories a current period opens.
@@ -266,6 +279,7 @@ impl FanoutStage {
         }
         let rows = self.store.subscribers().await?;
         let blocks = self.store.bot_blocks(None).await?;
+        let hidden = self.store.all_hidden_authors().await?;
         // Periods that can still cover a later moment (a renewing one runs a grace period
         // past its end); the version changes with every new, refunded or cancelled period.
         let periods = if self.billing {
@@ -280,6 +294,17 @@ impl FanoutStage {
         for block in blocks {
             if let Some(i) = info.get_mut(&block.subscriber_id) {
                 i.unreachable.push(block.bot);
+            }
+        }
+        if !hidden.is_empty() {
+            let mut by_chat: HashMap<i64, Vec<String>> = HashMap::new();
+            for h in hidden {
+                by_chat.entry(h.chat_id).or_default().push(h.author);
+            }
+            for i in info.values_mut() {
+                if let Some(list) = by_chat.remove(&i.chat_id) {
+                    i.hidden = list;
+                }
             }
         }
         if !periods.is_empty() {
@@ -382,6 +407,7 @@ fn subscriber_from_row(row: &SubscriberRow) -> (Subscriber, (SubscriberId, Subsc
                 quiet_hours,
                 unreachable: Vec::new(),
                 access: Access::default(),
+                hidden: Vec::new(),
             },
         ),
     )

@@ -123,13 +123,14 @@ pub fn render(
     }
     let _ = writeln!(
         out,
-        "now: {} waiting for the classifier, {} deliveries pending, {} held, {} sent, {} blocked, {} failed",
+        "now: {} waiting for the classifier, {} deliveries pending, {} held, {} sent, {} blocked, {} failed, {} withheld after reports",
         counts.waiting,
         counts.deliveries_pending,
         counts.deliveries_held,
         counts.deliveries_sent,
         counts.deliveries_blocked,
-        counts.deliveries_failed
+        counts.deliveries_failed,
+        counts.deliveries_withheld
     );
     out
 }

@@ -362,6 +362,7 @@ pub async fn start_bots(
             mode,
             options: BotOptions {
                 clock,
+                report_threshold: settings.bot_role.report_threshold,
                 ..BotOptions::default()
             },
             billing: jobwire_bot::BillingConfig {

@@ -70,6 +70,9 @@ fn receipt(plan: &Plan, price: u64, currency: &str, vat_code: u8) -> String {
     .to_string()
 }
 
+/// Most "show again" buttons under `/status` (Telegram allows 100 buttons per keyboard).
+const MAX_SHOW_AGAIN_BUTTONS: usize = 30;
+
 impl Turn<'_> {
     /// The subscription's state in a line (for the settings and the plans screen).
     pub(super) async fn access_line(&self) -> Result<Option<String>, BotError> {
@@ -135,10 +138,23 @@ impl Turn<'_> {
             }))
     }
 
-    /// The keyboard under `/status`: with billing, the plans (renew) and, for a renewing
+    /// The keyboard under `/status`: "show again" for each hidden author (the first
+    /// [`MAX_SHOW_AGAIN_BUTTONS`]); with billing, the plans (renew) and, for a renewing
     /// subscription, "cancel renewal"; then back.
-    pub(super) async fn status_keyboard(&self) -> Result<InlineKeyboardMarkup, BotError> {
-        let mut rows = Vec::new();
+    pub(super) async fn status_keyboard(
+        &self,
+        hidden: &[jobwire_store::HiddenAuthorRow],
+    ) -> Result<InlineKeyboardMarkup, BotError> {
+        let mut rows: Vec<Vec<InlineKeyboardButton>> = hidden
+            .iter()
+            .take(MAX_SHOW_AGAIN_BUTTONS)
+            .map(|h| {
+                vec![InlineKeyboardButton::callback(
+                    texts::cards::show_again_button(self.lang, &h.label),
+                    Callback::ShowAuthor(h.id).encode(),
+                )]
+            })
+            .collect();
         if self.inner.billing.enabled {
             rows.push(vec![InlineKeyboardButton::callback(
                 t::plans_button(self.lang),

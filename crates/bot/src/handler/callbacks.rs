@@ -39,6 +39,8 @@ pub(super) enum Callback {
         card: bool,
     },
     CancelRenewal,
+    /// Show a hidden author again (`/status`), by its entry's id.
+    ShowAuthor(i64),
 }
 
 impl Callback {
@@ -60,6 +62,7 @@ impl Callback {
             Self::Ask(state) => format!("ask:{}", ask_name(*state)),
             Self::Buy { plan, card } => format!("buy:{plan}:{}", u8::from(*card)),
             Self::CancelRenewal => "renew:0".to_owned(),
+            Self::ShowAuthor(id) => format!("unhide:{id}"),
         }
     }
 
@@ -91,6 +94,7 @@ impl Callback {
                 card: flag(b)?,
             }),
             "renew" if a == "0" && b.is_none() => Some(Self::CancelRenewal),
+            "unhide" if b.is_none() => Some(Self::ShowAuthor(a.parse().ok().filter(|id| *id > 0)?)),
             "cat" => Some(Self::Category {
                 slug: CategorySlug::parse(a).ok()?,
                 on: flag(b)?,
@@ -136,9 +140,25 @@ pub(super) async fn on_callback(
         lang: Lang::from_code(q.from.language_code.as_deref()),
         user_name: Some(display_name(&q.from)),
     };
+    // The buttons under a card work in every bot that delivers.
+    if let Some((card, delivery_id)) = q
+        .data
+        .as_deref()
+        .and_then(jobwire_core::card::CardAction::decode)
+        .filter(|_| chat_id > 0)
+    {
+        let toast = turn.card_tap(card, delivery_id, message_id).await?;
+        answer(rt, q, chat_id, Some(toast)).await;
+        return Ok(());
+    }
     let action = q.data.as_deref().and_then(Callback::decode);
     let toast: Option<String> = match action {
         _ if chat_id <= 0 || !rt.is_main => None,
+        Some(Callback::ShowAuthor(id)) => {
+            let toast = turn.show_author(id).await?;
+            turn.screen(Screen::Status, message_id).await?;
+            Some(toast)
+        }
         None => {
             tracing::debug!(bot = %rt.name, chat_id, "unknown callback data");
             None
@@ -195,6 +215,17 @@ pub(super) async fn on_callback(
             }
         }
     };
+    answer(rt, q, chat_id, toast).await;
+    Ok(())
+}
+
+/// Answers a callback query (stops the button's spinner), with a toast if given.
+async fn answer(
+    rt: &BotRuntime,
+    q: &teloxide::types::CallbackQuery,
+    chat_id: i64,
+    toast: Option<String>,
+) {
     let mut answer = rt.bot.answer_callback_query(q.id.clone());
     if let Some(t) = toast {
         answer = answer.text(truncate(&t, 190));
@@ -202,7 +233,6 @@ pub(super) async fn on_callback(
     if let Err(e) = answer.await {
         tracing::debug!(bot = %rt.name, chat_id, error = %describe(&e, &rt.token), "answering a callback failed");
     }
-    Ok(())
 }
 
 #[cfg(test)]
@@ -244,6 +274,7 @@ mod tests {
                 card: false,
             },
             Callback::CancelRenewal,
+            Callback::ShowAuthor(i64::MAX),
         ];
         for cb in all {
             let data = cb.encode();

@@ -128,7 +128,24 @@ impl Turn<'_> {
             text,
             link: link_of(replied),
         };
-        let id = self.inner.store.insert_report(&report, Utc::now()).await?;
+        // About a known post, it counts toward withholding the post like the card buttons.
+        let id = if report.post_id.is_some() {
+            let filed = self
+                .inner
+                .store
+                .file_card_report(&report, self.inner.options.report_threshold, Utc::now())
+                .await?;
+            if filed.withheld {
+                tracing::warn!(post = ?report.post_id, reporters = filed.reporters, "post withheld: enough subscribers reported it; it waits for an admin");
+                metrics::counter!(crate::events::POSTS_WITHHELD_TOTAL).increment(1);
+            }
+            match filed.report {
+                Some(id) => id,
+                None => self.inner.store.insert_report(&report, Utc::now()).await?,
+            }
+        } else {
+            self.inner.store.insert_report(&report, Utc::now()).await?
+        };
         tracing::info!(bot = %self.rt.name, chat_id = self.chat_id, report_id = id.get(), replied_message_id = replied.id.0, "wrong delivery reported");
         metrics::counter!(crate::events::REPORTS_TOTAL, "kind" => "wrong").increment(1);
         self.send(texts::wrong_thanks(self.lang, id.get()), None)

@@ -51,7 +51,17 @@ impl Turn<'_> {
                 texts::filters_screen(self.lang, &self.settings(&loaded).await?),
                 filters_keyboard(self.lang),
             ),
-            Screen::Status => (self.settings(&loaded).await?, self.status_keyboard().await?),
+            Screen::Status => {
+                let hidden = self.inner.store.hidden_authors(self.chat_id).await?;
+                let mut text = self.settings(&loaded).await?;
+                let labels: Vec<String> = hidden.iter().map(|h| h.label.clone()).collect();
+                let list = texts::cards::hidden_authors(self.lang, &labels);
+                if !list.is_empty() {
+                    text.push_str("\n\n");
+                    text.push_str(&list);
+                }
+                (text, self.status_keyboard(&hidden).await?)
+            }
             Screen::Plans => return self.plans(edit).await,
             Screen::Help => (
                 texts::help_main(self.lang, &self.inner.views),

@@ -13,6 +13,7 @@
 
 mod billing;
 mod callbacks;
+mod cards;
 mod category_bot;
 mod keyboards;
 mod main_bot;

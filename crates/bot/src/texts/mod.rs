@@ -21,6 +21,7 @@ macro_rules! tr {
 use jobwire_core::CategorySlug;
 
 pub mod billing;
+pub mod cards;
 mod category_bot;
 mod commands;
 mod format;

@@ -257,6 +257,7 @@ impl Config {
                 updates: t.updates,
                 webhook,
                 webhook_listen: t.webhook_listen,
+                report_threshold: t.report_threshold,
             }
         };
         let known: Vec<CategorySlug> = categories.iter().map(|c| c.slug.clone()).collect();

@@ -29,6 +29,10 @@ pub struct TelegramSection {
     /// Webhook mode: where the bot role listens for Telegram's posts (put a TLS proxy in
     /// front). Kept apart from `admin.listen`, which must not be public.
     pub webhook_listen: std::net::SocketAddr,
+    /// Distinct subscribers who tap "Not a vacancy" or "Wrong category" under a card (or
+    /// reply `/wrong`) before the post stops being delivered to anyone who has not got it
+    /// yet and waits for an admin. 0: never withheld. Default 3.
+    pub report_threshold: u32,
 }
 
 /// How the bot role receives updates.
@@ -52,6 +56,8 @@ pub struct BotRoleSettings {
     /// `(public URL, secret)` in webhook mode.
     pub webhook: Option<(url::Url, jobwire_core::secret::Secret)>,
     pub webhook_listen: std::net::SocketAddr,
+    /// See [`TelegramSection::report_threshold`].
+    pub report_threshold: u32,
 }
 
 impl std::fmt::Debug for BotRoleSettings {
@@ -66,6 +72,7 @@ impl std::fmt::Debug for BotRoleSettings {
                     .as_ref()
                     .map(|(u, _)| (u.as_str(), "<redacted>")),
             )
+            .field("report_threshold", &self.report_threshold)
             .finish()
     }
 }
@@ -85,6 +92,7 @@ impl Default for TelegramSection {
             updates: UpdatesMode::default(),
             webhook_public_url: None,
             webhook_listen: default_telegram_webhook_listen(),
+            report_threshold: jobwire_bot::DEFAULT_REPORT_THRESHOLD,
         }
     }
 }

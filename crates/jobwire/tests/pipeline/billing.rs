@@ -536,6 +536,15 @@ async fn refused_pre_checkouts_duplicate_updates_reconciliation_and_reminders() 
     })
     .await;
     assert_eq!(row.source, LedgerSource::Reconciliation);
+    // The alert follows the ledger's commit.
+    eventually("the admins' alert about the lost payment", SOON, || async {
+        w.alerts
+            .lock()
+            .unwrap()
+            .iter()
+            .any(|a| a.contains(&lost_charge))
+    })
+    .await;
     let alerts = w.alerts.lock().unwrap().clone();
     assert_eq!(
         alerts.iter().filter(|a| a.contains(&lost_charge)).count(),

@@ -5,6 +5,7 @@
 mod bad_input;
 mod billing;
 mod bots;
+mod cards;
 mod cli;
 mod crash;
 mod delivery;

@@ -1,0 +1,94 @@
+//! What the bots say about the buttons under a card: the toasts after a tap, and the hidden
+//! authors in `/status`. Toasts are plain text (Telegram shows them as such), at most 200
+//! characters.
+
+use jobwire_core::card::CardAction;
+
+use super::{Lang, escape};
+
+/// The toast after "Not a vacancy" or "Wrong category": thanks, or "already" on a second
+/// tap (nothing more is filed).
+pub fn reported(lang: Lang, action: CardAction, new: bool) -> String {
+    match (action, new) {
+        (_, false) => tr!(
+            lang,
+            "Вы уже отметили эту вакансию. Спасибо!",
+            "You already reported this one. Thank you!"
+        ),
+        (CardAction::WrongCategory, true) => tr!(
+            lang,
+            "Спасибо! Отметили: не та категория. Администратор проверит.",
+            "Thanks! Reported as the wrong category. An admin will check it."
+        ),
+        (_, true) => tr!(
+            lang,
+            "Спасибо! Отметили: не вакансия. Администратор проверит.",
+            "Thanks! Reported as not a vacancy. An admin will check it."
+        ),
+    }
+}
+
+/// The toast after "Hide this author".
+pub fn author_hidden(lang: Lang, label: &str, new: bool) -> String {
+    let label: String = label.chars().take(64).collect();
+    if new {
+        tr!(
+            lang,
+            "Автор {label} скрыт: его вакансии больше не придут. Вернуть — в /status.",
+            "{label} is hidden: you will not get their posts again. /status shows them again."
+        )
+    } else {
+        tr!(
+            lang,
+            "Автор {label} уже скрыт. Вернуть — в /status.",
+            "{label} is hidden already. /status shows them again."
+        )
+    }
+}
+
+/// The toast when the card's delivery is unknown or not this user's.
+pub fn card_gone(lang: Lang) -> String {
+    tr!(
+        lang,
+        "Эта карточка больше недоступна.",
+        "This card is no longer available."
+    )
+}
+
+/// The `/status` paragraph listing hidden authors (HTML); empty when none.
+pub fn hidden_authors(lang: Lang, labels: &[String]) -> String {
+    if labels.is_empty() {
+        return String::new();
+    }
+    let list = labels
+        .iter()
+        .map(|l| format!("• {}", escape(l)))
+        .collect::<Vec<_>>()
+        .join("\n");
+    tr!(
+        lang,
+        "🙈 <b>Скрытые авторы</b> (их вакансии не приходят):\n{list}",
+        "🙈 <b>Hidden authors</b> (their posts are not delivered):\n{list}"
+    )
+}
+
+/// The button that shows a hidden author again.
+pub fn show_again_button(lang: Lang, label: &str) -> String {
+    let label: String = label.chars().take(40).collect();
+    tr!(lang, "👁 Вернуть {label}", "👁 Show {label} again")
+}
+
+/// The toast after showing a hidden author again.
+pub fn author_shown(lang: Lang, label: Option<&str>) -> String {
+    match label {
+        Some(label) => {
+            let label: String = label.chars().take(64).collect();
+            tr!(lang, "{label} снова в ленте.", "{label} is shown again.")
+        }
+        None => tr!(
+            lang,
+            "Этот автор уже не скрыт.",
+            "That author is not hidden."
+        ),
+    }
+}
