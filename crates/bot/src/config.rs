@@ -121,6 +121,38 @@ pub struct BotOptions {
     pub start_notice_every: Duration,
     /// Where "now" comes from (a [`jobwire_core::clock::ManualClock`] in scripted tests).
     pub clock: std::sync::Arc<dyn jobwire_core::clock::Clock>,
+    /// What "Resume" offers besides "only new": the best vacancies missed in the last
+    /// `catch_up_hours`, at most `catch_up_max` of them. `None`: resuming offers nothing.
+    pub catch_up: Option<CatchUp>,
+}
+
+/// Queues up to `max` of the best jobs a chat missed since a moment; returns how many (the
+/// fan-out's `CatchUp::missed`, wired by the binary so the bots need no fan-out code).
+pub type CatchUpFn = dyn Fn(
+        i64,
+        chrono::DateTime<chrono::Utc>,
+        usize,
+    ) -> futures::future::BoxFuture<'static, Result<usize, String>>
+    + Send
+    + Sync;
+
+/// The catch-up offered on "Resume".
+#[derive(Clone)]
+pub struct CatchUp {
+    pub missed: std::sync::Arc<CatchUpFn>,
+    /// How far back "what I missed" looks. Default 12.
+    pub hours: u32,
+    /// The most cards it sends. Default 10.
+    pub max: usize,
+}
+
+impl std::fmt::Debug for CatchUp {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CatchUp")
+            .field("hours", &self.hours)
+            .field("max", &self.max)
+            .finish_non_exhaustive()
+    }
 }
 
 impl Default for BotOptions {
@@ -137,6 +169,7 @@ impl Default for BotOptions {
             report_threshold: crate::DEFAULT_REPORT_THRESHOLD,
             start_notice_every: Duration::from_secs(5),
             clock: std::sync::Arc::new(jobwire_core::clock::SystemClock),
+            catch_up: None,
         }
     }
 }

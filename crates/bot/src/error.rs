@@ -28,6 +28,10 @@ pub enum BotError {
     /// The HTTP client for the Bot API could not be built.
     #[error("HTTP client: {0}")]
     Client(String),
+    /// Queuing the vacancies a resuming subscriber missed failed (the store, in the
+    /// fan-out's words).
+    #[error("catching up: {0}")]
+    CatchUp(String),
 }
 
 impl BotError {
@@ -36,7 +40,7 @@ impl BotError {
     pub fn is_transient(&self) -> bool {
         matches!(
             self,
-            Self::Store(_) | Self::Redis(_) | Self::Telegram { .. }
+            Self::Store(_) | Self::Redis(_) | Self::Telegram { .. } | Self::CatchUp(_)
         )
     }
 }

@@ -57,7 +57,9 @@ mod runtime;
 pub mod texts;
 
 pub use billing::{BillingConfig, BillingSection, PlanSection};
-pub use config::{BotIdentity, BotOptions, BotsConfig, CategoryBot, UpdateMode};
+pub use config::{
+    BotIdentity, BotOptions, BotsConfig, CatchUp, CatchUpFn, CategoryBot, UpdateMode,
+};
 pub use dedup::{DEDUP_TTL, MemoryDedup, RedisDedup, UpdateDedup};
 pub use dialogue::{
     DIALOGUE_NAMESPACE, DIALOGUE_TTL, DialogueState, DialogueStore, RedisDialogues, StoreDialogues,

@@ -9,6 +9,10 @@
 //! `fanned_out` status are written in one transaction before any send message is
 //! published; a redelivered fan-out message finds the post fanned out and does nothing.
 
+mod catch_up;
+
+pub use catch_up::CatchUp;
+
 use std::collections::HashMap;
 use std::sync::Arc;
 
@@ -60,6 +64,31 @@ struct SubscriberInfo {
     access: Access,
     /// Authors this subscriber hid ("Hide this author" under a card).
     hidden: Vec<String>,
+}
+
+impl SubscriberInfo {
+    /// Whether the subscriber hid any of a post's authors.
+    fn hides(&self, authors: &[String]) -> bool {
+        !self.hidden.is_empty() && authors.iter().any(|a| self.hidden.contains(a))
+    }
+}
+
+/// The bot of the job's first category this subscriber follows, among the bots that can
+/// reach them (one they blocked is passed over for the next category's); with billing, only
+/// categories a period covering `now` opens.
+fn choose_route<'a>(
+    routes: &'a [CategoryRoute],
+    categories: &[CategorySlug],
+    info: &SubscriberInfo,
+    billing: bool,
+    now: chrono::DateTime<chrono::Utc>,
+) -> Option<&'a CategoryRoute> {
+    categories
+        .iter()
+        .filter(|c| info.categories.contains(c))
+        .filter(|c| !billing || info.access.allows(now, c))
+        .filter_map(|c| routes.iter().find(|r| &r.slug == c))
+        .find(|r| !info.unreachable.contains(&r.bot))
 }
 
 #[derive(Debug)]
@@ -190,18 +219,10 @@ impl FanoutStage {
             let Some(info) = snapshot.info.get(id) else {
                 continue;
             };
-            if !info.hidden.is_empty() && authors.iter().any(|a| info.hidden.contains(a)) {
+            if info.hides(&authors) {
                 continue;
             }
-            // The bot of the job's first category this subscriber follows, among the bots
-            // that can reach them (one they blocked is passed over for the next category's).
-            // With billing, only categories a current period opens.
-            let Some(route) = categories
-                .iter()
-                .filter(|c| info.categories.contains(c))
-                .filter(|c| !self.billing || info.access.allows(now, c))
-                .filter_map(|c| self.routes.iter().find(|r| &r.slug == c))
-                .find(|r| !info.unreachable.contains(&r.bot))
+            let Some(route) = choose_route(&self.routes, &categories, info, self.billing, now)
             else {
                 continue;
             };

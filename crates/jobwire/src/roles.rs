@@ -293,6 +293,36 @@ async fn daily_report(
 /// processes), else in the store and in memory. In webhook mode the webhook router is
 /// served on `telegram.webhook_listen` by [`crate::http::spawn`] (its timeouts and
 /// connection limit).
+/// "What I missed" after a pause: the fan-out's matching, run in the bot process; the
+/// deliveries it adds are sent by the scheduler's held-delivery sweep.
+fn catch_up(
+    settings: &Settings,
+    store: &Arc<dyn Store>,
+    clock: &Arc<dyn jobwire_core::clock::Clock>,
+) -> Option<jobwire_bot::CatchUp> {
+    let b = &settings.bot_role;
+    if b.catch_up_max == 0 || b.catch_up_hours == 0 {
+        return None;
+    }
+    let finder = Arc::new(
+        jobwire_fanout::CatchUp::new(store.clone(), settings.routes())
+            .with_billing(settings.billing.enabled, clock.clone()),
+    );
+    Some(jobwire_bot::CatchUp {
+        missed: Arc::new(move |chat, since, max| {
+            let finder = finder.clone();
+            Box::pin(async move {
+                finder
+                    .missed(chat, since, max)
+                    .await
+                    .map_err(|e| e.to_string())
+            })
+        }),
+        hours: b.catch_up_hours,
+        max: b.catch_up_max,
+    })
+}
+
 pub async fn start_bots(
     settings: &Settings,
     store: Arc<dyn Store>,
@@ -361,6 +391,7 @@ pub async fn start_bots(
             categories,
             mode,
             options: BotOptions {
+                catch_up: catch_up(settings, &store, &clock),
                 clock,
                 report_threshold: settings.bot_role.report_threshold,
                 ..BotOptions::default()

@@ -1,6 +1,7 @@
 //! What the buttons under a card change: reports filed once per user, post and kind (and a
 //! post withheld once enough users reported it), the authors a subscriber hid, and the
-//! channels a vacancy appeared in.
+//! channels a vacancy appeared in; and what a subscriber resuming after a pause may catch
+//! up on.
 
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
@@ -31,6 +32,16 @@ pub struct HiddenAuthorRow {
     pub author: String,
     pub label: String,
     pub created_at: DateTime<Utc>,
+}
+
+/// A job fanned out recently, with what makes it a good one to catch up on.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RecentJob {
+    pub post: PostRow,
+    /// Subscribers it was fanned out to.
+    pub matched: u32,
+    /// Complaints about it (card reports and `/wrong`).
+    pub complaints: u32,
 }
 
 #[async_trait]
@@ -70,6 +81,25 @@ pub trait CardStore: Send + Sync {
     /// The channels a job appeared in: its own post first, then its near-duplicates in
     /// the order they were posted (each post once; a channel may repeat).
     async fn job_sources(&self, post_id: PostId) -> Result<Vec<Source>>;
+
+    /// Jobs fanned out since `since` (received), not withheld, newest first; with
+    /// `not_for`, only those that subscriber has no delivery of.
+    async fn recent_jobs(
+        &self,
+        since: DateTime<Utc>,
+        not_for: Option<SubscriberId>,
+        limit: u32,
+    ) -> Result<Vec<RecentJob>>;
+
+    /// Adds deliveries of an already fanned-out job (a subscriber catching up), `held` until
+    /// their `not_before` or `now`, so the scheduler's sweep sends them; a subscriber who has
+    /// a delivery of the job already gets no second one. Returns how many were added.
+    async fn add_held_deliveries(
+        &self,
+        post_id: PostId,
+        deliveries: &[NewDelivery],
+        now: DateTime<Utc>,
+    ) -> Result<u64>;
 }
 
 fn hidden_row<DB: Dialect>(c: &Cols<'_, DB>) -> Result<HiddenAuthorRow> {
@@ -227,6 +257,69 @@ impl<DB: Dialect> CardStore for SqlStore<DB> {
         Sql::<DB>::new("SELECT * FROM hidden_authors ORDER BY id")
             .fetch_each(&self.read, hidden_row)
             .await
+    }
+
+    async fn recent_jobs(
+        &self,
+        since: DateTime<Utc>,
+        not_for: Option<SubscriberId>,
+        limit: u32,
+    ) -> Result<Vec<RecentJob>> {
+        let rows = Sql::<DB>::new(
+            "SELECT p.*, c.handle AS channel_handle, c.title AS channel_title,
+                 (SELECT COUNT(*) FROM deliveries d WHERE d.post_id = p.id) AS matched,
+                 (SELECT COUNT(*) FROM reports r WHERE r.post_id = p.id
+                     AND r.kind IN ('wrong', 'not_job', 'wrong_category')) AS complaints
+             FROM posts p JOIN channels c ON c.id = p.channel_id
+             WHERE p.status = 'fanned_out' AND p.withheld_at IS NULL AND p.received_at >= $1
+               AND NOT EXISTS (SELECT 1 FROM deliveries d WHERE d.post_id = p.id
+                   AND d.subscriber_id = $2)
+             ORDER BY p.received_at DESC, p.id DESC LIMIT $3",
+        )
+        .int(ms(since))
+        .int(not_for.map_or(0, |s| s.get()))
+        .int(i64::from(limit))
+        .fetch_all(&self.read)
+        .await?;
+        rows.iter()
+            .map(|row| {
+                let c = Cols::<DB>::new(row);
+                Ok(RecentJob {
+                    post: crate::codec::post_row::<DB>(row)?,
+                    matched: c.count("matched")?,
+                    complaints: c.count("complaints")?,
+                })
+            })
+            .collect()
+    }
+
+    async fn add_held_deliveries(
+        &self,
+        post_id: PostId,
+        deliveries: &[NewDelivery],
+        now: DateTime<Utc>,
+    ) -> Result<u64> {
+        let mut tx = self.write.begin().await?;
+        let mut added = 0;
+        for d in deliveries {
+            let at = d.not_before.map_or(now, |t| t.max(now));
+            added += Sql::<DB>::new(
+                "INSERT INTO deliveries (post_id, subscriber_id, chat_id, bot, status, not_before,
+                     created_at, updated_at)
+                 VALUES ($1, $2, $3, $4, 'held', $5, $6, $6)
+                 ON CONFLICT (post_id, subscriber_id) DO NOTHING",
+            )
+            .int(post_id)
+            .int(d.subscriber_id)
+            .int(d.chat_id)
+            .text(d.bot.as_str())
+            .int(ms(at))
+            .int(ms(now))
+            .execute(&mut tx)
+            .await?;
+        }
+        tx.commit().await?;
+        Ok(added)
     }
 
     async fn job_sources(&self, post_id: PostId) -> Result<Vec<Source>> {

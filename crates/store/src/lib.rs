@@ -38,7 +38,7 @@ pub use billing::{
     AccessPeriodId, AccessPeriodRow, BillingCounts, BillingStore, Grant, InvoiceRow, LedgerId,
     LedgerKind, LedgerRow, LedgerSource, NewInvoice, NewLedgerEntry, PaymentOutcome, access_of,
 };
-pub use cards::{CardReport, CardStore, HiddenAuthorRow};
+pub use cards::{CardReport, CardStore, HiddenAuthorRow, RecentJob};
 pub use channels::ChannelStore;
 pub use deliveries::DeliveryStore;
 pub use learning::LearningStore;

@@ -41,6 +41,8 @@ pub(super) enum Callback {
     CancelRenewal,
     /// Show a hidden author again (`/status`), by its entry's id.
     ShowAuthor(i64),
+    /// After "Resume": also send the best of what was missed (`true`), or only new ones.
+    CatchUp(bool),
 }
 
 impl Callback {
@@ -63,6 +65,7 @@ impl Callback {
             Self::Buy { plan, card } => format!("buy:{plan}:{}", u8::from(*card)),
             Self::CancelRenewal => "renew:0".to_owned(),
             Self::ShowAuthor(id) => format!("unhide:{id}"),
+            Self::CatchUp(missed) => format!("resume:{}", u8::from(*missed)),
         }
     }
 
@@ -100,6 +103,7 @@ impl Callback {
                 on: flag(b)?,
             }),
             "pause" if b.is_none() => Some(Self::Pause(flag(Some(a))?)),
+            "resume" if b.is_none() => Some(Self::CatchUp(flag(Some(a))?)),
             "ask" if b.is_none() => Some(Self::Ask(match a {
                 "include" => DialogueState::Include,
                 "exclude" => DialogueState::Exclude,
@@ -154,6 +158,7 @@ pub(super) async fn on_callback(
     let action = q.data.as_deref().and_then(Callback::decode);
     let toast: Option<String> = match action {
         _ if chat_id <= 0 || !rt.is_main => None,
+        Some(Callback::CatchUp(missed)) => Some(turn.catch_up(missed, message_id).await?),
         Some(Callback::ShowAuthor(id)) => {
             let toast = turn.show_author(id).await?;
             turn.screen(Screen::Status, message_id).await?;
@@ -275,6 +280,8 @@ mod tests {
             },
             Callback::CancelRenewal,
             Callback::ShowAuthor(i64::MAX),
+            Callback::CatchUp(true),
+            Callback::CatchUp(false),
         ];
         for cb in all {
             let data = cb.encode();

@@ -4,9 +4,9 @@
 use chrono::Utc;
 use jobwire_store::{NewReport, ReportKind};
 use teloxide::prelude::*;
-use teloxide::types::MessageId;
+use teloxide::types::{InlineKeyboardButton, InlineKeyboardMarkup, MessageId};
 
-use super::callbacks::{Screen, ask_name};
+use super::callbacks::{Callback, Screen, ask_name};
 use super::keyboards::{back_keyboard, categories_keyboard, filters_keyboard, main_keyboard};
 use super::{Loaded, Turn, link_of, message_text, show, truncate};
 use crate::BotError;
@@ -110,9 +110,21 @@ impl Turn<'_> {
         edit: Option<MessageId>,
     ) -> Result<String, BotError> {
         let mut loaded = self.load().await?;
+        let resumed = !paused && loaded.stored.as_ref().is_some_and(|s| s.paused);
         loaded.spec.paused = paused;
         self.save(&loaded).await?;
         let note = texts::paused(self.lang, paused);
+        if resumed && let Some(c) = &self.inner.options.catch_up {
+            let (only_new, missed) = texts::cards::resume_buttons(self.lang, c.hours);
+            self.send(
+                texts::cards::resume_offer(self.lang, c.hours, c.max),
+                Some(InlineKeyboardMarkup::new(vec![vec![
+                    InlineKeyboardButton::callback(only_new, Callback::CatchUp(false).encode()),
+                    InlineKeyboardButton::callback(missed, Callback::CatchUp(true).encode()),
+                ]])),
+            )
+            .await;
+        }
         match edit {
             Some(_) => {
                 show(
@@ -133,6 +145,38 @@ impl Turn<'_> {
             }
         }
         Ok(note)
+    }
+
+    /// The answer to the offer after "Resume"; returns the toast.
+    pub(super) async fn catch_up(
+        &self,
+        missed: bool,
+        edit: Option<MessageId>,
+    ) -> Result<String, BotError> {
+        let Some(c) = &self.inner.options.catch_up else {
+            return Ok(texts::cards::only_new(self.lang));
+        };
+        let answer = if missed {
+            let since = self.inner.now() - chrono::Duration::hours(i64::from(c.hours));
+            let n = (c.missed)(self.chat_id, since, c.max)
+                .await
+                .map_err(BotError::CatchUp)?;
+            tracing::info!(bot = %self.rt.name, chat_id = self.chat_id, queued = n, "catching up after a pause");
+            texts::cards::caught_up(self.lang, n, c.hours)
+        } else {
+            texts::cards::only_new(self.lang)
+        };
+        if let Some(id) = edit {
+            show(
+                self.rt,
+                self.chat_id,
+                Some(id),
+                answer.clone(),
+                InlineKeyboardMarkup::new(Vec::<Vec<InlineKeyboardButton>>::new()),
+            )
+            .await;
+        }
+        Ok(answer)
     }
 
     pub(super) async fn ask(&self, state: DialogueState) -> Result<(), BotError> {

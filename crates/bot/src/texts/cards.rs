@@ -92,3 +92,46 @@ pub fn author_shown(lang: Lang, label: Option<&str>) -> String {
         ),
     }
 }
+
+/// After "Resume": what to do about the vacancies that came meanwhile.
+pub fn resume_offer(lang: Lang, hours: u32, max: usize) -> String {
+    tr!(
+        lang,
+        "▶️ Доставка возобновлена. Прислать лучшее из пропущенного за {hours} ч (не больше {max} вакансий) или только новые?",
+        "▶️ Delivery resumed. Send the best of what you missed in the last {hours} h (at most {max} jobs), or only new ones?"
+    )
+}
+
+/// The two answers to [`resume_offer`]: (only new, what I missed).
+pub fn resume_buttons(lang: Lang, hours: u32) -> (String, String) {
+    (
+        tr!(lang, "Только новые", "Only new"),
+        tr!(lang, "Пропущенное за {hours} ч", "Missed in {hours} h"),
+    )
+}
+
+/// The answer when only new vacancies are wanted.
+pub fn only_new(lang: Lang) -> String {
+    tr!(
+        lang,
+        "Хорошо: только новые вакансии.",
+        "Fine: only new jobs from now on."
+    )
+}
+
+/// The answer after catching up: how many missed vacancies are on their way.
+pub fn caught_up(lang: Lang, n: usize, hours: u32) -> String {
+    if n == 0 {
+        tr!(
+            lang,
+            "За {hours} ч не было вакансий по вашим настройкам, которых вы не видели.",
+            "Nothing you have not seen matched your settings in the last {hours} h."
+        )
+    } else {
+        tr!(
+            lang,
+            "Отправляем лучшие пропущенные вакансии: {n}. Дальше — только новые.",
+            "Sending the best jobs you missed: {n}. After that, only new ones."
+        )
+    }
+}

@@ -258,6 +258,8 @@ impl Config {
                 webhook,
                 webhook_listen: t.webhook_listen,
                 report_threshold: t.report_threshold,
+                catch_up_hours: t.catch_up_hours,
+                catch_up_max: t.catch_up_max,
             }
         };
         let known: Vec<CategorySlug> = categories.iter().map(|c| c.slug.clone()).collect();

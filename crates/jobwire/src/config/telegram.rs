@@ -33,6 +33,11 @@ pub struct TelegramSection {
     /// reply `/wrong`) before the post stops being delivered to anyone who has not got it
     /// yet and waits for an admin. 0: never withheld. Default 3.
     pub report_threshold: u32,
+    /// "Resume" offers the best vacancies missed in this many hours. Default 12; 0: only
+    /// new ones, no offer.
+    pub catch_up_hours: u32,
+    /// The most missed vacancies "Resume" sends. Default 10; 0: no offer.
+    pub catch_up_max: usize,
 }
 
 /// How the bot role receives updates.
@@ -58,6 +63,8 @@ pub struct BotRoleSettings {
     pub webhook_listen: std::net::SocketAddr,
     /// See [`TelegramSection::report_threshold`].
     pub report_threshold: u32,
+    pub catch_up_hours: u32,
+    pub catch_up_max: usize,
 }
 
 impl std::fmt::Debug for BotRoleSettings {
@@ -73,6 +80,8 @@ impl std::fmt::Debug for BotRoleSettings {
                     .map(|(u, _)| (u.as_str(), "<redacted>")),
             )
             .field("report_threshold", &self.report_threshold)
+            .field("catch_up_hours", &self.catch_up_hours)
+            .field("catch_up_max", &self.catch_up_max)
             .finish()
     }
 }
@@ -93,6 +102,8 @@ impl Default for TelegramSection {
             webhook_public_url: None,
             webhook_listen: default_telegram_webhook_listen(),
             report_threshold: jobwire_bot::DEFAULT_REPORT_THRESHOLD,
+            catch_up_hours: 12,
+            catch_up_max: 10,
         }
     }
 }

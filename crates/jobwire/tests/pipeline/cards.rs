@@ -3,7 +3,8 @@
 //! report threshold withholding the post from a subscriber who has not got it yet (and an
 //! admin's rejection releasing it); a hidden author never delivered to that user again,
 //! still delivered to others, and shown again from `/status`; one card naming the three
-//! channels a vacancy was posted in.
+//! channels a vacancy was posted in; "Resume" catching up on at most N missed cards, best
+//! first.
 
 use std::time::Duration;
 
@@ -58,6 +59,10 @@ fn post(channel: &str, id: &str, text: &str, author: Option<&str>) -> IncomingPo
 
 impl World {
     async fn new(texts: &[String], threshold: u32) -> World {
+        Self::with(texts, |s| s.bot_role.report_threshold = threshold).await
+    }
+
+    async fn with(texts: &[String], tune: impl FnOnce(&mut jobwire::config::Settings)) -> World {
         init();
         let telegram = fake_telegram(None).await;
         let llm = fake_llm(texts.iter().map(|t| web_job(t)).collect()).await;
@@ -74,7 +79,7 @@ impl World {
             ..Bed::default()
         };
         let mut settings = bed.settings(telegram.url(), &db).unwrap();
-        settings.bot_role.report_threshold = threshold;
+        tune(&mut settings);
         let (running, store) = jobwire::testbed::start_pipeline(&settings).await.unwrap();
         World {
             telegram,
@@ -127,17 +132,22 @@ impl World {
 
     /// Taps a card button of `card` as `user`; returns the toast it was answered with.
     async fn tap(&mut self, user: i64, card: &RecordedMessage, data: &str) -> String {
+        self.tap_in(WEB, user, card.message_id, data).await
+    }
+
+    /// Taps a button of the bot's message `message_id` as `user`; returns the toast.
+    async fn tap_in(&mut self, bot: usize, user: i64, message_id: i64, data: &str) -> String {
         self.taps += 1;
         let id = format!("cq-{user}-{}", self.taps);
         self.telegram
             .inject_update(
-                bot_id(WEB),
+                bot_id(bot),
                 json!({"callback_query": {
                     "id": id,
                     "from": {"id": user, "is_bot": false, "first_name": "Анна", "language_code": "ru"},
                     "message": {
-                        "message_id": card.message_id,
-                        "from": {"id": bot_id(WEB), "is_bot": true, "first_name": "Bot"},
+                        "message_id": message_id,
+                        "from": {"id": bot_id(bot), "is_bot": true, "first_name": "Bot"},
                         "chat": {"id": user, "type": "private", "first_name": "Анна"},
                         "date": 1_767_000_000,
                         "text": "card",
@@ -427,5 +437,63 @@ async fn a_vacancy_posted_in_three_channels_is_one_card_naming_all_three() {
         .filter(|m| m.text.contains("проекта номер 21"))
         .collect();
     assert_eq!(cards.len(), 1, "{cards:#?}");
+    w.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn resume_offers_only_new_or_the_best_of_what_was_missed_capped() {
+    let texts: Vec<String> = (31..=35).map(vacancy).collect();
+    let mut w = World::with(&texts, |s| {
+        s.bot_role.catch_up_max = 2;
+        s.bot_role.report_threshold = 0;
+    })
+    .await;
+    let mut paused = subscriber(1, &["web"]);
+    paused.paused = true;
+    jobwire::subscribers::store_all(w.store.as_ref(), &[paused, subscriber(2, &["web"])])
+        .await
+        .unwrap();
+    for (i, text) in texts[..4].iter().enumerate() {
+        w.ingest(post("@webjobs", &format!("{}", 31 + i), text, None))
+            .await;
+        w.card(2, &format!("проекта номер {}", 31 + i)).await;
+    }
+    // The newest one was reported as not a vacancy: it is not among the best.
+    let newest = w.card(2, "проекта номер 34").await;
+    let not_job = w.buttons(&newest)[0].1.clone();
+    w.tap(2, &newest, &not_job).await;
+    assert!(w.cards(1).is_empty(), "paused");
+
+    // Resume from the menu (an old one, long scrolled away): the offer comes with its two
+    // answers.
+    let main = bot_id(MAIN);
+    let toast = w.tap_in(MAIN, 1, 9999, "pause:0").await;
+    assert!(!toast.is_empty());
+    let offer = eventually("the catch-up offer", SOON, || async {
+        w.telegram
+            .chat_messages(main, 1)
+            .into_iter()
+            .find(|m| m.text.contains("пропущенного"))
+    })
+    .await;
+    let answers: Vec<String> = offer.reply_markup.as_ref().unwrap()["inline_keyboard"][0]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| b["callback_data"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(answers, vec!["resume:0", "resume:1"]);
+    let toast = w.tap_in(MAIN, 1, offer.message_id, "resume:1").await;
+    assert!(toast.contains('2'), "{toast}");
+    // Two cards, best first (the newest unreported one first), and no more.
+    eventually("two missed cards", SOON, || async { w.cards(1).len() >= 2 }).await;
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let got: Vec<String> = w.cards(1).iter().map(|m| gist(&m.text, 400)).collect();
+    assert_eq!(got.len(), 2, "{got:#?}");
+    assert!(got[0].contains("проекта номер 33"), "{got:#?}");
+    assert!(got[1].contains("проекта номер 32"), "{got:#?}");
+    // New vacancies flow again.
+    w.ingest(post("@webjobs", "35", &texts[4], None)).await;
+    w.card(1, "проекта номер 35").await;
     w.stop().await;
 }

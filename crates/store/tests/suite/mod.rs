@@ -61,6 +61,7 @@ macro_rules! every_check {
             check_sent_to_chat_since,
             check_card_reports,
             check_hidden_authors_and_sources,
+            check_catch_up_candidates,
         );
     };
 }
@@ -1805,4 +1806,76 @@ pub async fn check_hidden_authors_and_sources(store: &dyn Store) {
     let handles: Vec<&str> = sources.iter().map(|s| s.handle.as_str()).collect();
     assert_eq!(handles, vec!["@a", "@b", "Chat"]);
     assert_eq!(sources[0].url.as_deref(), Some("https://t.me/jobs/1"));
+}
+
+/// What a resuming subscriber may catch up on: fanned-out jobs since a moment, not withheld,
+/// none they have a delivery of; added deliveries wait (held) for the sweep, once each.
+pub async fn check_catch_up_candidates(store: &dyn Store) {
+    let seen = job(store, "seen").await;
+    let missed = job(store, "missed").await;
+    let subs = audience(store, 500, 2).await;
+    store
+        .fan_out(seen, &["a".to_owned()], &subs, t0())
+        .await
+        .unwrap();
+    store
+        .fan_out(missed, &["b".to_owned()], &subs[1..], t0())
+        .await
+        .unwrap();
+    let me = subs[0].subscriber_id;
+    let jobs = store
+        .recent_jobs(t0() - secs(60), Some(me), 10)
+        .await
+        .unwrap();
+    let ids: Vec<PostId> = jobs.iter().map(|j| j.post.id).collect();
+    assert_eq!(ids, vec![missed]);
+    assert_eq!((jobs[0].matched, jobs[0].complaints), (1, 0));
+    assert_eq!(
+        store
+            .recent_jobs(t0() + secs(1), Some(me), 10)
+            .await
+            .unwrap()
+            .len(),
+        0
+    );
+    assert_eq!(
+        store
+            .recent_jobs(t0() - secs(60), None, 10)
+            .await
+            .unwrap()
+            .len(),
+        2
+    );
+
+    let added = store
+        .add_held_deliveries(missed, &subs[..1], t0() + secs(5))
+        .await
+        .unwrap();
+    assert_eq!(added, 1);
+    assert_eq!(
+        store
+            .add_held_deliveries(missed, &subs[..1], t0() + secs(5))
+            .await
+            .unwrap(),
+        0,
+        "once"
+    );
+    let mine = store
+        .deliveries_of_post(missed)
+        .await
+        .unwrap()
+        .into_iter()
+        .find(|d| d.subscriber_id == me)
+        .unwrap();
+    assert_eq!(
+        (mine.status, mine.not_before),
+        (DeliveryStatus::Held, Some(t0() + secs(5)))
+    );
+    assert!(
+        store
+            .recent_jobs(t0() - secs(60), Some(me), 10)
+            .await
+            .unwrap()
+            .is_empty()
+    );
 }
