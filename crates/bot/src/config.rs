@@ -186,6 +186,8 @@ pub struct BotsConfig {
     pub options: BotOptions,
     /// Plans, payments and trials (off by default: everyone gets everything).
     pub billing: crate::billing::BillingConfig,
+    /// The daily public digest, posted by the main bot; `None`: none.
+    pub digest: Option<crate::digest::DigestConfig>,
 }
 
 fn valid_name(name: &str) -> bool {
@@ -310,6 +312,7 @@ mod tests {
             mode: UpdateMode::Polling,
             options: BotOptions::default(),
             billing: crate::billing::BillingConfig::default(),
+            digest: None,
         }
     }
 

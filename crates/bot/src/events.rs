@@ -37,3 +37,5 @@ pub const RECONCILIATION_DIFFERENCES_TOTAL: &str = "jobwire_reconciliation_diffe
 pub const POSTS_WITHHELD_TOTAL: &str = "jobwire_posts_withheld_total";
 /// `jobwire_authors_hidden_total`: "Hide this author" taps that hid an author.
 pub const AUTHORS_HIDDEN_TOTAL: &str = "jobwire_authors_hidden_total";
+/// `jobwire_digests_total`: daily digests posted to the public channel.
+pub const DIGESTS_TOTAL: &str = "jobwire_digests_total";

@@ -47,6 +47,7 @@ pub mod billing;
 mod config;
 mod dedup;
 mod dialogue;
+pub mod digest;
 mod error;
 pub mod events;
 mod handler;
@@ -65,6 +66,7 @@ pub use dialogue::{
     DIALOGUE_NAMESPACE, DIALOGUE_TTL, DialogueState, DialogueStore, RedisDialogues, StoreDialogues,
     redis_connection,
 };
+pub use digest::DigestConfig;
 pub use error::BotError;
 pub use handler::Processed;
 pub use limits::{DEFAULT_REPORT_THRESHOLD, DEFAULT_REPORTS_PER_HOUR};

@@ -273,6 +273,12 @@ impl Bots {
             this.inner
                 .tracker
                 .spawn(crate::notices::start_notices(inner, main.clone()));
+            if let Some(digest) = cfg.digest.clone() {
+                let inner = Arc::clone(&this.inner);
+                this.inner
+                    .tracker
+                    .spawn(crate::digest::run(inner, main.clone(), digest));
+            }
             if this.inner.billing.enabled {
                 let inner = Arc::clone(&this.inner);
                 this.inner.tracker.spawn(crate::billing::run(inner, main));

@@ -190,6 +190,21 @@ pub fn author_to_hide(
     }
 }
 
+/// How good a job is to recommend (catching up after a pause, the daily digest), compared
+/// in order: no complaints, a stated budget, more subscribers matched, newer. Larger is
+/// better.
+pub type Merit = (bool, bool, u32, chrono::DateTime<chrono::Utc>);
+
+/// The [`Merit`] of a job.
+pub fn merit(
+    complaints: u32,
+    has_budget: bool,
+    matched: u32,
+    received_at: chrono::DateTime<chrono::Utc>,
+) -> Merit {
+    (complaints == 0, has_budget, matched, received_at)
+}
+
 /// One channel a vacancy appeared in.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Source {

@@ -12,10 +12,6 @@ use jobwire_store::{NewDelivery, PostId, Store};
 
 use crate::{CategoryRoute, FanoutError, choose_route, subscriber_from_row};
 
-/// How good a missed job is, compared in order: no complaints, a stated budget, more
-/// subscribers matched, newer.
-type Rank = (bool, bool, u32, DateTime<Utc>);
-
 /// Jobs looked at, at most, when choosing what a subscriber missed.
 const CANDIDATES: u32 = 1000;
 
@@ -90,7 +86,7 @@ impl CatchUp {
         }
         let index = SubscriberIndex::build([subscriber]);
         let now = self.clock.now();
-        let mut picks: Vec<(Rank, PostId, NewDelivery)> = Vec::new();
+        let mut picks: Vec<(jobwire_core::card::Merit, PostId, NewDelivery)> = Vec::new();
         for job in store.recent_jobs(since, Some(id), CANDIDATES).await? {
             let Some(verdict) = store.classification(job.post.id).await? else {
                 continue;
@@ -126,8 +122,8 @@ impl CatchUp {
             else {
                 continue;
             };
-            let score = (
-                job.complaints == 0,
+            let score = jobwire_core::card::merit(
+                job.complaints,
                 budget.is_some(),
                 job.matched,
                 job.post.received_at,

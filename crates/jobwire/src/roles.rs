@@ -400,6 +400,7 @@ pub async fn start_bots(
                 alert: alert.or_else(|| settings.billing.alert.clone()),
                 ..settings.billing.clone()
             },
+            digest: settings.digest.clone(),
         },
         store,
         dialogues,

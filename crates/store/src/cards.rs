@@ -100,6 +100,24 @@ pub trait CardStore: Send + Sync {
         deliveries: &[NewDelivery],
         now: DateTime<Utc>,
     ) -> Result<u64>;
+
+    /// Claims the daily digest of `day` (`YYYY-MM-DD`) for this process: `true` when it was
+    /// not claimed yet, or claimed before `stale_before` and never sent (its poster died).
+    async fn claim_digest(
+        &self,
+        day: &str,
+        now: DateTime<Utc>,
+        stale_before: DateTime<Utc>,
+    ) -> Result<bool>;
+
+    /// Notes the digest of `day` posted: its message and how many jobs it named.
+    async fn digest_sent(
+        &self,
+        day: &str,
+        message_id: i64,
+        jobs: u32,
+        now: DateTime<Utc>,
+    ) -> Result<()>;
 }
 
 fn hidden_row<DB: Dialect>(c: &Cols<'_, DB>) -> Result<HiddenAuthorRow> {
@@ -320,6 +338,45 @@ impl<DB: Dialect> CardStore for SqlStore<DB> {
         }
         tx.commit().await?;
         Ok(added)
+    }
+
+    async fn claim_digest(
+        &self,
+        day: &str,
+        now: DateTime<Utc>,
+        stale_before: DateTime<Utc>,
+    ) -> Result<bool> {
+        let row = Sql::<DB>::new(
+            "INSERT INTO digests (day, claimed_at) VALUES ($1, $2)
+             ON CONFLICT (day) DO UPDATE SET claimed_at = excluded.claimed_at
+                 WHERE digests.sent_at IS NULL AND digests.claimed_at < $3
+             RETURNING day",
+        )
+        .text(day)
+        .int(ms(now))
+        .int(ms(stale_before))
+        .fetch_optional(&self.write)
+        .await?;
+        Ok(row.is_some())
+    }
+
+    async fn digest_sent(
+        &self,
+        day: &str,
+        message_id: i64,
+        jobs: u32,
+        now: DateTime<Utc>,
+    ) -> Result<()> {
+        Sql::<DB>::new(
+            "UPDATE digests SET sent_at = $1, message_id = $2, jobs = $3 WHERE day = $4",
+        )
+        .int(ms(now))
+        .int(message_id)
+        .int(i64::from(jobs))
+        .text(day)
+        .execute(&self.write)
+        .await?;
+        Ok(())
     }
 
     async fn job_sources(&self, post_id: PostId) -> Result<Vec<Source>> {

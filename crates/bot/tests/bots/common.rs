@@ -96,6 +96,7 @@ impl Env {
             mode,
             options: BotOptions::default(),
             billing,
+            digest: None,
         }
     }
 

@@ -273,7 +273,9 @@ impl Config {
                     e.to_string().trim_start_matches("bot configuration: "),
                 )
             })?;
+        let digest = self.digest.resolve(bot_role.main_bot.as_deref())?;
         Ok(Settings {
+            digest,
             billing,
             bot_role,
             database_url: self.database.url.clone(),

@@ -54,6 +54,8 @@ pub struct Settings {
     pub admin_listen: std::net::SocketAddr,
     /// Plans, trials and payments (`[billing]`, `[[plans]]`).
     pub billing: jobwire_bot::BillingConfig,
+    /// The daily public digest (`[digest]`).
+    pub digest: Option<jobwire_bot::DigestConfig>,
 }
 
 impl Settings {

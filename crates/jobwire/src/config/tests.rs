@@ -70,6 +70,50 @@ fn references_and_values_are_checked() {
 }
 
 #[test]
+fn the_digest_is_checked_key_by_key() {
+    let env = [("JOBWIRE_BOT_DEV_TOKEN", TOKEN)];
+    let base = "[[bots]]\nname = \"dev\"\n[telegram]\nmain_bot = \"dev\"\n";
+    check_err(
+        "[digest]\nenabled = true\nchannel = \"@jobs_digest\"\n",
+        &[],
+        "telegram.main_bot",
+    );
+    check_err(
+        &format!("{base}[digest]\nenabled = true\nchannel = \"jobs digest\"\n"),
+        &env,
+        "digest.channel",
+    );
+    check_err(
+        &format!("{base}[digest]\nenabled = true\nchannel = \"@jobs_digest\"\ntime = \"25:00\"\n"),
+        &env,
+        "digest.time",
+    );
+    check_err(
+        &format!(
+            "{base}[digest]\nenabled = true\nchannel = \"@jobs_digest\"\ntime_zone = \"Mars/Base\"\n"
+        ),
+        &env,
+        "digest.time_zone",
+    );
+    check_err(
+        &format!("{base}[digest]\nenabled = true\nchannel = \"@jobs_digest\"\nlanguage = \"de\"\n"),
+        &env,
+        "digest.language",
+    );
+    let env = FakeEnv(env.iter().copied().collect());
+    let ok = Config::from_toml(&format!(
+        "{base}[digest]\nenabled = true\nchannel = \"-1001234567\"\ntime = \"08:30\"\n"
+    ))
+    .and_then(|c| c.resolve(&env))
+    .expect("a good digest resolves");
+    let d = ok.digest.expect("on");
+    assert_eq!(
+        (d.channel.as_str(), d.at.to_string().as_str()),
+        ("-1001234567", "08:30:00")
+    );
+}
+
+#[test]
 fn a_good_config_resolves_with_defaults_and_hides_secrets() {
     let env = FakeEnv(
         [

@@ -4,8 +4,9 @@
 //! admin's rejection releasing it); a hidden author never delivered to that user again,
 //! still delivered to others, and shown again from `/status`; one card naming the three
 //! channels a vacancy was posted in; "Resume" catching up on at most N missed cards, best
-//! first.
+//! first; the daily digest at its time, one vacancy per category.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use jobwire::config::UpdatesMode;
@@ -63,9 +64,19 @@ impl World {
     }
 
     async fn with(texts: &[String], tune: impl FnOnce(&mut jobwire::config::Settings)) -> World {
+        let oracle = texts.iter().map(|t| web_job(t)).collect();
+        Self::at(oracle, tune, Arc::new(jobwire_core::clock::SystemClock)).await
+    }
+
+    /// A world whose bots read the time from `clock`, with the LLM answering `oracle`.
+    async fn at(
+        oracle: Vec<jobwire_testkit::llm::OracleEntry>,
+        tune: impl FnOnce(&mut jobwire::config::Settings),
+        clock: Arc<dyn jobwire_core::clock::Clock>,
+    ) -> World {
         init();
         let telegram = fake_telegram(None).await;
-        let llm = fake_llm(texts.iter().map(|t| web_job(t)).collect()).await;
+        let llm = fake_llm(oracle).await;
         let (dir, db) = temp_db().unwrap();
         let bed = Bed {
             bots: vec!["dev".into(), "creative".into()],
@@ -80,7 +91,9 @@ impl World {
         };
         let mut settings = bed.settings(telegram.url(), &db).unwrap();
         tune(&mut settings);
-        let (running, store) = jobwire::testbed::start_pipeline(&settings).await.unwrap();
+        let (running, store) = jobwire::testbed::start_pipeline_at(&settings, clock)
+            .await
+            .unwrap();
         World {
             telegram,
             llm,
@@ -495,5 +508,93 @@ async fn resume_offers_only_new_or_the_best_of_what_was_missed_capped() {
     // New vacancies flow again.
     w.ingest(post("@webjobs", "35", &texts[4], None)).await;
     w.card(1, "проекта номер 35").await;
+    w.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn the_daily_digest_posts_the_best_vacancy_of_each_category_once_at_its_time() {
+    let web: Vec<String> = (41..=42).map(vacancy).collect();
+    let design = "Нужен дизайнер логотипа для кофейни: фирменный стиль, вывеска и меню. \
+                  Бюджет 40 000 ₽, срок две недели."
+        .to_owned();
+    let mut oracle: Vec<_> = web.iter().map(|t| web_job(t)).collect();
+    oracle.push(jobwire_testkit::llm::OracleEntry {
+        text: design.clone(),
+        is_job: true,
+        kind: "job".into(),
+        categories: vec!["design".into()],
+    });
+    // 10:00 UTC today, whatever the real time: the digest's 11:00 is an hour away, not
+    // behind us (as it would be with a real clock near midnight).
+    let ten = chrono::Utc::now()
+        .date_naive()
+        .and_hms_opt(10, 0, 0)
+        .unwrap()
+        .and_utc();
+    let clock = Arc::new(jobwire_core::clock::ManualClock::new(ten));
+    let at = chrono::NaiveTime::from_hms_opt(11, 0, 0).unwrap();
+    let mut w = World::at(
+        oracle,
+        |s| {
+            s.bot_role.report_threshold = 0;
+            s.digest = Some(jobwire_bot::DigestConfig {
+                channel: "@jobwire_digest".into(),
+                at,
+                time_zone: chrono_tz::UTC,
+                lang: jobwire_bot::texts::Lang::Ru,
+                every: Duration::from_millis(100),
+            });
+        },
+        clock.clone(),
+    )
+    .await;
+    w.subscribe(&[1, 2]).await;
+    let mut designer = subscriber(3, &["design"]);
+    designer.name = Some("designer".into());
+    jobwire::subscribers::store_all(w.store.as_ref(), &[designer])
+        .await
+        .unwrap();
+    for (i, text) in web.iter().enumerate() {
+        w.ingest(post("@webjobs", &format!("{}", 41 + i), text, None))
+            .await;
+        w.card(1, &format!("проекта номер {}", 41 + i)).await;
+    }
+    w.ingest(post("@designjobs", "7", &design, None)).await;
+    eventually("the design card", SOON, || async {
+        !w.telegram.chat_messages(bot_id(MAIN), 3).is_empty()
+    })
+    .await;
+    // The newer web vacancy was reported: the older one is the day's best.
+    let newer = w.card(1, "проекта номер 42").await;
+    let not_job = w.buttons(&newer)[0].1.clone();
+    w.tap(1, &newer, &not_job).await;
+
+    let digests = |w: &World| -> Vec<RecordedMessage> {
+        w.telegram
+            .messages()
+            .into_iter()
+            .filter(|m| m.bot_id == bot_id(MAIN) && m.chat_id < -1_000_000_000_000)
+            .collect()
+    };
+    tokio::time::sleep(Duration::from_millis(400)).await;
+    assert!(digests(&w).is_empty(), "not before its time");
+    clock.advance(chrono::Duration::hours(1));
+    let posted = eventually("the digest", SOON, || async {
+        digests(&w).into_iter().next()
+    })
+    .await;
+    let text = &posted.visible_text;
+    assert!(text.contains("Лучшие вакансии за сутки"), "{text}");
+    assert!(text.contains("Web") && text.contains("Design"), "{text}");
+    assert!(text.contains("проекта номер 41"), "{text}");
+    assert!(
+        !text.contains("проекта номер 42"),
+        "the reported one is not the best: {text}"
+    );
+    assert!(text.contains("дизайнер логотипа"), "{text}");
+    assert!(posted.text.contains("?start=digest"), "{}", posted.text);
+    // Once a day, however many ticks pass.
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert_eq!(digests(&w).len(), 1);
     w.stop().await;
 }

@@ -1,0 +1,260 @@
+//! The daily public digest: once a day, at a configured local time, the main bot posts the
+//! best vacancy of each category of the last 24 hours to a public channel, with a link to
+//! the main bot. Best: no complaints, a stated budget, most subscribers matched, newest
+//! ([`jobwire_core::card::Merit`]). The day is claimed in the store first, so several bot
+//! processes post it once; a claim whose poster died is taken again after
+//! [`STALE_CLAIM`].
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use chrono::{DateTime, NaiveTime, Utc};
+use jobwire_core::CategorySlug;
+use jobwire_core::card::{Merit, merit};
+use teloxide::prelude::*;
+use teloxide::types::{LinkPreviewOptions, ParseMode, Recipient};
+
+use crate::BotError;
+use crate::runtime::{BotRuntime, Inner};
+use crate::texts::{Lang, escape};
+
+/// A claimed digest not posted within this long is claimed again.
+pub const STALE_CLAIM: Duration = Duration::from_secs(600);
+/// Longest title shown per vacancy, in characters.
+const TITLE_CHARS: usize = 150;
+
+/// Where and when the digest goes.
+#[derive(Debug, Clone)]
+pub struct DigestConfig {
+    /// The public channel: `@username` or its numeric id (`-100…`). The main bot must be
+    /// an administrator allowed to post there.
+    pub channel: String,
+    /// The local time it is posted, in `time_zone`.
+    pub at: NaiveTime,
+    pub time_zone: chrono_tz::Tz,
+    /// The digest's language.
+    pub lang: Lang,
+    /// How often the time is looked at. Default 30 s.
+    pub every: Duration,
+}
+
+impl DigestConfig {
+    /// The local day whose digest is due at `now`, if its time has come.
+    fn due_day(&self, now: DateTime<Utc>) -> Option<String> {
+        let local = now.with_timezone(&self.time_zone);
+        (local.time() >= self.at).then(|| local.date_naive().format("%Y-%m-%d").to_string())
+    }
+
+    fn recipient(&self) -> Recipient {
+        match self.channel.parse::<i64>() {
+            Ok(id) => Recipient::Id(ChatId(id)),
+            Err(_) => Recipient::ChannelUsername(self.channel.clone()),
+        }
+    }
+}
+
+pub(crate) async fn run(inner: Arc<Inner>, main: Arc<BotRuntime>, config: DigestConfig) {
+    let mut tick = tokio::time::interval(config.every);
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        tokio::select! {
+            _ = inner.shutdown.cancelled() => return,
+            _ = tick.tick() => {}
+        }
+        if let Err(e) = post_once(&inner, &main, &config).await {
+            tracing::warn!(error = %e, "the daily digest failed; trying again later");
+        }
+    }
+}
+
+/// One vacancy of the digest.
+struct Pick {
+    merit: Merit,
+    title: String,
+    url: Option<String>,
+    channel: String,
+}
+
+/// Posts today's digest if it is due and nobody posted it; returns whether this call did.
+async fn post_once(
+    inner: &Inner,
+    main: &BotRuntime,
+    config: &DigestConfig,
+) -> Result<bool, BotError> {
+    let now = inner.now();
+    let Some(day) = config.due_day(now) else {
+        return Ok(false);
+    };
+    let stale = now - chrono::Duration::from_std(STALE_CLAIM).unwrap_or_default();
+    if !inner.store.claim_digest(&day, now, stale).await? {
+        return Ok(false);
+    }
+    let picks = best_per_category(inner, now).await?;
+    if picks.is_empty() {
+        tracing::info!(day, "no vacancies for the daily digest");
+        inner.store.digest_sent(&day, 0, 0, now).await?;
+        return Ok(true);
+    }
+    let text = render(inner, config.lang, &picks);
+    let sent = main
+        .bot
+        .send_message(config.recipient(), text)
+        .parse_mode(ParseMode::Html)
+        .link_preview_options(LinkPreviewOptions {
+            is_disabled: true,
+            url: None,
+            prefer_small_media: false,
+            prefer_large_media: false,
+            show_above_text: false,
+        })
+        .await
+        .map_err(|e| BotError::Telegram {
+            bot: main.name.clone(),
+            message: crate::handler::describe(&e, &main.token),
+        })?;
+    let jobs = u32::try_from(picks.len()).unwrap_or(u32::MAX);
+    inner
+        .store
+        .digest_sent(&day, i64::from(sent.id.0), jobs, now)
+        .await?;
+    metrics::counter!(crate::events::DIGESTS_TOTAL).increment(1);
+    tracing::info!(day, jobs, channel = %config.channel, "daily digest posted");
+    Ok(true)
+}
+
+/// The best job of the last 24 hours in each category, in the configured order.
+async fn best_per_category(
+    inner: &Inner,
+    now: DateTime<Utc>,
+) -> Result<Vec<(CategorySlug, Pick)>, BotError> {
+    let since = now - chrono::Duration::hours(24);
+    let mut best: HashMap<CategorySlug, Pick> = HashMap::new();
+    for job in inner.store.recent_jobs(since, None, 5000).await? {
+        let Some(verdict) = inner.store.classification(job.post.id).await? else {
+            continue;
+        };
+        let extraction = verdict.extraction.as_ref();
+        let m = merit(
+            job.complaints,
+            extraction.is_some_and(|e| e.budget.is_some()),
+            job.matched,
+            job.post.received_at,
+        );
+        let title = extraction.and_then(|e| e.title.clone()).unwrap_or_else(|| {
+            job.post
+                .text
+                .lines()
+                .map(str::trim)
+                .find(|l| !l.is_empty())
+                .unwrap_or("")
+                .to_owned()
+        });
+        for slug in &verdict.categories {
+            if best.get(slug).is_some_and(|p| p.merit >= m) {
+                continue;
+            }
+            best.insert(
+                slug.clone(),
+                Pick {
+                    merit: m,
+                    title: title.clone(),
+                    url: job.post.url.clone(),
+                    channel: job
+                        .post
+                        .channel_title
+                        .clone()
+                        .unwrap_or_else(|| job.post.channel_handle.clone()),
+                },
+            );
+        }
+    }
+    Ok(inner
+        .views
+        .iter()
+        .filter_map(|v| best.remove(&v.slug).map(|p| (v.slug.clone(), p)))
+        .collect())
+}
+
+/// The digest's HTML: a heading, one line per category, the main bot's link; kept within
+/// Telegram's 4096 characters by leaving out the last categories if it must.
+fn render(inner: &Inner, lang: Lang, picks: &[(CategorySlug, Pick)]) -> String {
+    let mut out = match lang {
+        Lang::Ru => "🗞 <b>Лучшие вакансии за сутки</b>".to_owned(),
+        Lang::En => "🗞 <b>The best jobs of the day</b>".to_owned(),
+    };
+    let footer = inner.main_username.as_deref().map(|u| match lang {
+        Lang::Ru => format!(
+            "\n\n➡️ Все вакансии сразу после публикации — <a href=\"https://t.me/{u}?start=digest\">@{u}</a>"
+        ),
+        Lang::En => format!(
+            "\n\n➡️ Every job the moment it is posted: <a href=\"https://t.me/{u}?start=digest\">@{u}</a>"
+        ),
+    });
+    let budget = 3800 - footer.as_deref().map_or(0, |f| f.chars().count());
+    for (slug, pick) in picks {
+        let name = inner
+            .views
+            .iter()
+            .find(|v| &v.slug == slug)
+            .map_or_else(|| slug.to_string(), |v| v.name.clone());
+        let title: String = pick.title.chars().take(TITLE_CHARS).collect();
+        let title = escape(&title);
+        let linked = match pick.url.as_deref().and_then(jobwire_core::format::safe_url) {
+            Some(url) => format!("<a href=\"{}\">{title}</a>", escape(url)),
+            None => title,
+        };
+        let entry = format!(
+            "\n\n<b>{}</b>\n{linked}\n<i>{}</i>",
+            escape(&name),
+            escape(&pick.channel.chars().take(60).collect::<String>())
+        );
+        if out.chars().count() + entry.chars().count() > budget {
+            break;
+        }
+        out.push_str(&entry);
+    }
+    if let Some(f) = footer {
+        out.push_str(&f);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+
+    #[test]
+    fn the_digest_is_due_from_its_local_time_on() {
+        let c = DigestConfig {
+            channel: "@jobs_digest".into(),
+            at: NaiveTime::from_hms_opt(9, 0, 0).unwrap(),
+            time_zone: chrono_tz::Europe::Moscow,
+            lang: Lang::Ru,
+            every: Duration::from_secs(30),
+        };
+        // 05:59 UTC is 08:59 in Moscow: not yet; 06:00 UTC is 09:00: due, that local day.
+        let t = |s: &str| DateTime::parse_from_rfc3339(s).unwrap().with_timezone(&Utc);
+        assert_eq!(c.due_day(t("2026-12-03T05:59:00Z")), None);
+        assert_eq!(
+            c.due_day(t("2026-12-03T06:00:00Z")).as_deref(),
+            Some("2026-12-03")
+        );
+        // 22:00 UTC is already the next day in Moscow.
+        assert_eq!(
+            c.due_day(t("2026-12-03T22:00:00Z")).as_deref(),
+            Some("2026-12-04")
+        );
+        assert!(matches!(c.recipient(), Recipient::ChannelUsername(_)));
+        let numeric = DigestConfig {
+            channel: "-1001234".into(),
+            ..c
+        };
+        assert!(matches!(
+            numeric.recipient(),
+            Recipient::Id(ChatId(-1_001_234))
+        ));
+    }
+}
