@@ -62,6 +62,7 @@ macro_rules! every_check {
             check_card_reports,
             check_hidden_authors_and_sources,
             check_catch_up_candidates,
+            check_digest_claims,
         );
     };
 }
@@ -1878,4 +1879,41 @@ pub async fn check_catch_up_candidates(store: &dyn Store) {
             .unwrap()
             .is_empty()
     );
+}
+
+/// A day's digest is claimed once; an unsent claim older than the stale mark is taken
+/// again; a sent one never.
+pub async fn check_digest_claims(store: &dyn Store) {
+    let day = "2026-12-03";
+    assert!(
+        store
+            .claim_digest(day, t0(), t0() - secs(600))
+            .await
+            .unwrap()
+    );
+    assert!(
+        !store
+            .claim_digest(day, t0() + secs(1), t0() - secs(600))
+            .await
+            .unwrap()
+    );
+    // The poster died: ten minutes later the claim is stale and taken again.
+    assert!(
+        store
+            .claim_digest(day, t0() + secs(700), t0() + secs(100))
+            .await
+            .unwrap()
+    );
+    store
+        .digest_sent(day, 42, 5, t0() + secs(701))
+        .await
+        .unwrap();
+    assert!(
+        !store
+            .claim_digest(day, t0() + secs(9999), t0() + secs(9000))
+            .await
+            .unwrap(),
+        "posted: never again"
+    );
+    assert!(store.claim_digest("2026-12-04", t0(), t0()).await.unwrap());
 }
