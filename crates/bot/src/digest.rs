@@ -242,9 +242,10 @@ mod tests {
             c.due_day(t("2026-12-03T06:00:00Z")).as_deref(),
             Some("2026-12-03")
         );
-        // 22:00 UTC is already the next day in Moscow.
+        // 22:00 UTC is 01:00 of the next day in Moscow: that day's time has not come.
+        assert_eq!(c.due_day(t("2026-12-03T22:00:00Z")), None);
         assert_eq!(
-            c.due_day(t("2026-12-03T22:00:00Z")).as_deref(),
+            c.due_day(t("2026-12-04T06:30:00Z")).as_deref(),
             Some("2026-12-04")
         );
         assert!(matches!(c.recipient(), Recipient::ChannelUsername(_)));

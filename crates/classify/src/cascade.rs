@@ -64,11 +64,15 @@ impl LiveLocal {
         }
     }
 
-    /// Classifies without awaiting anything (the model is plain arithmetic).
+    /// Classifies without awaiting anything (the model is plain arithmetic). A résumé gets
+    /// the categories of the work it offers ([`LocalModel::resume_categories`]).
     pub fn classify_now(&self, post: &ClassifyInput) -> Classified {
         let started = Instant::now();
         let (model, id) = self.current();
-        let verdict = model.predict(&post.text);
+        let mut verdict = model.predict(&post.text);
+        if verdict.kind == jobwire_core::PostKind::Resume {
+            verdict.categories = model.resume_categories(&post.text);
+        }
         let extraction = verdict
             .is_job
             .then(|| jobwire_core::extract::extract(&post.text));
@@ -305,6 +309,14 @@ impl Cascade {
     pub fn local(&self) -> &Arc<LiveLocal> {
         &self.local
     }
+
+    /// A résumé the LLM recognised gets the categories of the work it offers from the local
+    /// model (the LLM's answer names categories for jobs only).
+    fn route_resume(&self, post: &ClassifyInput, c: &mut Classified) {
+        if c.verdict.kind == jobwire_core::PostKind::Resume && c.verdict.categories.is_empty() {
+            c.verdict.categories = self.local.model().resume_categories(&post.text);
+        }
+    }
 }
 
 #[async_trait]
@@ -352,9 +364,12 @@ impl Classifier for Cascade {
         for chunk in unsure.chunks(batch) {
             let inputs: Vec<ClassifyInput> = chunk.iter().map(|&i| posts[i].clone()).collect();
             let answers = self.llm.classify_many(&inputs).await;
-            for (&i, answer) in chunk.iter().zip(answers) {
+            for (&i, mut answer) in chunk.iter().zip(answers) {
                 if let (Some(spend), Ok(c)) = (&self.spend, &answer) {
                     spend.spent(c.cost_usd);
+                }
+                if let Ok(c) = &mut answer {
+                    self.route_resume(&posts[i], c);
                 }
                 out[i] = answer;
             }

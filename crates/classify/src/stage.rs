@@ -326,7 +326,9 @@ fn record(c: &Classified) -> ClassificationRecord {
     ClassificationRecord {
         is_job: c.verdict.is_job,
         kind: c.verdict.kind,
-        categories: if c.verdict.is_job {
+        // A résumé keeps the categories of the work it offers: it is routed to the
+        // subscribers who asked for résumés.
+        categories: if c.verdict.is_job || c.verdict.kind == jobwire_core::PostKind::Resume {
             c.verdict.categories.clone()
         } else {
             Vec::new()

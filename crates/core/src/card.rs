@@ -205,6 +205,44 @@ pub fn merit(
     (complaints == 0, has_budget, matched, received_at)
 }
 
+/// What a subscriber asked to receive. Vacancies and résumés are never mixed for one who
+/// asked for one of them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum Wants {
+    /// Vacancies only (the default).
+    #[default]
+    Jobs,
+    /// Résumés only: someone looking for freelancers.
+    Resumes,
+    /// Both.
+    Both,
+}
+
+impl Wants {
+    pub const ALL: [Wants; 3] = [Self::Jobs, Self::Resumes, Self::Both];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Jobs => "jobs",
+            Self::Resumes => "resumes",
+            Self::Both => "both",
+        }
+    }
+
+    pub fn parse(raw: &str) -> Option<Wants> {
+        Self::ALL.into_iter().find(|w| w.as_str() == raw)
+    }
+
+    /// Whether a post of this kind goes to the subscriber: vacancies, or résumés.
+    pub fn takes(self, resume: bool) -> bool {
+        match self {
+            Self::Jobs => !resume,
+            Self::Resumes => resume,
+            Self::Both => true,
+        }
+    }
+}
+
 /// One channel a vacancy appeared in.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Source {
@@ -371,6 +409,17 @@ mod tests {
         );
         let many: Vec<Source> = (0..12).map(|i| s(&format!("@ch{i}"), None)).collect();
         assert!(sources_line(&many).unwrap().ends_with(" +4"));
+    }
+
+    #[test]
+    fn wants_never_mix_for_those_who_asked_for_one() {
+        assert!(Wants::Jobs.takes(false) && !Wants::Jobs.takes(true));
+        assert!(Wants::Resumes.takes(true) && !Wants::Resumes.takes(false));
+        assert!(Wants::Both.takes(true) && Wants::Both.takes(false));
+        for w in Wants::ALL {
+            assert_eq!(Wants::parse(w.as_str()), Some(w));
+        }
+        assert_eq!(Wants::default(), Wants::Jobs);
     }
 
     #[test]

@@ -76,6 +76,9 @@ pub struct JobCard {
     /// What was extracted from the post (title, budget, deadline, work mode, skills,
     /// contact), shown under the header; `None` shows nothing extra.
     pub extraction: Option<Extraction>,
+    /// A résumé (someone offering their work) rather than a vacancy: the header starts
+    /// with `👤 Résumé` instead of `💼`.
+    pub resume: bool,
 }
 
 impl JobCard {
@@ -271,7 +274,11 @@ fn header_html(card: &JobCard) -> String {
     if let Some(title) = title {
         out.push_str(&format!("<b>{}</b>\n", escape(&title)));
     }
-    out.push_str("💼 ");
+    if card.resume {
+        out.push_str("👤 <b>Résumé</b> · ");
+    } else {
+        out.push_str("💼 ");
+    }
     out.push_str(&meta.join(" · "));
     if let Some(extraction) = extraction {
         let facts = facts_line(extraction);
@@ -542,6 +549,7 @@ mod tests {
                 .unwrap()
                 .with_timezone(&Utc),
             extraction: None,
+            resume: false,
         }
     }
 

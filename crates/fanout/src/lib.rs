@@ -64,6 +64,8 @@ struct SubscriberInfo {
     access: Access,
     /// Authors this subscriber hid ("Hide this author" under a card).
     hidden: Vec<String>,
+    /// Vacancies, résumés or both.
+    wants: jobwire_core::card::Wants,
 }
 
 impl SubscriberInfo {
@@ -206,6 +208,7 @@ impl FanoutStage {
             },
             budget,
         );
+        let resume = verdict.kind == jobwire_core::PostKind::Resume;
         let authors = jobwire_core::card::author_keys(
             &post.channel_handle,
             post.author.as_deref(),
@@ -219,7 +222,7 @@ impl FanoutStage {
             let Some(info) = snapshot.info.get(id) else {
                 continue;
             };
-            if info.hides(&authors) {
+            if info.hides(&authors) || !info.wants.takes(resume) {
                 continue;
             }
             let Some(route) = choose_route(&self.routes, &categories, info, self.billing, now)
@@ -252,6 +255,7 @@ impl FanoutStage {
                 .collect(),
             posted_at: post.posted_at,
             extraction: verdict.extraction.clone(),
+            resume,
         };
         let parts = render(&card);
         let ready = self
@@ -301,6 +305,7 @@ impl FanoutStage {
         let rows = self.store.subscribers().await?;
         let blocks = self.store.bot_blocks(None).await?;
         let hidden = self.store.all_hidden_authors().await?;
+        let wants = self.store.all_wants().await?;
         // Periods that can still cover a later moment (a renewing one runs a grace period
         // past its end); the version changes with every new, refunded or cancelled period.
         let periods = if self.billing {
@@ -325,6 +330,14 @@ impl FanoutStage {
             for i in info.values_mut() {
                 if let Some(list) = by_chat.remove(&i.chat_id) {
                     i.hidden = list;
+                }
+            }
+        }
+        if !wants.is_empty() {
+            let by_chat: HashMap<i64, jobwire_core::card::Wants> = wants.into_iter().collect();
+            for i in info.values_mut() {
+                if let Some(w) = by_chat.get(&i.chat_id) {
+                    i.wants = *w;
                 }
             }
         }
@@ -429,6 +442,7 @@ fn subscriber_from_row(row: &SubscriberRow) -> (Subscriber, (SubscriberId, Subsc
                 unreachable: Vec::new(),
                 access: Access::default(),
                 hidden: Vec::new(),
+                wants: jobwire_core::card::Wants::Jobs,
             },
         ),
     )

@@ -363,8 +363,29 @@ async fn list_reports(
             }
         },
     };
-    let reports = api.store()?.reports(status, limit).await?;
-    let list: Vec<Value> = reports.iter().map(report_json).collect();
+    let store = api.store()?;
+    let reports = store.reports(status, limit).await?;
+    // Whether each report's post is withheld (enough users complained; it waits for a
+    // decision here), read once per post.
+    let mut withheld: HashMap<PostId, bool> = HashMap::new();
+    for post in reports.iter().filter_map(|r| r.post_id) {
+        if let std::collections::hash_map::Entry::Vacant(e) = withheld.entry(post) {
+            e.insert(store.post_withheld(post).await?);
+        }
+    }
+    let list: Vec<Value> = reports
+        .iter()
+        .map(|r| {
+            let mut v = report_json(r);
+            v["post_withheld"] = json!(
+                r.post_id
+                    .and_then(|p| withheld.get(&p))
+                    .copied()
+                    .unwrap_or(false)
+            );
+            v
+        })
+        .collect();
     Ok(axum::Json(json!({ "reports": list })).into_response())
 }
 

@@ -74,6 +74,8 @@ pub struct DemoSummary {
     pub duplicates: u64,
     pub near_duplicates: u64,
     pub jobs: u64,
+    /// Résumés routed to the subscribers who asked for them.
+    pub resumes: u64,
     pub not_jobs: u64,
     pub deliveries_sent: u64,
     pub deliveries_held: u64,
@@ -253,6 +255,7 @@ pub async fn run(opts: DemoOptions) -> anyhow::Result<DemoReport> {
         duplicates: tally.duplicates,
         near_duplicates: tally.near_duplicates,
         jobs: counts.jobs,
+        resumes: counts.resumes,
         not_jobs: counts.not_job,
         deliveries_sent: counts.deliveries_sent,
         deliveries_held: counts.deliveries_held,
@@ -335,7 +338,10 @@ pub fn print(report: &DemoReport, json: bool) {
             m.skipped_lines
         );
     }
-    println!("  jobs {}, not jobs {}", m.jobs, m.not_jobs);
+    println!(
+        "  jobs {}, résumés {}, not jobs {}",
+        m.jobs, m.resumes, m.not_jobs
+    );
     println!(
         "  deliveries sent {}, held (quiet hours) {}, to a blocked chat {}, failed {}",
         m.deliveries_sent, m.deliveries_held, m.deliveries_blocked, m.deliveries_failed

@@ -5,7 +5,7 @@
 
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
-use jobwire_core::card::{Author, Source};
+use jobwire_core::card::{Author, Source, Wants};
 
 use crate::codec::ms;
 use crate::sql::{Cols, Dialect, Sql};
@@ -82,7 +82,7 @@ pub trait CardStore: Send + Sync {
     /// the order they were posted (each post once; a channel may repeat).
     async fn job_sources(&self, post_id: PostId) -> Result<Vec<Source>>;
 
-    /// Jobs fanned out since `since` (received), not withheld, newest first; with
+    /// Jobs (not résumés) fanned out since `since` (received), not withheld, newest first; with
     /// `not_for`, only those that subscriber has no delivery of.
     async fn recent_jobs(
         &self,
@@ -100,6 +100,16 @@ pub trait CardStore: Send + Sync {
         deliveries: &[NewDelivery],
         now: DateTime<Utc>,
     ) -> Result<u64>;
+
+    /// What a chat asked to receive (vacancies, résumés or both); changes the subscribers'
+    /// version when it changes.
+    async fn set_wants(&self, chat_id: i64, wants: Wants, now: DateTime<Utc>) -> Result<()>;
+
+    /// What a chat asked to receive ([`Wants::Jobs`] unless it said otherwise).
+    async fn wants_of(&self, chat_id: i64) -> Result<Wants>;
+
+    /// Every chat that asked for something other than vacancies only.
+    async fn all_wants(&self) -> Result<Vec<(i64, Wants)>>;
 
     /// Claims the daily digest of `day` (`YYYY-MM-DD`) for this process: `true` when it was
     /// not claimed yet, or claimed before `stale_before` and never sent (its poster died).
@@ -290,6 +300,8 @@ impl<DB: Dialect> CardStore for SqlStore<DB> {
                      AND r.kind IN ('wrong', 'not_job', 'wrong_category')) AS complaints
              FROM posts p JOIN channels c ON c.id = p.channel_id
              WHERE p.status = 'fanned_out' AND p.withheld_at IS NULL AND p.received_at >= $1
+               AND EXISTS (SELECT 1 FROM classifications k WHERE k.post_id = p.id
+                   AND k.kind = 'job')
                AND NOT EXISTS (SELECT 1 FROM deliveries d WHERE d.post_id = p.id
                    AND d.subscriber_id = $2)
              ORDER BY p.received_at DESC, p.id DESC LIMIT $3",
@@ -338,6 +350,47 @@ impl<DB: Dialect> CardStore for SqlStore<DB> {
         }
         tx.commit().await?;
         Ok(added)
+    }
+
+    async fn set_wants(&self, chat_id: i64, wants: Wants, now: DateTime<Utc>) -> Result<()> {
+        let mut tx = self.write.begin().await?;
+        let changed = Sql::<DB>::new(
+            "INSERT INTO subscriber_wants (chat_id, wants, updated_at) VALUES ($1, $2, $3)
+             ON CONFLICT (chat_id) DO UPDATE SET wants = excluded.wants,
+                 updated_at = excluded.updated_at
+                 WHERE subscriber_wants.wants <> excluded.wants",
+        )
+        .int(chat_id)
+        .text(wants.as_str())
+        .int(ms(now))
+        .execute(&mut tx)
+        .await?;
+        if changed > 0 {
+            Sql::<DB>::new(BUMP_SUBSCRIBERS_VERSION)
+                .execute(&mut tx)
+                .await?;
+        }
+        tx.commit().await?;
+        Ok(())
+    }
+
+    async fn wants_of(&self, chat_id: i64) -> Result<Wants> {
+        let row = Sql::<DB>::new("SELECT wants FROM subscriber_wants WHERE chat_id = $1")
+            .int(chat_id)
+            .fetch_optional(&self.read)
+            .await?;
+        match row {
+            Some(row) => Cols::<DB>::new(&row).word("wants", Wants::parse),
+            None => Ok(Wants::Jobs),
+        }
+    }
+
+    async fn all_wants(&self) -> Result<Vec<(i64, Wants)>> {
+        Sql::<DB>::new("SELECT chat_id, wants FROM subscriber_wants WHERE wants <> 'jobs'")
+            .fetch_each(&self.read, |c| {
+                Ok((c.int("chat_id")?, c.word("wants", Wants::parse)?))
+            })
+            .await
     }
 
     async fn claim_digest(

@@ -32,7 +32,8 @@ pub trait PostStore: Send + Sync {
         now: DateTime<Utc>,
     ) -> Result<Option<(PostId, PostStatus, bool)>>;
 
-    /// Records a classifier's verdict and moves the post to `job` or `not_job`, atomically.
+    /// Records a classifier's verdict and moves the post to `job` (a job, or a résumé with
+    /// categories: both are fanned out) or `not_job`, atomically.
     async fn record_classification(
         &self,
         id: PostId,
@@ -165,7 +166,12 @@ impl<DB: Dialect> PostStore for SqlStore<DB> {
         record: &ClassificationRecord,
         now: DateTime<Utc>,
     ) -> Result<PostStatus> {
-        let status = if record.is_job {
+        // A résumé with categories is deliverable too (to the subscribers who asked for
+        // résumés): it goes through fan-out like a job; its classification's kind tells
+        // them apart.
+        let deliverable = record.is_job
+            || (record.kind == jobwire_core::PostKind::Resume && !record.categories.is_empty());
+        let status = if deliverable {
             PostStatus::Job
         } else {
             PostStatus::NotJob

@@ -77,6 +77,15 @@ impl<DB: Dialect> ReportingStore for SqlStore<DB> {
                 None => {}
             }
         }
+        // Résumés routed to subscribers share the jobs' statuses; count them apart.
+        let resumes = Sql::<DB>::new(
+            "SELECT COUNT(*) AS n FROM posts p JOIN classifications c ON c.post_id = p.id
+             WHERE p.status IN ('job', 'fanned_out') AND c.kind = 'resume'",
+        )
+        .fetch_one(&self.read)
+        .await?;
+        c.resumes = clamp_u64(Cols::<DB>::new(&resumes).int("n")?);
+        c.jobs = c.jobs.saturating_sub(c.resumes);
         let rows = Sql::<DB>::new(
             "SELECT status, COUNT(*) AS n, COUNT(*) FILTER (WHERE resent_after_crash > 0) AS resent
              FROM deliveries GROUP BY status",

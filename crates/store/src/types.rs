@@ -38,7 +38,7 @@ pub enum PostStatus {
     /// The classifier was unavailable; retried at `next_attempt_at`.
     Waiting,
     NotJob,
-    /// Classified as a job, waiting for fan-out.
+    /// Classified as a job (or a résumé with categories), waiting for fan-out.
     Job,
     /// Deliveries were written.
     FannedOut,
@@ -336,6 +336,8 @@ pub struct PipelineCounts {
     pub duplicates: u64,
     /// Posts classified as jobs (whether fanned out yet or not).
     pub jobs: u64,
+    /// Résumés routed to the subscribers who asked for them (fanned out or waiting to be).
+    pub resumes: u64,
     /// Jobs whose deliveries are not written yet.
     pub awaiting_fanout: u64,
     pub deliveries_pending: u64,

@@ -43,6 +43,8 @@ pub(super) enum Callback {
     ShowAuthor(i64),
     /// After "Resume": also send the best of what was missed (`true`), or only new ones.
     CatchUp(bool),
+    /// Receive vacancies, résumés or both.
+    Wants(jobwire_core::card::Wants),
 }
 
 impl Callback {
@@ -66,6 +68,7 @@ impl Callback {
             Self::CancelRenewal => "renew:0".to_owned(),
             Self::ShowAuthor(id) => format!("unhide:{id}"),
             Self::CatchUp(missed) => format!("resume:{}", u8::from(*missed)),
+            Self::Wants(w) => format!("wants:{}", w.as_str()),
         }
     }
 
@@ -104,6 +107,7 @@ impl Callback {
             }),
             "pause" if b.is_none() => Some(Self::Pause(flag(Some(a))?)),
             "resume" if b.is_none() => Some(Self::CatchUp(flag(Some(a))?)),
+            "wants" if b.is_none() => Some(Self::Wants(jobwire_core::card::Wants::parse(a)?)),
             "ask" if b.is_none() => Some(Self::Ask(match a {
                 "include" => DialogueState::Include,
                 "exclude" => DialogueState::Exclude,
@@ -159,6 +163,12 @@ pub(super) async fn on_callback(
     let toast: Option<String> = match action {
         _ if chat_id <= 0 || !rt.is_main => None,
         Some(Callback::CatchUp(missed)) => Some(turn.catch_up(missed, message_id).await?),
+        Some(Callback::Wants(wants)) => {
+            inner.store.set_wants(chat_id, wants, inner.now()).await?;
+            tracing::info!(bot = %rt.name, chat_id, wants = wants.as_str(), "what to receive changed");
+            turn.screen(Screen::Filters, message_id).await?;
+            Some(texts::cards::wants_button(turn.lang, wants, true))
+        }
         Some(Callback::ShowAuthor(id)) => {
             let toast = turn.show_author(id).await?;
             turn.screen(Screen::Status, message_id).await?;
@@ -282,6 +292,8 @@ mod tests {
             Callback::ShowAuthor(i64::MAX),
             Callback::CatchUp(true),
             Callback::CatchUp(false),
+            Callback::Wants(jobwire_core::card::Wants::Both),
+            Callback::Wants(jobwire_core::card::Wants::Resumes),
         ];
         for cb in all {
             let data = cb.encode();

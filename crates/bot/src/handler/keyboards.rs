@@ -2,6 +2,7 @@
 //! toggles and bot links, and "back".
 
 use jobwire_core::CategorySlug;
+use jobwire_core::card::Wants;
 use teloxide::types::{InlineKeyboardButton, InlineKeyboardMarkup};
 
 use super::callbacks::{Callback, Screen};
@@ -48,9 +49,16 @@ pub(super) fn back_keyboard(lang: Lang) -> InlineKeyboardMarkup {
     )]])
 }
 
-pub(super) fn filters_keyboard(lang: Lang) -> InlineKeyboardMarkup {
+pub(super) fn filters_keyboard(lang: Lang, wants: Wants) -> InlineKeyboardMarkup {
     let l = texts::labels(lang);
+    let choice = |w: Wants| {
+        button(
+            texts::cards::wants_button(lang, w, w == wants),
+            &Callback::Wants(w),
+        )
+    };
     InlineKeyboardMarkup::new(vec![
+        Wants::ALL.into_iter().map(choice).collect(),
         vec![
             button(l.include, &Callback::Ask(DialogueState::Include)),
             button(l.exclude, &Callback::Ask(DialogueState::Exclude)),

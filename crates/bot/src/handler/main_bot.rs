@@ -25,6 +25,9 @@ impl Turn<'_> {
             budget.as_ref(),
             &self.inner.views,
         );
+        let wants = self.inner.store.wants_of(self.chat_id).await?;
+        text.push('\n');
+        text.push_str(&texts::cards::wants_line(self.lang, wants));
         if let Some(line) = self.access_line().await? {
             text.push_str("\n\n");
             text.push_str(&line);
@@ -49,7 +52,7 @@ impl Turn<'_> {
             ),
             Screen::Filters => (
                 texts::filters_screen(self.lang, &self.settings(&loaded).await?),
-                filters_keyboard(self.lang),
+                filters_keyboard(self.lang, self.inner.store.wants_of(self.chat_id).await?),
             ),
             Screen::Status => {
                 let hidden = self.inner.store.hidden_authors(self.chat_id).await?;
@@ -270,7 +273,9 @@ impl Turn<'_> {
             .clear(&self.rt.name, self.chat_id)
             .await?;
         tracing::info!(bot = %self.rt.name, chat_id = self.chat_id, setting = ask_name(state), "setting changed");
-        self.send(reply, Some(filters_keyboard(self.lang))).await;
+        let wants = self.inner.store.wants_of(self.chat_id).await?;
+        self.send(reply, Some(filters_keyboard(self.lang, wants)))
+            .await;
         Ok(())
     }
 

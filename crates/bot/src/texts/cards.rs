@@ -135,3 +135,35 @@ pub fn caught_up(lang: Lang, n: usize, hours: u32) -> String {
         )
     }
 }
+
+/// The settings line saying what the subscriber receives.
+pub fn wants_line(lang: Lang, wants: jobwire_core::card::Wants) -> String {
+    use jobwire_core::card::Wants;
+    let what = match (wants, lang) {
+        (Wants::Jobs, Lang::Ru) => "вакансии",
+        (Wants::Jobs, Lang::En) => "jobs",
+        (Wants::Resumes, Lang::Ru) => "резюме исполнителей (вы ищете фрилансеров)",
+        (Wants::Resumes, Lang::En) => "résumés of freelancers (you are hiring)",
+        (Wants::Both, Lang::Ru) => "вакансии и резюме",
+        (Wants::Both, Lang::En) => "jobs and résumés",
+    };
+    tr!(lang, "<b>Присылать:</b> {what}", "<b>Send me:</b> {what}")
+}
+
+/// The label of a choice of what to receive (✅ marks the current one).
+pub fn wants_button(lang: Lang, wants: jobwire_core::card::Wants, current: bool) -> String {
+    use jobwire_core::card::Wants;
+    let label = match (wants, lang) {
+        (Wants::Jobs, Lang::Ru) => "💼 Вакансии",
+        (Wants::Jobs, Lang::En) => "💼 Jobs",
+        (Wants::Resumes, Lang::Ru) => "👤 Резюме",
+        (Wants::Resumes, Lang::En) => "👤 Résumés",
+        (Wants::Both, Lang::Ru) => "Оба",
+        (Wants::Both, Lang::En) => "Both",
+    };
+    if current {
+        format!("✅ {label}")
+    } else {
+        label.to_owned()
+    }
+}

@@ -13,8 +13,8 @@ pub fn category_started(lang: Lang, names: &[String], main_username: Option<&str
     );
     tr!(
         lang,
-        "✅ Подписка включена: {list}. Новые вакансии будут приходить сюда.{settings}\n\n/stop — отписаться. Ответьте /wrong на сообщение, если это не вакансия или не та категория.",
-        "✅ Subscribed: {list}. New jobs will arrive here.{settings}\n\n/stop unsubscribes. Reply /wrong to a message that is not a job or not of this category."
+        "✅ Подписка включена: {list}. Новые вакансии будут приходить сюда.{settings}\n\n/stop — отписаться. Кнопки под вакансией: «Не вакансия», «Не та категория», «Скрыть автора».",
+        "✅ Subscribed: {list}. New jobs will arrive here.{settings}\n\n/stop unsubscribes. The buttons under a job: Not a vacancy, Wrong category, Hide this author."
     )
 }
 
@@ -32,8 +32,8 @@ pub fn category_help(lang: Lang, names: &[String], main_username: Option<&str>) 
     let settings = lives_in(lang, main_username, "Настройки", "Settings");
     tr!(
         lang,
-        "Этот бот присылает вакансии категорий {list}.\n/start — подписаться, /stop — отписаться.\nОтветьте /wrong на сообщение, если это не вакансия или не та категория.{settings}",
-        "This bot sends jobs of {list}.\n/start subscribes, /stop unsubscribes.\nReply /wrong to a message that is not a job or not of this category.{settings}"
+        "Этот бот присылает вакансии категорий {list}.\n/start — подписаться, /stop — отписаться.\nКнопки под вакансией: «Не вакансия», «Не та категория» (жалоба администратору), «Скрыть автора» (его вакансии больше не придут; вернуть — в /status главного бота). Или ответьте /wrong на сообщение с комментарием.{settings}",
+        "This bot sends jobs of {list}.\n/start subscribes, /stop unsubscribes.\nThe buttons under a job: Not a vacancy, Wrong category (a report to the admins), Hide this author (you will not get their posts again; /status in the main bot shows them again). Or reply /wrong to a message with a comment.{settings}"
     )
 }
 

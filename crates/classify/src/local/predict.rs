@@ -123,6 +123,22 @@ impl LocalModel {
         self.calibration.apply(self.scores(text).job_logit)
     }
 
+    /// The categories of the work a résumé offers: the category head, trained on jobs,
+    /// read on the résumé's text (it names the same skills and tools a vacancy asks for).
+    /// Used to route résumés to the subscribers who asked for them; not part of
+    /// [`LocalModel::predict`], whose verdicts the evaluations score.
+    pub fn resume_categories(&self, text: &str) -> Vec<jobwire_core::CategorySlug> {
+        let s = self.scores(text);
+        calibrate::choose_categories(
+            &s.categories,
+            &self.category_thresholds,
+            self.max_categories,
+        )
+        .into_iter()
+        .map(|c| self.categories[c].clone())
+        .collect()
+    }
+
     /// Classifies one text. Never fails and never panics; categories are always members of
     /// the configured set, and only jobs get categories. `confidence` is the calibrated
     /// probability that `is_job` is right: `max(p, 1 - p)` of [`LocalModel::job_probability`].

@@ -80,7 +80,7 @@ async fn odd_posts_become_valid_messages_or_clear_rejections() {
     let counts = settled(&mut running).await;
     assert_eq!(counts.posts, 2 + posts.len() as u64);
     assert_eq!(
-        counts.jobs + counts.not_job,
+        counts.jobs + counts.resumes + counts.not_job,
         posts.len() as u64,
         "every post got a verdict: {counts:?}"
     );

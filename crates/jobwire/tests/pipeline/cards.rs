@@ -598,3 +598,118 @@ async fn the_daily_digest_posts_the_best_vacancy_of_each_category_once_at_its_ti
     assert_eq!(digests(&w).len(), 1);
     w.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn resumes_reach_those_who_asked_for_them_and_never_mix_with_vacancies() {
+    init();
+    let telegram = fake_telegram(None).await;
+    let (_dir, db) = temp_db().unwrap();
+    // The local model: it reads a résumé's categories from the work it offers.
+    let bed = Bed {
+        bots: vec!["dev".into(), "creative".into()],
+        routes: vec![
+            ("web".into(), "dev".into()),
+            ("design".into(), "creative".into()),
+        ],
+        main_bot: Some("creative".into()),
+        updates: UpdatesMode::Polling,
+        ..Bed::default()
+    };
+    let settings = bed.settings(telegram.url(), &db).unwrap();
+    let (running, store) = jobwire::testbed::start_pipeline(&settings).await.unwrap();
+    jobwire::subscribers::store_all(
+        store.as_ref(),
+        &[
+            subscriber(1, &["web"]),
+            subscriber(2, &["web"]),
+            subscriber(3, &["web"]),
+        ],
+    )
+    .await
+    .unwrap();
+    // User 2 hires (résumés only), user 3 wants both; user 1 keeps the default.
+    let main = bot_id(MAIN);
+    for (user, data) in [(2, "wants:resumes"), (3, "wants:both")] {
+        telegram
+            .inject_update(
+                main,
+                json!({"callback_query": {
+                    "id": format!("cq-wants-{user}"),
+                    "from": {"id": user, "is_bot": false, "first_name": "Анна", "language_code": "ru"},
+                    "message": {
+                        "message_id": 9999,
+                        "from": {"id": main, "is_bot": true, "first_name": "Bot"},
+                        "chat": {"id": user, "type": "private", "first_name": "Анна"},
+                        "date": 1_767_000_000,
+                        "text": "filters",
+                    },
+                    "chat_instance": "ci",
+                    "data": data,
+                }}),
+            )
+            .unwrap();
+    }
+    eventually("both choices stored", SOON, || async {
+        store.wants_of(2).await.unwrap() == jobwire_core::card::Wants::Resumes
+            && store.wants_of(3).await.unwrap() == jobwire_core::card::Wants::Both
+    })
+    .await;
+    let screen = eventually("the filters screen with the choice", SOON, || async {
+        telegram
+            .chat_messages(main, 2)
+            .into_iter()
+            .find(|m| m.visible_text.contains("Присылать"))
+    })
+    .await;
+    assert!(
+        screen.visible_text.contains("резюме"),
+        "{}",
+        screen.visible_text
+    );
+
+    let vacancy = "Лендинг на Tilda для косметического бренда, каталог 8 позиций + форма \
+                   заявки. 7-10 дней, 25к. Пишите @anna_kosmetika";
+    let resume = "Веб-разработчик (Laravel/Vue), 6 лет коммерческого опыта. Сейчас свободен, \
+                  возьму проект или доработку существующего. Могу в поддержку на постоянку.\n\
+                  GitHub: github.com/k-sergeev-dev\n@sergeev_fullstack";
+    for (id, text) in [("1", vacancy), ("2", resume)] {
+        running
+            .intake
+            .ingest(post("@freelance_board", id, text, None))
+            .await
+            .unwrap();
+    }
+    let web = |user: i64| telegram.chat_messages(bot_id(WEB), user);
+    let has = |msgs: &[RecordedMessage], needle: &str| msgs.iter().any(|m| m.text.contains(needle));
+    eventually("user 3 gets both", SOON, || async {
+        let m = web(3);
+        has(&m, "Tilda") && has(&m, "Laravel")
+    })
+    .await;
+    eventually("user 2 gets the résumé", SOON, || async {
+        has(&web(2), "Laravel")
+    })
+    .await;
+    eventually("user 1 gets the vacancy", SOON, || async {
+        has(&web(1), "Tilda")
+    })
+    .await;
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert!(!has(&web(1), "Laravel"), "a résumé reached a job seeker");
+    assert!(
+        !has(&web(2), "Tilda"),
+        "a vacancy reached someone who asked for résumés only"
+    );
+    let card = web(2)
+        .into_iter()
+        .find(|m| m.text.contains("Laravel"))
+        .unwrap();
+    assert!(
+        card.visible_text.starts_with("👤 Résumé"),
+        "{}",
+        card.visible_text
+    );
+    let counts = store.pipeline_counts().await.unwrap();
+    assert_eq!((counts.jobs, counts.resumes), (1, 1));
+    running.shutdown().await.unwrap();
+}

@@ -110,7 +110,7 @@ async fn during_an_llm_outage_posts_wait_and_are_classified_when_it_returns() {
         || async {
             let c = store.pipeline_counts().await.unwrap();
             assert_eq!(
-                c.jobs + c.not_job,
+                c.jobs + c.resumes + c.not_job,
                 0,
                 "nothing is classified while the LLM is down"
             );

@@ -60,7 +60,7 @@ async fn the_cascade_sends_only_unsure_posts_to_the_llm_and_learns_from_its_answ
         .unwrap();
     running.shutdown().await.unwrap();
 
-    let classified = counts.jobs + counts.not_job;
+    let classified = counts.jobs + counts.resumes + counts.not_job;
     assert!(classified > 0);
     assert_eq!(counts.waiting + counts.queued, 0, "nothing is left waiting");
 

@@ -1149,6 +1149,7 @@ pub async fn check_pipeline_counts(store: &dyn Store) {
             not_job: 1,
             duplicates: 0,
             jobs: 2,
+            resumes: 0,
             awaiting_fanout: 1,
             deliveries_pending: 1,
             deliveries_held: 1,
