@@ -24,6 +24,7 @@ pub mod quiet;
 pub mod rules;
 pub mod secret;
 pub mod subscriber;
+pub mod tghtml;
 
 pub use category::{CategorySlug, InvalidCategory};
 pub use ids::{

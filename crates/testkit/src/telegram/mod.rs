@@ -95,7 +95,8 @@
 mod api;
 mod checks;
 mod control;
-pub mod html;
+/// Telegram's HTML parser, shared with jobwire (`jobwire_core::tghtml`).
+pub use jobwire_core::tghtml as html;
 mod limits;
 mod methods;
 mod params;
