@@ -11,6 +11,7 @@
 //! *what* the message says (rendered once per job at fan-out); this crate only moves
 //! rendered parts to chats and records what happened.
 
+pub mod broadcast;
 pub mod events;
 pub mod limits;
 pub mod recorder;

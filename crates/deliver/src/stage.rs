@@ -2,7 +2,7 @@
 //! through its bot.
 
 use std::collections::HashMap;
-use std::sync::atomic::AtomicU64;
+use std::sync::atomic::{AtomicU64, AtomicUsize};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -107,12 +107,30 @@ pub struct SendCounters {
 }
 
 #[derive(Debug)]
-struct BotSender {
-    bot: Bot,
-    limiter: Arc<dyn Limiter>,
+pub(crate) struct BotSender {
+    pub(crate) bot: Bot,
+    pub(crate) limiter: Arc<dyn Limiter>,
     /// When this process last handed a message of this bot to the HTTP client, and the
     /// bot's pacing interval (`None`: limits lifted).
     gate: Option<(tokio::sync::Mutex<tokio::time::Instant>, Duration)>,
+    /// Vacancies of this bot waiting for a send slot now: broadcasts give way while any do.
+    pub(crate) waiting: AtomicUsize,
+}
+
+/// Counts a vacancy as waiting for its bot while it lives.
+struct Waiting<'a>(&'a AtomicUsize);
+
+impl<'a> Waiting<'a> {
+    fn new(counter: &'a AtomicUsize) -> Self {
+        counter.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        Self(counter)
+    }
+}
+
+impl Drop for Waiting<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
+    }
 }
 
 impl BotSender {
@@ -120,7 +138,7 @@ impl BotSender {
     /// pace, but the status commit between grant and call is group-committed, so sends
     /// granted apart could leave together and arrive at Telegram bunched; this keeps them
     /// at least one interval apart as they leave this process.
-    async fn pass_gate(&self) {
+    pub(crate) async fn pass_gate(&self) {
         let Some((last, interval)) = &self.gate else {
             return;
         };
@@ -229,6 +247,7 @@ impl SendStage {
                                 interval,
                             )
                         }),
+                        waiting: AtomicUsize::new(0),
                     },
                 )
             })
@@ -242,6 +261,14 @@ impl SendStage {
             config,
             counters: SendCounters::default(),
         })
+    }
+
+    pub(crate) fn store(&self) -> &Arc<dyn Store> {
+        &self.store
+    }
+
+    pub(crate) fn sender(&self, bot: &str) -> Option<&BotSender> {
+        self.bots.get(bot)
     }
 
     /// Consumes the send queue until `shutdown` is cancelled, then finishes the deliveries
@@ -398,6 +425,7 @@ impl SendStage {
             return Ok(Outcome::Done);
         };
         let chat = row.chat_id;
+        let _waiting = Waiting::new(&sender.waiting);
         sender.limiter.acquire(chat).await;
         if !self.record(DeliveryUpdate::Claim { id }).await? {
             return Ok(Outcome::Skipped);
@@ -525,7 +553,7 @@ fn keyboard_markup(rows: Vec<Vec<jobwire_core::card::CardButton>>) -> InlineKeyb
 /// known error ([`ApiError::Unknown`]) counts as Telegram's trouble unless its description
 /// starts like the Bot API's client errors ("Bad Request: …", "Forbidden: …"): those are
 /// answers about the request, and repeating it would get the same answer.
-fn is_transient(e: &RequestError) -> bool {
+pub(crate) fn is_transient(e: &RequestError) -> bool {
     const CLIENT_ERRORS: [&str; 7] = [
         "Bad Request",
         "Unauthorized",
@@ -549,7 +577,7 @@ fn is_transient(e: &RequestError) -> bool {
 /// Whether Telegram's answer means this bot cannot reach the chat, and how far that goes:
 /// blocking or removing one bot concerns that bot only; a user who never pressed Start in it
 /// can still start it; a deleted account is unreachable through any bot.
-fn block_scope(e: &ApiError) -> Option<BlockScope> {
+pub(crate) fn block_scope(e: &ApiError) -> Option<BlockScope> {
     match e {
         ApiError::BotBlocked
         | ApiError::BotKicked

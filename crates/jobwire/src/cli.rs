@@ -159,6 +159,45 @@ pub enum Command {
         #[command(subcommand)]
         which: crate::bench::Bench,
     },
+    /// A message to every subscriber, or those of a category, plan or language: checked with
+    /// Telegram's HTML parser, sent by the running send role behind vacancies, within the
+    /// same rate limits, once per subscriber whatever restarts.
+    Broadcast {
+        #[command(subcommand)]
+        action: BroadcastAction,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum BroadcastAction {
+    /// Checks the message and starts the broadcast; prints its id.
+    Send {
+        /// The message, in Telegram's HTML (`<b>`, `<i>`, `<a href>`, …).
+        #[arg(long)]
+        text_file: PathBuf,
+        /// Only subscribers of this category (slug).
+        #[arg(long)]
+        category: Option<String>,
+        /// Only subscribers with a current period of this plan.
+        #[arg(long)]
+        plan: Option<String>,
+        /// Only subscribers whose Telegram reads this language (ru or en).
+        #[arg(long)]
+        language: Option<String>,
+    },
+    /// Progress: sent, failed, blocked, remaining, rate and ETA (all broadcasts without an id).
+    Status {
+        id: Option<i64>,
+        /// Repeat every 2 seconds until the broadcast ends.
+        #[arg(long)]
+        watch: bool,
+    },
+    /// Stops claiming new recipients (the one in flight finishes).
+    Pause { id: i64 },
+    /// Goes on after a pause.
+    Resume { id: i64 },
+    /// Ends it; whoever has not got it yet will not.
+    Cancel { id: i64 },
 }
 
 /// Loads and resolves the configuration for commands that need it.

@@ -91,6 +91,11 @@ pub async fn execute(cli: Cli) -> anyhow::Result<()> {
             );
             Ok(())
         }
+        Command::Broadcast { action } => {
+            let settings = cli::settings(&cli)?;
+            let store = pipeline::open_store(&settings).await?;
+            broadcast_command(&settings, &store, action).await
+        }
         Command::Retrain => {
             let settings = cli::settings(&cli)?;
             let store = pipeline::open_store(&settings).await?;
@@ -192,5 +197,80 @@ pub async fn execute(cli: Cli) -> anyhow::Result<()> {
             crate::run::fake_llm(*listen, oracle.as_deref(), latency, faults, *seed).await
         }
         Command::Bench { which } => crate::bench::run(which).await,
+    }
+}
+
+/// `jobwire broadcast …`.
+async fn broadcast_command(
+    settings: &crate::config::Settings,
+    store: &std::sync::Arc<dyn jobwire_store::Store>,
+    action: &cli::BroadcastAction,
+) -> anyhow::Result<()> {
+    use crate::broadcast::{Audience, create, progress_line};
+    use cli::BroadcastAction as A;
+    use jobwire_store::BroadcastStatus as S;
+    let now = chrono::Utc::now;
+    match action {
+        A::Send {
+            text_file,
+            category,
+            plan,
+            language,
+        } => {
+            let text = std::fs::read_to_string(text_file)
+                .with_context(|| format!("reading {}", text_file.display()))?;
+            let audience = Audience {
+                category: category
+                    .as_deref()
+                    .map(jobwire_core::CategorySlug::parse)
+                    .transpose()
+                    .context("--category")?,
+                plan: plan.clone(),
+                language: language.clone(),
+            };
+            let b = create(settings, store, &text, &audience).await?;
+            println!("{}", progress_line(&b));
+            Ok(())
+        }
+        A::Status { id, watch } => loop {
+            let list = match id {
+                Some(id) => vec![
+                    store
+                        .broadcast(*id, now())
+                        .await?
+                        .with_context(|| format!("no broadcast {id}"))?,
+                ],
+                None => store.broadcasts(20, now()).await?,
+            };
+            if list.is_empty() {
+                println!("no broadcasts");
+            }
+            for b in &list {
+                println!("{}", progress_line(b));
+            }
+            let going = list
+                .iter()
+                .any(|b| matches!(b.status, S::Running | S::Paused));
+            if !*watch || !going {
+                return Ok(());
+            }
+            tokio::time::sleep(Duration::from_secs(2)).await;
+        },
+        A::Pause { id } | A::Resume { id } | A::Cancel { id } => {
+            let status = match action {
+                A::Pause { .. } => S::Paused,
+                A::Resume { .. } => S::Running,
+                _ => S::Canceled,
+            };
+            if !store.set_broadcast_status(*id, status, now()).await? {
+                anyhow::bail!("broadcast {id} does not exist or has ended");
+            }
+            let b = store
+                .broadcast(*id, now())
+                .await?
+                .with_context(|| format!("no broadcast {id}"))?;
+            println!("{}", progress_line(&b));
+            Ok(())
+        }
     }
 }

@@ -216,6 +216,13 @@ pub fn spawn_sender(sup: &mut Supervisor, parts: &Parts) -> anyhow::Result<Arc<S
     sup.spawn("send stage", async move {
         sender.run(token).await.map_err(anyhow::Error::from)
     });
+    let (sender, token) = (stage.clone(), sup.shutdown_token());
+    sup.spawn("broadcasts", async move {
+        sender
+            .run_broadcasts(token)
+            .await
+            .map_err(anyhow::Error::from)
+    });
     Ok(stage)
 }
 

@@ -13,6 +13,7 @@
 //! …) and pass the same test suite.
 
 mod billing;
+mod broadcasts;
 mod cards;
 mod channels;
 mod codec;
@@ -37,6 +38,9 @@ use async_trait::async_trait;
 pub use billing::{
     AccessPeriodId, AccessPeriodRow, BillingCounts, BillingStore, Grant, InvoiceRow, LedgerId,
     LedgerKind, LedgerRow, LedgerSource, NewInvoice, NewLedgerEntry, PaymentOutcome, access_of,
+};
+pub use broadcasts::{
+    BroadcastProgress, BroadcastRow, BroadcastStatus, BroadcastStore, RecipientOutcome,
 };
 pub use cards::{CardReport, CardStore, HiddenAuthorRow, RecentJob};
 pub use channels::ChannelStore;
@@ -96,6 +100,7 @@ pub trait Store:
     + RecoveryStore
     + BillingStore
     + CardStore
+    + BroadcastStore
     + Send
     + Sync
     + std::fmt::Debug

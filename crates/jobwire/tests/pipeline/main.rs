@@ -5,6 +5,7 @@
 mod bad_input;
 mod billing;
 mod bots;
+mod broadcast;
 mod cards;
 mod cli;
 mod crash;

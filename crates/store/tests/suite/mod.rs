@@ -63,6 +63,7 @@ macro_rules! every_check {
             check_hidden_authors_and_sources,
             check_catch_up_candidates,
             check_digest_claims,
+            check_broadcast_recipients,
         );
     };
 }
@@ -1917,4 +1918,119 @@ pub async fn check_digest_claims(store: &dyn Store) {
         "posted: never again"
     );
     assert!(store.claim_digest("2026-12-04", t0(), t0()).await.unwrap());
+}
+
+/// Broadcast recipients: claimed once, only while the broadcast runs; a claim left mid-call
+/// becomes `unknown` (never sent again); done once nobody is pending.
+pub async fn check_broadcast_recipients(store: &dyn Store) {
+    let recipients: Vec<(i64, String)> = (1..=5).map(|c| (c, "main".to_owned())).collect();
+    let audience = serde_json::json!({"category": null});
+    let id = store
+        .create_broadcast("<b>hi</b>", &audience, &recipients, t0())
+        .await
+        .unwrap();
+    assert_eq!(store.running_broadcasts().await.unwrap(), vec![id]);
+    let first = store.claim_broadcast_recipients(id, 2, t0()).await.unwrap();
+    assert_eq!(first, vec![(1, "main".to_owned()), (2, "main".to_owned())]);
+    store
+        .finish_broadcast_recipient(id, 1, &RecipientOutcome::Sent { message_id: 9 }, t0())
+        .await
+        .unwrap();
+    store
+        .finish_broadcast_recipient(id, 2, &RecipientOutcome::Later, t0())
+        .await
+        .unwrap();
+    // Paused: nothing is claimed.
+    assert!(
+        store
+            .set_broadcast_status(id, BroadcastStatus::Paused, t0())
+            .await
+            .unwrap()
+    );
+    assert!(
+        store
+            .claim_broadcast_recipients(id, 10, t0())
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    assert!(
+        store
+            .set_broadcast_status(id, BroadcastStatus::Running, t0())
+            .await
+            .unwrap()
+    );
+    let rest = store
+        .claim_broadcast_recipients(id, 10, t0())
+        .await
+        .unwrap();
+    assert_eq!(
+        rest.iter().map(|r| r.0).collect::<Vec<_>>(),
+        vec![2, 3, 4, 5]
+    );
+    assert!(
+        !store.complete_broadcast(id, t0()).await.unwrap(),
+        "still sending"
+    );
+    for chat in [2, 3] {
+        store
+            .finish_broadcast_recipient(
+                id,
+                chat,
+                &RecipientOutcome::Sent { message_id: chat },
+                t0(),
+            )
+            .await
+            .unwrap();
+    }
+    store
+        .finish_broadcast_recipient(
+            id,
+            4,
+            &RecipientOutcome::Blocked {
+                error: "403".into(),
+            },
+            t0(),
+        )
+        .await
+        .unwrap();
+    // Chat 5's sender died mid-call: after the lease it is unknown, not sent again.
+    assert_eq!(
+        store
+            .abandon_broadcast_sends(t0() + secs(1), t0() + secs(200))
+            .await
+            .unwrap(),
+        1
+    );
+    assert!(
+        store
+            .claim_broadcast_recipients(id, 10, t0())
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    assert!(
+        store
+            .complete_broadcast(id, t0() + secs(201))
+            .await
+            .unwrap()
+    );
+    let b = store.broadcast(id, t0() + secs(30)).await.unwrap().unwrap();
+    assert_eq!(b.status, BroadcastStatus::Done);
+    assert_eq!(
+        (
+            b.progress.sent,
+            b.progress.blocked,
+            b.progress.unknown,
+            b.progress.remaining()
+        ),
+        (3, 1, 1, 0)
+    );
+    assert_eq!(b.progress.sent_last_minute, 3);
+    assert!(
+        !store
+            .set_broadcast_status(id, BroadcastStatus::Paused, t0())
+            .await
+            .unwrap()
+    );
 }

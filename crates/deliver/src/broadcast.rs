@@ -1,0 +1,169 @@
+//! Sending broadcasts: the recipients of every running broadcast, claimed a few at a time
+//! and sent one by one through the same bots and rate limiters as vacancies. A vacancy
+//! waiting for its bot goes first: the broadcast waits while any does. A claimed recipient
+//! is sent once at most: a call whose outcome is unknown is recorded as such and not
+//! repeated, and a restart finds it `sending` and marks it `unknown` after the lease.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+use chrono::Utc;
+use jobwire_store::RecipientOutcome;
+use teloxide::prelude::*;
+use teloxide::types::{LinkPreviewOptions, ParseMode};
+use teloxide::{ApiError, RequestError};
+use tokio_util::sync::CancellationToken;
+
+use crate::stage::{DeliverError, SendStage, block_scope, is_transient};
+
+/// Recipients claimed at once.
+const CLAIM: u32 = 16;
+/// How often running broadcasts are looked for when there is nothing to send.
+const IDLE: Duration = Duration::from_millis(200);
+/// A recipient left `sending` this long is taken as interrupted (see the module doc).
+const LEASE: Duration = Duration::from_secs(120);
+/// `jobwire_broadcast_sends_total{outcome}`.
+pub const BROADCAST_SENDS_TOTAL: &str = "jobwire_broadcast_sends_total";
+
+impl SendStage {
+    /// Sends running broadcasts until `shutdown`; the recipient in flight finishes first.
+    pub async fn run_broadcasts(
+        self: Arc<Self>,
+        shutdown: CancellationToken,
+    ) -> Result<(), DeliverError> {
+        let mut texts: HashMap<i64, String> = HashMap::new();
+        let mut last_abandon = tokio::time::Instant::now()
+            .checked_sub(LEASE)
+            .unwrap_or_else(tokio::time::Instant::now);
+        loop {
+            if last_abandon.elapsed() >= LEASE / 4 {
+                let now = Utc::now();
+                let stale = now - chrono::Duration::from_std(LEASE).unwrap_or_default();
+                let n = self.store().abandon_broadcast_sends(stale, now).await?;
+                if n > 0 {
+                    tracing::warn!(
+                        recipients = n,
+                        "broadcast sends interrupted by a stop; not sent again"
+                    );
+                }
+                last_abandon = tokio::time::Instant::now();
+            }
+            let mut sent_any = false;
+            for id in self.store().running_broadcasts().await? {
+                if shutdown.is_cancelled() {
+                    return Ok(());
+                }
+                let batch = self
+                    .store()
+                    .claim_broadcast_recipients(id, CLAIM, Utc::now())
+                    .await?;
+                if batch.is_empty() {
+                    if self.store().complete_broadcast(id, Utc::now()).await? {
+                        tracing::info!(broadcast = id, "broadcast finished");
+                        texts.remove(&id);
+                    }
+                    continue;
+                }
+                let text = match texts.get(&id) {
+                    Some(t) => t.clone(),
+                    None => match self.store().broadcast(id, Utc::now()).await? {
+                        Some(b) => {
+                            texts.insert(id, b.text.clone());
+                            b.text
+                        }
+                        None => continue,
+                    },
+                };
+                sent_any = true;
+                for (chat, bot) in batch {
+                    let outcome = if shutdown.is_cancelled() {
+                        RecipientOutcome::Later
+                    } else {
+                        self.send_broadcast(&bot, chat, &text).await
+                    };
+                    let label = match &outcome {
+                        RecipientOutcome::Sent { .. } => "sent",
+                        RecipientOutcome::Blocked { .. } => "blocked",
+                        RecipientOutcome::Failed { .. } => "failed",
+                        RecipientOutcome::Unknown { .. } => "unknown",
+                        RecipientOutcome::Later => "later",
+                    };
+                    metrics::counter!(BROADCAST_SENDS_TOTAL, "outcome" => label).increment(1);
+                    self.store()
+                        .finish_broadcast_recipient(id, chat, &outcome, Utc::now())
+                        .await?;
+                }
+            }
+            if !sent_any {
+                tokio::select! {
+                    _ = shutdown.cancelled() => return Ok(()),
+                    _ = tokio::time::sleep(IDLE) => {}
+                }
+            }
+        }
+    }
+
+    /// One recipient's send, after the vacancies waiting for the same bot.
+    async fn send_broadcast(&self, bot: &str, chat: i64, text: &str) -> RecipientOutcome {
+        let Some(sender) = self.sender(bot) else {
+            return RecipientOutcome::Failed {
+                error: format!("no bot named {bot:?} is configured"),
+            };
+        };
+        loop {
+            while sender.waiting.load(Ordering::SeqCst) > 0 {
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+            sender.limiter.acquire(chat).await;
+            sender.pass_gate().await;
+            sender.limiter.pace_send().await;
+            let result = sender
+                .bot
+                .send_message(ChatId(chat), text.to_owned())
+                .parse_mode(ParseMode::Html)
+                .link_preview_options(LinkPreviewOptions {
+                    is_disabled: true,
+                    url: None,
+                    prefer_small_media: false,
+                    prefer_large_media: false,
+                    show_above_text: false,
+                })
+                .await;
+            return match result {
+                Ok(m) => RecipientOutcome::Sent {
+                    message_id: i64::from(m.id.0),
+                },
+                Err(RequestError::RetryAfter(wait)) => {
+                    sender.limiter.freeze_for(wait.duration()).await;
+                    continue;
+                }
+                // The request may have reached Telegram: never sent twice.
+                Err(e @ (RequestError::Network(_) | RequestError::Io(_))) => {
+                    RecipientOutcome::Unknown {
+                        error: e.to_string(),
+                    }
+                }
+                // Telegram's own trouble before it took the message: try later.
+                Err(e) if is_transient(&e) => {
+                    tracing::debug!(error = %e, "broadcast send will be retried");
+                    tokio::time::sleep(Duration::from_secs(1)).await;
+                    return RecipientOutcome::Later;
+                }
+                Err(RequestError::Api(api)) if block_scope(&api).is_some() => {
+                    RecipientOutcome::Blocked {
+                        error: api_text(&api),
+                    }
+                }
+                Err(e) => RecipientOutcome::Failed {
+                    error: e.to_string(),
+                },
+            };
+        }
+    }
+}
+
+fn api_text(e: &ApiError) -> String {
+    e.to_string()
+}
