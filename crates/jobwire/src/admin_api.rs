@@ -17,6 +17,11 @@
 //! - `POST /api/posts/{id}/label` `{is_job, kind, categories}`: an admin's label of a post
 //!   (source `relabel`).
 //! - `POST /api/retrain`: asks the classifier processes to retrain now (202).
+//! - `GET  /api/broadcasts`, `GET /api/broadcasts/{id}`: broadcasts with their progress
+//!   (sent, failed, blocked, unknown, remaining, rate, ETA).
+//! - `POST /api/broadcasts` `{text, category?, plan?, language?}`: checks the HTML with
+//!   Telegram's parser and starts a broadcast (201).
+//! - `POST /api/broadcasts/{id}/pause|resume|cancel`.
 //!
 //! Errors are `{"error": "..."}`.
 
@@ -93,6 +98,9 @@ pub struct AdminApi {
     failures: FailedAttempts,
     /// The main bot, for refunds (`refundStarPayment`); `None`: refunds answer 503.
     main_bot: OnceLock<(teloxide::Bot, Secret)>,
+    /// The resolved settings (audiences and bots of broadcasts); `None`: broadcasts
+    /// cannot be created (503).
+    settings: OnceLock<crate::config::Settings>,
 }
 
 impl AdminApi {
@@ -110,6 +118,7 @@ impl AdminApi {
             store: OnceLock::new(),
             failures: FailedAttempts::new(MAX_FAILURES, FAILURE_WINDOW, MAX_TRACKED_CLIENTS),
             main_bot: OnceLock::new(),
+            settings: OnceLock::new(),
         })
     }
 
@@ -146,6 +155,13 @@ impl AdminApi {
         }
     }
 
+    /// Gives the API the settings broadcasts are created with.
+    pub fn attach_settings(&self, settings: crate::config::Settings) {
+        if self.settings.set(settings).is_err() {
+            tracing::debug!("admin API: settings attached already");
+        }
+    }
+
     fn store(&self) -> Result<&Arc<dyn Store>, ApiError> {
         self.store.get().ok_or_else(|| {
             ApiError::new(
@@ -164,6 +180,12 @@ pub fn router(api: Arc<AdminApi>) -> Router {
         .route("/api/reports/{id}/reject", post(reject_report))
         .route("/api/posts/{id}/label", post(label_post))
         .route("/api/retrain", post(retrain))
+        .route(
+            "/api/broadcasts",
+            get(list_broadcasts).post(create_broadcast),
+        )
+        .route("/api/broadcasts/{id}", get(show_broadcast))
+        .route("/api/broadcasts/{id}/{action}", post(change_broadcast))
         .route("/api/payments", get(list_payments))
         .route("/api/payments/{charge_id}/refund", post(refund_payment))
         .route_layer(middleware::from_fn_with_state(api.clone(), authorize))
@@ -668,6 +690,106 @@ async fn refund_payment(
             .map_err(|e| ApiError::new(StatusCode::BAD_GATEWAY, e.to_string()))?;
     tracing::info!(charge = %charge, chat_id, "admin API: payment refunded");
     Ok(axum::Json(json!({ "refunded": charge, "chat_id": chat_id, "amount": paid.amount, "currency": paid.currency })).into_response())
+}
+
+/// A broadcast as an admin asks for it.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct BroadcastBody {
+    text: String,
+    category: Option<String>,
+    plan: Option<String>,
+    language: Option<String>,
+}
+
+async fn list_broadcasts(State(api): State<Arc<AdminApi>>) -> ApiResult {
+    let list = api.store()?.broadcasts(MAX_LIMIT, Utc::now()).await?;
+    let list: Vec<Value> = list.iter().map(crate::broadcast::to_json).collect();
+    Ok(axum::Json(json!({ "broadcasts": list })).into_response())
+}
+
+async fn show_broadcast(
+    State(api): State<Arc<AdminApi>>,
+    id: Result<Path<i64>, PathRejection>,
+) -> ApiResult {
+    let id = path_id(id)?;
+    let b = api
+        .store()?
+        .broadcast(id, Utc::now())
+        .await?
+        .ok_or_else(|| ApiError::not_found(format!("no broadcast {id}")))?;
+    Ok(axum::Json(json!({ "broadcast": crate::broadcast::to_json(&b) })).into_response())
+}
+
+async fn create_broadcast(State(api): State<Arc<AdminApi>>, body: Bytes) -> ApiResult {
+    let body: BroadcastBody = serde_json::from_slice(&body)
+        .map_err(|e| ApiError::bad_request(format!("bad JSON body: {e}")))?;
+    let settings = api.settings.get().ok_or_else(|| {
+        ApiError::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "broadcasts are not available in this process",
+        )
+    })?;
+    let audience = crate::broadcast::Audience {
+        category: body
+            .category
+            .as_deref()
+            .map(CategorySlug::parse)
+            .transpose()
+            .map_err(|e| ApiError::bad_request(e.to_string()))?,
+        plan: body.plan,
+        language: body.language,
+    };
+    let store = api.store()?;
+    let b = crate::broadcast::create(settings, store, &body.text, &audience)
+        .await
+        .map_err(|e| match e {
+            crate::broadcast::BroadcastError::Store(e) => ApiError::from(e),
+            other => ApiError::bad_request(other.to_string()),
+        })?;
+    tracing::info!(
+        broadcast = b.id,
+        recipients = b.progress.total(),
+        "admin API: broadcast started"
+    );
+    Ok((
+        StatusCode::CREATED,
+        axum::Json(json!({ "broadcast": crate::broadcast::to_json(&b) })),
+    )
+        .into_response())
+}
+
+async fn change_broadcast(
+    State(api): State<Arc<AdminApi>>,
+    path: Result<Path<(i64, String)>, PathRejection>,
+) -> ApiResult {
+    use jobwire_store::BroadcastStatus as S;
+    let Path((id, action)) = path?;
+    let status = match action.as_str() {
+        "pause" => S::Paused,
+        "resume" => S::Running,
+        "cancel" => S::Canceled,
+        other => {
+            return Err(ApiError::not_found(format!(
+                "unknown action {other:?}: use pause, resume or cancel"
+            )));
+        }
+    };
+    let store = api.store()?;
+    if !store.set_broadcast_status(id, status, Utc::now()).await? {
+        return Err(match store.broadcast(id, Utc::now()).await? {
+            None => ApiError::not_found(format!("no broadcast {id}")),
+            Some(b) => {
+                ApiError::conflict(format!("broadcast {id} is {} already", b.status.as_str()))
+            }
+        });
+    }
+    let b = store
+        .broadcast(id, Utc::now())
+        .await?
+        .ok_or_else(|| ApiError::not_found(format!("no broadcast {id}")))?;
+    tracing::info!(broadcast = id, action = %action, "admin API: broadcast changed");
+    Ok(axum::Json(json!({ "broadcast": crate::broadcast::to_json(&b) })).into_response())
 }
 
 async fn retrain(State(api): State<Arc<AdminApi>>) -> ApiResult {

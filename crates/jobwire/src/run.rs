@@ -74,6 +74,7 @@ pub async fn run_roles(
         if let Some(bot) = settings.bots.iter().find(|b| Some(b.name.as_str()) == main) {
             api.attach_main_bot(settings.api_url.clone(), bot.token.clone());
         }
+        api.attach_settings(settings.clone());
         api
     });
     crate::server::serve_roles(

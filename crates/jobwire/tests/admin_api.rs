@@ -749,3 +749,87 @@ async fn payments_are_listed_and_refunds_refused_with_the_reason() {
             .is_none()
     );
 }
+
+#[tokio::test]
+async fn broadcasts_are_checked_started_and_steered_over_the_api() {
+    let s = start(Some(TOKEN)).await;
+    let (code, body) = s
+        .post("/api/broadcasts", Some(json!({"text": "<b>Hi</b>"})))
+        .await;
+    assert_eq!(code, 503, "no settings in this process: {body}");
+
+    let db = s._dir.path().join("jobwire.db");
+    let settings = jobwire::testbed::Bed::default()
+        .settings("http://127.0.0.1:9/".parse().unwrap(), &db)
+        .unwrap();
+    s.api.attach_settings(settings);
+    let sub = |chat: i64, cat: &str| jobwire_store::SubscriberSpec {
+        chat_id: chat,
+        name: None,
+        categories: vec![jobwire_core::CategorySlug::parse(cat).unwrap()],
+        include: vec![],
+        exclude: vec![],
+        paused: false,
+        quiet_hours: None,
+        min_budget: None,
+    };
+    for (chat, cat) in [(1, "web"), (2, "web"), (3, "design")] {
+        s.store
+            .upsert_subscriber(&sub(chat, cat), Utc::now())
+            .await
+            .unwrap();
+    }
+    let (code, body) = s
+        .post("/api/broadcasts", Some(json!({"text": "<b>Hi"})))
+        .await;
+    assert_eq!(code, 400);
+    assert!(
+        body["error"]
+            .as_str()
+            .unwrap()
+            .contains("Telegram would refuse"),
+        "{body}"
+    );
+    let (code, body) = s
+        .post(
+            "/api/broadcasts",
+            Some(json!({"text": "<b>Hi</b>", "category": "nope"})),
+        )
+        .await;
+    assert_eq!(code, 400, "{body}");
+    let (code, body) = s
+        .post(
+            "/api/broadcasts",
+            Some(json!({"text": "<b>Hi</b> &amp; welcome", "category": "web"})),
+        )
+        .await;
+    assert_eq!(code, 201, "{body}");
+    let b = &body["broadcast"];
+    assert_eq!(
+        (b["total"].as_u64(), b["status"].as_str()),
+        (Some(2), Some("running"))
+    );
+    let id = b["id"].as_i64().unwrap();
+
+    let (code, body) = s.get("/api/broadcasts").await;
+    assert_eq!(code, 200);
+    assert_eq!(body["broadcasts"].as_array().unwrap().len(), 1);
+    let (code, body) = s.post(&format!("/api/broadcasts/{id}/pause"), None).await;
+    assert_eq!(
+        (code, body["broadcast"]["status"].as_str()),
+        (200, Some("paused"))
+    );
+    let (code, _) = s.post(&format!("/api/broadcasts/{id}/pause"), None).await;
+    assert_eq!(code, 200, "pausing a paused one changes nothing");
+    let (code, body) = s.post(&format!("/api/broadcasts/{id}/cancel"), None).await;
+    assert_eq!(
+        (code, body["broadcast"]["status"].as_str()),
+        (200, Some("canceled"))
+    );
+    let (code, body) = s.post(&format!("/api/broadcasts/{id}/resume"), None).await;
+    assert_eq!(code, 409, "{body}");
+    let (code, _) = s.post(&format!("/api/broadcasts/{id}/explode"), None).await;
+    assert_eq!(code, 404);
+    let (code, _) = s.get("/api/broadcasts/999").await;
+    assert_eq!(code, 404);
+}
