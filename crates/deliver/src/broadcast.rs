@@ -1,4 +1,4 @@
-//! Sending broadcasts: the recipients of every running broadcast, claimed a few at a time
+//! Sending broadcasts: the recipients of every running broadcast, claimed one at a time
 //! and sent one by one through the same bots and rate limiters as vacancies. A vacancy
 //! waiting for its bot goes first: the broadcast waits while any does. A claimed recipient
 //! is sent once at most: a call whose outcome is unknown is recorded as such and not
@@ -18,8 +18,8 @@ use tokio_util::sync::CancellationToken;
 
 use crate::stage::{DeliverError, SendStage, block_scope, is_transient};
 
-/// Recipients claimed at once.
-const CLAIM: u32 = 16;
+/// Recipients of one broadcast sent per pass before the others get their turn.
+const PER_PASS: usize = 32;
 /// How often running broadcasts are looked for when there is nothing to send.
 const IDLE: Duration = Duration::from_millis(200);
 /// A recipient left `sending` this long is taken as interrupted (see the module doc).
@@ -29,43 +29,78 @@ pub const BROADCAST_SENDS_TOTAL: &str = "jobwire_broadcast_sends_total";
 
 impl SendStage {
     /// Sends running broadcasts until `shutdown`; the recipient in flight finishes first.
+    /// A failing database (a restart) is waited out: the loop logs it and goes on.
     pub async fn run_broadcasts(
         self: Arc<Self>,
         shutdown: CancellationToken,
     ) -> Result<(), DeliverError> {
         let mut texts: HashMap<i64, String> = HashMap::new();
-        let mut last_abandon = tokio::time::Instant::now()
-            .checked_sub(LEASE)
-            .unwrap_or_else(tokio::time::Instant::now);
+        let mut last_abandon = None;
         loop {
-            if last_abandon.elapsed() >= LEASE / 4 {
-                let now = Utc::now();
-                let stale = now - chrono::Duration::from_std(LEASE).unwrap_or_default();
-                let n = self.store().abandon_broadcast_sends(stale, now).await?;
-                if n > 0 {
-                    tracing::warn!(
-                        recipients = n,
-                        "broadcast sends interrupted by a stop; not sent again"
-                    );
-                }
-                last_abandon = tokio::time::Instant::now();
+            if shutdown.is_cancelled() {
+                return Ok(());
             }
-            let mut sent_any = false;
-            for id in self.store().running_broadcasts().await? {
-                if shutdown.is_cancelled() {
-                    return Ok(());
+            let idle = match self
+                .broadcast_pass(&mut texts, &mut last_abandon, &shutdown)
+                .await
+            {
+                Ok(sent_any) => !sent_any,
+                Err(e) => {
+                    tracing::warn!(error = %e, "sending broadcasts failed; trying again");
+                    tokio::select! {
+                        _ = shutdown.cancelled() => return Ok(()),
+                        _ = tokio::time::sleep(Duration::from_secs(1)) => {}
+                    }
+                    false
                 }
-                let batch = self
+            };
+            if idle {
+                tokio::select! {
+                    _ = shutdown.cancelled() => return Ok(()),
+                    _ = tokio::time::sleep(IDLE) => {}
+                }
+            }
+        }
+    }
+
+    /// One pass over the running broadcasts: a batch of each; whether anything was sent.
+    async fn broadcast_pass(
+        &self,
+        texts: &mut HashMap<i64, String>,
+        last_abandon: &mut Option<tokio::time::Instant>,
+        shutdown: &CancellationToken,
+    ) -> Result<bool, DeliverError> {
+        if last_abandon.is_none_or(|t| t.elapsed() >= LEASE / 4) {
+            let now = Utc::now();
+            let stale = now - chrono::Duration::from_std(LEASE).unwrap_or_default();
+            let n = self.store().abandon_broadcast_sends(stale, now).await?;
+            if n > 0 {
+                tracing::warn!(
+                    recipients = n,
+                    "broadcast sends interrupted by a stop; not sent again"
+                );
+            }
+            *last_abandon = Some(tokio::time::Instant::now());
+        }
+        let mut sent_any = false;
+        for id in self.store().running_broadcasts().await? {
+            // One recipient claimed at a time: a stop or a failed write leaves at most the
+            // one whose call was in flight in doubt, never one that was not tried.
+            for _ in 0..PER_PASS {
+                if shutdown.is_cancelled() {
+                    return Ok(sent_any);
+                }
+                let claimed = self
                     .store()
-                    .claim_broadcast_recipients(id, CLAIM, Utc::now())
+                    .claim_broadcast_recipients(id, 1, Utc::now())
                     .await?;
-                if batch.is_empty() {
+                let Some((chat, bot)) = claimed.into_iter().next() else {
                     if self.store().complete_broadcast(id, Utc::now()).await? {
                         tracing::info!(broadcast = id, "broadcast finished");
                         texts.remove(&id);
                     }
-                    continue;
-                }
+                    break;
+                };
                 let text = match texts.get(&id) {
                     Some(t) => t.clone(),
                     None => match self.store().broadcast(id, Utc::now()).await? {
@@ -73,36 +108,27 @@ impl SendStage {
                             texts.insert(id, b.text.clone());
                             b.text
                         }
-                        None => continue,
+                        None => break,
                     },
                 };
                 sent_any = true;
-                for (chat, bot) in batch {
-                    let outcome = if shutdown.is_cancelled() {
-                        RecipientOutcome::Later
-                    } else {
-                        self.send_broadcast(&bot, chat, &text).await
-                    };
-                    let label = match &outcome {
-                        RecipientOutcome::Sent { .. } => "sent",
-                        RecipientOutcome::Blocked { .. } => "blocked",
-                        RecipientOutcome::Failed { .. } => "failed",
-                        RecipientOutcome::Unknown { .. } => "unknown",
-                        RecipientOutcome::Later => "later",
-                    };
-                    metrics::counter!(BROADCAST_SENDS_TOTAL, "outcome" => label).increment(1);
-                    self.store()
-                        .finish_broadcast_recipient(id, chat, &outcome, Utc::now())
-                        .await?;
-                }
-            }
-            if !sent_any {
-                tokio::select! {
-                    _ = shutdown.cancelled() => return Ok(()),
-                    _ = tokio::time::sleep(IDLE) => {}
-                }
+                let outcome = self.send_broadcast(&bot, chat, &text).await;
+                let label = match &outcome {
+                    RecipientOutcome::Sent { .. } => "sent",
+                    RecipientOutcome::Blocked { .. } => "blocked",
+                    RecipientOutcome::Failed { .. } => "failed",
+                    RecipientOutcome::Unknown { .. } => "unknown",
+                    RecipientOutcome::Later => "later",
+                };
+                metrics::counter!(BROADCAST_SENDS_TOTAL, "outcome" => label).increment(1);
+                // A failed write leaves the recipient `sending`: after the lease it becomes
+                // `unknown` (the message may have gone out), never sent twice.
+                self.store()
+                    .finish_broadcast_recipient(id, chat, &outcome, Utc::now())
+                    .await?;
             }
         }
+        Ok(sent_any)
     }
 
     /// One recipient's send, after the vacancies waiting for the same bot.
