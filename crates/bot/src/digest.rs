@@ -97,6 +97,7 @@ async fn post_once(
         return Ok(true);
     }
     let text = render(inner, config.lang, &picks);
+    let jobs = u32::try_from(picks.len()).unwrap_or(u32::MAX);
     let sent = main
         .bot
         .send_message(config.recipient(), text)
@@ -108,16 +109,38 @@ async fn post_once(
             prefer_large_media: false,
             show_above_text: false,
         })
-        .await
-        .map_err(|e| BotError::Telegram {
-            bot: main.name.clone(),
-            message: crate::handler::describe(&e, &main.token),
-        })?;
-    let jobs = u32::try_from(picks.len()).unwrap_or(u32::MAX);
-    inner
-        .store
-        .digest_sent(&day, i64::from(sent.id.0), jobs, now)
-        .await?;
+        .await;
+    let message_id = match sent {
+        Ok(m) => i64::from(m.id.0),
+        // The post may be in the channel already: noted as posted (message unknown) rather
+        // than posted again.
+        Err(
+            e @ (teloxide::RequestError::Network(_)
+            | teloxide::RequestError::Io(_)
+            | teloxide::RequestError::InvalidJson { .. }),
+        ) => {
+            tracing::warn!(day, error = %crate::handler::describe(&e, &main.token), "the digest's post may or may not have gone out; it is not posted again");
+            0
+        }
+        Err(e) => {
+            // Refused (the bot is not an admin of the channel, …): tried again after the
+            // claim goes stale.
+            return Err(BotError::Telegram {
+                bot: main.name.clone(),
+                message: crate::handler::describe(&e, &main.token),
+            });
+        }
+    };
+    // Noting it must not fail: an unnoted digest would be posted again.
+    let mut attempt = 0;
+    while let Err(e) = inner.store.digest_sent(&day, message_id, jobs, now).await {
+        attempt += 1;
+        if attempt >= 5 {
+            return Err(e.into());
+        }
+        tracing::warn!(day, error = %e, "noting the digest posted failed; trying again");
+        tokio::time::sleep(Duration::from_secs(2)).await;
+    }
     metrics::counter!(crate::events::DIGESTS_TOTAL).increment(1);
     tracing::info!(day, jobs, channel = %config.channel, "daily digest posted");
     Ok(true)

@@ -18,6 +18,8 @@ use tokio_util::sync::CancellationToken;
 
 use crate::stage::{DeliverError, SendStage, block_scope, is_transient};
 
+/// Tries of one recipient whose sends fail on Telegram's side before it counts as failed.
+const MAX_TRIES: u32 = 5;
 /// Recipients of one broadcast sent per pass before the others get their turn.
 const PER_PASS: usize = 32;
 /// How often running broadcasts are looked for when there is nothing to send.
@@ -35,13 +37,14 @@ impl SendStage {
         shutdown: CancellationToken,
     ) -> Result<(), DeliverError> {
         let mut texts: HashMap<i64, String> = HashMap::new();
+        let mut tries: HashMap<(i64, i64), u32> = HashMap::new();
         let mut last_abandon = None;
         loop {
             if shutdown.is_cancelled() {
                 return Ok(());
             }
             let idle = match self
-                .broadcast_pass(&mut texts, &mut last_abandon, &shutdown)
+                .broadcast_pass(&mut texts, &mut tries, &mut last_abandon, &shutdown)
                 .await
             {
                 Ok(sent_any) => !sent_any,
@@ -67,6 +70,7 @@ impl SendStage {
     async fn broadcast_pass(
         &self,
         texts: &mut HashMap<i64, String>,
+        tries: &mut HashMap<(i64, i64), u32>,
         last_abandon: &mut Option<tokio::time::Instant>,
         shutdown: &CancellationToken,
     ) -> Result<bool, DeliverError> {
@@ -112,7 +116,20 @@ impl SendStage {
                     },
                 };
                 sent_any = true;
-                let outcome = self.send_broadcast(&bot, chat, &text).await;
+                let mut outcome = self.send_broadcast(&bot, chat, &text).await;
+                if outcome == RecipientOutcome::Later {
+                    // Telegram's trouble for this chat: a few tries, then the next one.
+                    let n = tries.entry((id, chat)).or_default();
+                    *n += 1;
+                    if *n >= MAX_TRIES {
+                        tries.remove(&(id, chat));
+                        outcome = RecipientOutcome::Failed {
+                            error: format!("Telegram failed {MAX_TRIES} times; given up"),
+                        };
+                    }
+                } else {
+                    tries.remove(&(id, chat));
+                }
                 let label = match &outcome {
                     RecipientOutcome::Sent { .. } => "sent",
                     RecipientOutcome::Blocked { .. } => "blocked",
@@ -165,12 +182,15 @@ impl SendStage {
                     sender.limiter.freeze_for(wait.duration()).await;
                     continue;
                 }
-                // The request may have reached Telegram: never sent twice.
-                Err(e @ (RequestError::Network(_) | RequestError::Io(_))) => {
-                    RecipientOutcome::Unknown {
-                        error: e.to_string(),
-                    }
-                }
+                // The request may have reached Telegram (an unreadable answer usually means
+                // it did): never sent twice.
+                Err(
+                    e @ (RequestError::Network(_)
+                    | RequestError::Io(_)
+                    | RequestError::InvalidJson { .. }),
+                ) => RecipientOutcome::Unknown {
+                    error: e.to_string(),
+                },
                 // Telegram's own trouble before it took the message: try later.
                 Err(e) if is_transient(&e) => {
                     tracing::debug!(error = %e, "broadcast send will be retried");

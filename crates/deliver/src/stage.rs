@@ -435,7 +435,8 @@ impl SendStage {
         span.record("chat", chat);
         let parts = &card.parts;
         // The buttons go under the last part: report it, hide its author, open the original.
-        let keyboard = card_keyboard(&row, card.original_url.as_deref());
+        let mut keyboard = card_keyboard(&row, card.original_url.as_deref());
+        let mut with_link = card.original_url.is_some();
         for (i, part) in parts.iter().enumerate().skip(row.parts_sent as usize) {
             if i > row.parts_sent as usize {
                 sender.limiter.acquire(chat).await;
@@ -490,6 +491,20 @@ impl SendStage {
                         self.retry_later(&row, e.to_string(), unknown_outcome)
                             .await?;
                         return Ok(Outcome::Done);
+                    }
+                    // Telegram refused the "Open original" button's link: the card goes out
+                    // with the other buttons (the link is in its text too).
+                    Err(RequestError::Api(ApiError::Unknown(d)))
+                        if with_link
+                            && i + 1 == parts.len()
+                            && d.contains("BUTTON_URL_INVALID") =>
+                    {
+                        tracing::warn!(
+                            post = row.post_id.get(),
+                            "Telegram refused the original's link as a button; sending without it"
+                        );
+                        keyboard = card_keyboard(&row, None);
+                        with_link = false;
                     }
                     // The Bot API's definitive answers: sending it again would get the same.
                     Err(e) => {

@@ -5,6 +5,7 @@ use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
 use jobwire_core::billing::Access;
+use jobwire_core::card::Wants;
 use jobwire_core::clock::{Clock, SystemClock};
 use jobwire_core::matching::{JobFacts, SubscriberIndex};
 use jobwire_core::normalize::normalize;
@@ -57,7 +58,8 @@ impl CatchUp {
         let Some(row) = store.subscriber_by_chat(chat_id).await? else {
             return Ok(0);
         };
-        if row.blocked || max == 0 {
+        // Catching up is on vacancies: someone who asked for résumés only gets none of them.
+        if row.blocked || max == 0 || store.wants_of(chat_id).await? == Wants::Resumes {
             return Ok(0);
         }
         let (mut subscriber, (id, mut info)) = subscriber_from_row(&row);

@@ -51,6 +51,10 @@ pub enum BroadcastError {
     NoRecipients,
     #[error("no bot can send it: configure telegram.main_bot or a category bot")]
     NoBot,
+    #[error(
+        "the same message is being broadcast already (#{0}, started {1}); pause or cancel it first"
+    )]
+    Repeated(i64, String),
     #[error(transparent)]
     Store(#[from] jobwire_store::StoreError),
 }
@@ -83,6 +87,24 @@ pub async fn create(
     audience: &Audience,
 ) -> Result<BroadcastRow, BroadcastError> {
     check_html(text)?;
+    // A retried request (a timeout after the commit) must not send everyone a second copy.
+    let recent = Utc::now() - chrono::Duration::minutes(10);
+    if let Some(b) = store
+        .broadcasts(50, Utc::now())
+        .await?
+        .into_iter()
+        .find(|b| {
+            b.text == text
+                && b.created_at > recent
+                && matches!(
+                    b.status,
+                    jobwire_store::BroadcastStatus::Running
+                        | jobwire_store::BroadcastStatus::Paused
+                )
+        })
+    {
+        return Err(BroadcastError::Repeated(b.id, b.created_at.to_rfc3339()));
+    }
     if let Some(c) = &audience.category
         && !settings.categories.iter().any(|k| &k.slug == c)
     {

@@ -93,7 +93,8 @@ pub trait CardStore: Send + Sync {
 
     /// Adds deliveries of an already fanned-out job (a subscriber catching up), `held` until
     /// their `not_before` or `now`, so the scheduler's sweep sends them; a subscriber who has
-    /// a delivery of the job already gets no second one. Returns how many were added.
+    /// a delivery of the job already gets no second one, and a withheld job gets none.
+    /// Returns how many were added.
     async fn add_held_deliveries(
         &self,
         post_id: PostId,
@@ -336,7 +337,9 @@ impl<DB: Dialect> CardStore for SqlStore<DB> {
             added += Sql::<DB>::new(
                 "INSERT INTO deliveries (post_id, subscriber_id, chat_id, bot, status, not_before,
                      created_at, updated_at)
-                 VALUES ($1, $2, $3, $4, 'held', $5, $6, $6)
+                 SELECT $1, $2, $3, $4, 'held', $5, $6, $6
+                 WHERE NOT EXISTS (SELECT 1 FROM posts p WHERE p.id = $1
+                     AND p.withheld_at IS NOT NULL)
                  ON CONFLICT (post_id, subscriber_id) DO NOTHING",
             )
             .int(post_id)

@@ -101,6 +101,15 @@ impl<DB: Dialect> LearningStore for SqlStore<DB> {
             ReportStatus::Rejected
         };
         let mut tx = self.write.begin().await?;
+        // The report's post first: two admins deciding the last two complaints at once
+        // decide one after the other, so the second sees the first and releases the post.
+        Sql::<DB>::new(
+            "UPDATE posts SET withheld_at = withheld_at
+             WHERE id = (SELECT post_id FROM reports WHERE id = $1)",
+        )
+        .int(id)
+        .execute(&mut tx)
+        .await?;
         // Deciding takes the row: a concurrent decision waits, then finds it decided.
         let decided = Sql::<DB>::new(
             "UPDATE reports SET status = $1, decided_at = $2 WHERE id = $3 AND status = 'pending'",

@@ -248,6 +248,8 @@ impl Dialect for Postgres {
 
     const RELEASE_HELD_DELIVERIES: &'static str = "WITH picked AS (
              SELECT id FROM deliveries WHERE status = 'held' AND not_before <= $1
+               AND NOT EXISTS (SELECT 1 FROM posts p WHERE p.id = deliveries.post_id
+                   AND p.withheld_at IS NOT NULL)
              ORDER BY not_before, id LIMIT $2 FOR UPDATE SKIP LOCKED)
          UPDATE deliveries d SET status = 'pending', updated_at = $1
          FROM picked WHERE d.id = picked.id

@@ -73,6 +73,8 @@ impl Dialect for Sqlite {
     const RELEASE_HELD_DELIVERIES: &'static str =
         "UPDATE deliveries SET status = 'pending', updated_at = $1
          WHERE id IN (SELECT id FROM deliveries WHERE status = 'held' AND not_before <= $1
+                        AND NOT EXISTS (SELECT 1 FROM posts p WHERE p.id = deliveries.post_id
+                            AND p.withheld_at IS NOT NULL)
                       ORDER BY not_before LIMIT $2)
          RETURNING id";
 

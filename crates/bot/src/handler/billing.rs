@@ -71,7 +71,7 @@ fn receipt(plan: &Plan, price: u64, currency: &str, vat_code: u8) -> String {
 }
 
 /// Most "show again" buttons under `/status` (Telegram allows 100 buttons per keyboard).
-const MAX_SHOW_AGAIN_BUTTONS: usize = 30;
+const MAX_SHOW_AGAIN_BUTTONS: usize = texts::cards::MAX_LISTED;
 
 impl Turn<'_> {
     /// The subscription's state in a line (for the settings and the plans screen).

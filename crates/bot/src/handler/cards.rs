@@ -74,7 +74,8 @@ impl Turn<'_> {
         // The buttons show what this user did with the post.
         if let Some(message_id) = message_id {
             let done = self.card_done(&post, contact.as_deref()).await?;
-            let english = self.lang == texts::Lang::En;
+            // The language the card was sent in.
+            let english = card::reads_english(delivery.lang.as_deref());
             let keyboard = markup(card::keyboard(
                 english,
                 delivery_id,

@@ -55,16 +55,25 @@ pub fn card_gone(lang: Lang) -> String {
     )
 }
 
+/// Hidden authors listed by name in `/status` (as many as get a "show again" button), so
+/// the screen stays within Telegram's 4096 characters however many there are.
+pub const MAX_LISTED: usize = 30;
+
 /// The `/status` paragraph listing hidden authors (HTML); empty when none.
 pub fn hidden_authors(lang: Lang, labels: &[String]) -> String {
     if labels.is_empty() {
         return String::new();
     }
-    let list = labels
+    let mut list = labels
         .iter()
-        .map(|l| format!("• {}", escape(l)))
+        .take(MAX_LISTED)
+        .map(|l| format!("• {}", escape(&l.chars().take(64).collect::<String>())))
         .collect::<Vec<_>>()
         .join("\n");
+    if labels.len() > MAX_LISTED {
+        let more = labels.len() - MAX_LISTED;
+        list.push_str(&tr!(lang, "\n… и ещё {more}", "\n… and {more} more"));
+    }
     tr!(
         lang,
         "🙈 <b>Скрытые авторы</b> (их вакансии не приходят):\n{list}",

@@ -64,6 +64,7 @@ macro_rules! every_check {
             check_catch_up_candidates,
             check_digest_claims,
             check_broadcast_recipients,
+            check_withheld_posts_stay_unsent,
         );
     };
 }
@@ -2032,5 +2033,60 @@ pub async fn check_broadcast_recipients(store: &dyn Store) {
             .set_broadcast_status(id, BroadcastStatus::Paused, t0())
             .await
             .unwrap()
+    );
+}
+
+/// A send in flight when a post is withheld, failing and waiting for its retry, is not
+/// released by the sweep while the post stays withheld; catching up adds nothing to it.
+pub async fn check_withheld_posts_stay_unsent(store: &dyn Store) {
+    let post = job(store, "inflight").await;
+    let subs = audience(store, 700, 2).await;
+    let ready = store
+        .fan_out(post, &["card".to_owned()], &subs, t0())
+        .await
+        .unwrap();
+    let claimed = store
+        .apply_delivery_updates(&[DeliveryUpdate::Claim { id: ready[0] }], t0())
+        .await
+        .unwrap();
+    assert_eq!(claimed, vec![true]);
+    let report = NewReport {
+        chat_id: 701,
+        post_id: Some(post),
+        kind: ReportKind::NotJob,
+        text: "not a job".into(),
+        link: None,
+    };
+    assert!(
+        store
+            .file_card_report(&report, 1, t0())
+            .await
+            .unwrap()
+            .withheld
+    );
+    store
+        .apply_delivery_updates(
+            &[DeliveryUpdate::Retry {
+                id: ready[0],
+                at: t0(),
+                error: "502".to_owned(),
+                unknown_outcome: false,
+            }],
+            t0(),
+        )
+        .await
+        .unwrap();
+    assert!(
+        store
+            .release_held_deliveries(t0() + secs(10), 100)
+            .await
+            .unwrap()
+            .is_empty(),
+        "a withheld post's retry is not sent"
+    );
+    let late = audience(store, 800, 1).await;
+    assert_eq!(
+        store.add_held_deliveries(post, &late, t0()).await.unwrap(),
+        0
     );
 }
