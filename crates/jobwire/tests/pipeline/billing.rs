@@ -66,18 +66,6 @@ struct World {
     next_job: u32,
 }
 
-fn command(user: i64, lang: &str, text: &str) -> Value {
-    json!({"message": {
-        "message_id": 5000,
-        "from": {"id": user, "is_bot": false, "first_name": "Анна", "language_code": lang},
-        "chat": {"id": user, "type": "private", "first_name": "Анна"},
-        "date": 1_767_000_000,
-        "text": text,
-        "entities": [{"type": "bot_command", "offset": 0,
-                      "length": text.split_whitespace().next().unwrap_or("").encode_utf16().count()}],
-    }})
-}
-
 fn tap(user: i64, data: &str) -> Value {
     json!({"callback_query": {
         "id": format!("cq-{user}-{data}"),

@@ -17,7 +17,7 @@ use jobwire_store::{DeliveryStatus, QuietHoursSpec, ReportKind, ReportStatus, St
 use jobwire_testkit::llm::FakeLlm;
 use jobwire_testkit::telegram::{FakeTelegram, RecordedMessage};
 use jobwire_testkit::wait::eventually;
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use crate::support::*;
 
@@ -155,19 +155,7 @@ impl World {
         self.telegram
             .inject_update(
                 bot_id(bot),
-                json!({"callback_query": {
-                    "id": id,
-                    "from": {"id": user, "is_bot": false, "first_name": "Анна", "language_code": "ru"},
-                    "message": {
-                        "message_id": message_id,
-                        "from": {"id": bot_id(bot), "is_bot": true, "first_name": "Bot"},
-                        "chat": {"id": user, "type": "private", "first_name": "Анна"},
-                        "date": 1_767_000_000,
-                        "text": "card",
-                    },
-                    "chat_instance": "ci",
-                    "data": data,
-                }}),
+                button_tap(&id, user, bot_id(bot), message_id, data),
             )
             .unwrap();
         eventually(&format!("the answer to {data}"), SOON, || async {
@@ -351,17 +339,7 @@ async fn a_hidden_author_is_never_delivered_to_that_user_again() {
     let main = bot_id(MAIN);
     let before = w.telegram.chat_messages(main, 1).len();
     w.telegram
-        .inject_update(
-            main,
-            json!({"message": {
-                "message_id": 7000,
-                "from": {"id": 1, "is_bot": false, "first_name": "Анна", "language_code": "ru"},
-                "chat": {"id": 1, "type": "private", "first_name": "Анна"},
-                "date": 1_767_000_000,
-                "text": "/status",
-                "entities": [{"type": "bot_command", "offset": 0, "length": 7}],
-            }}),
-        )
+        .inject_update(main, command(1, "ru", "/status"))
         .unwrap();
     let status = eventually("the status screen", SOON, || async {
         w.telegram.chat_messages(main, 1).get(before).cloned()
@@ -383,19 +361,7 @@ async fn a_hidden_author_is_never_delivered_to_that_user_again() {
     w.telegram
         .inject_update(
             main,
-            json!({"callback_query": {
-                "id": "cq-show",
-                "from": {"id": 1, "is_bot": false, "first_name": "Анна", "language_code": "ru"},
-                "message": {
-                    "message_id": status.message_id,
-                    "from": {"id": main, "is_bot": true, "first_name": "Bot"},
-                    "chat": {"id": 1, "type": "private", "first_name": "Анна"},
-                    "date": 1_767_000_000,
-                    "text": "status",
-                },
-                "chat_instance": "ci",
-                "data": show,
-            }}),
+            button_tap("cq-show", 1, main, status.message_id, &show),
         )
         .unwrap();
     eventually("the author shown again", SOON, || async {
@@ -633,19 +599,7 @@ async fn resumes_reach_those_who_asked_for_them_and_never_mix_with_vacancies() {
         telegram
             .inject_update(
                 main,
-                json!({"callback_query": {
-                    "id": format!("cq-wants-{user}"),
-                    "from": {"id": user, "is_bot": false, "first_name": "Анна", "language_code": "ru"},
-                    "message": {
-                        "message_id": 9999,
-                        "from": {"id": main, "is_bot": true, "first_name": "Bot"},
-                        "chat": {"id": user, "type": "private", "first_name": "Анна"},
-                        "date": 1_767_000_000,
-                        "text": "filters",
-                    },
-                    "chat_instance": "ci",
-                    "data": data,
-                }}),
+                button_tap(&format!("cq-wants-{user}"), user, main, 9999, data),
             )
             .unwrap();
     }

@@ -132,3 +132,33 @@ pub async fn ingest_all<'a>(
             .unwrap();
     }
 }
+
+/// A Russian-speaking user's command to a bot, as Telegram delivers it.
+pub fn command(user: i64, lang: &str, text: &str) -> serde_json::Value {
+    serde_json::json!({"message": {
+        "message_id": 5000,
+        "from": {"id": user, "is_bot": false, "first_name": "Анна", "language_code": lang},
+        "chat": {"id": user, "type": "private", "first_name": "Анна"},
+        "date": 1_767_000_000,
+        "text": text,
+        "entities": [{"type": "bot_command", "offset": 0,
+                      "length": text.split_whitespace().next().unwrap_or("").encode_utf16().count()}],
+    }})
+}
+
+/// A tap (callback query `id`) by `user` on a button of the bot's message `message_id`.
+pub fn button_tap(id: &str, user: i64, bot: u64, message_id: i64, data: &str) -> serde_json::Value {
+    serde_json::json!({"callback_query": {
+        "id": id,
+        "from": {"id": user, "is_bot": false, "first_name": "Анна", "language_code": "ru"},
+        "message": {
+            "message_id": message_id,
+            "from": {"id": bot, "is_bot": true, "first_name": "Bot"},
+            "chat": {"id": user, "type": "private", "first_name": "Анна"},
+            "date": 1_767_000_000,
+            "text": "menu",
+        },
+        "chat_instance": "ci",
+        "data": data,
+    }})
+}
