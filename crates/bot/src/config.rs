@@ -188,6 +188,8 @@ pub struct BotsConfig {
     pub billing: crate::billing::BillingConfig,
     /// The daily public digest, posted by the main bot; `None`: none.
     pub digest: Option<crate::digest::DigestConfig>,
+    /// Employers' direct placements in the main bot; `None`: off.
+    pub placements: Option<crate::placements::PlacementsConfig>,
 }
 
 fn valid_name(name: &str) -> bool {
@@ -313,6 +315,7 @@ mod tests {
             options: BotOptions::default(),
             billing: crate::billing::BillingConfig::default(),
             digest: None,
+            placements: None,
         }
     }
 

@@ -40,6 +40,21 @@ pub enum DialogueState {
     QuietHours,
     /// A missed vacancy (forwarded or pasted).
     Report,
+    /// A direct placement's title, text, budget, contact (the draft is in the store).
+    PlaceTitle,
+    PlaceBody,
+    PlaceBudget,
+    PlaceContact,
+}
+
+impl DialogueState {
+    /// One of a direct placement's questions.
+    pub fn is_placement(self) -> bool {
+        matches!(
+            self,
+            Self::PlaceTitle | Self::PlaceBody | Self::PlaceBudget | Self::PlaceContact
+        )
+    }
 }
 
 #[derive(Serialize, Deserialize)]

@@ -39,3 +39,6 @@ pub const POSTS_WITHHELD_TOTAL: &str = "jobwire_posts_withheld_total";
 pub const AUTHORS_HIDDEN_TOTAL: &str = "jobwire_authors_hidden_total";
 /// `jobwire_digests_total`: daily digests posted to the public channel.
 pub const DIGESTS_TOTAL: &str = "jobwire_digests_total";
+/// `jobwire_placements_total{outcome}`: employers' direct placements by what became of them
+/// (`paid`, `published`, `delivered`, `refunded`).
+pub const PLACEMENTS_TOTAL: &str = "jobwire_placements_total";

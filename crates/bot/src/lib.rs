@@ -54,6 +54,7 @@ mod handler;
 pub mod input;
 mod limits;
 mod notices;
+pub mod placements;
 mod runtime;
 pub mod texts;
 
@@ -70,4 +71,5 @@ pub use digest::DigestConfig;
 pub use error::BotError;
 pub use handler::Processed;
 pub use limits::{DEFAULT_REPORT_THRESHOLD, DEFAULT_REPORTS_PER_HOUR};
+pub use placements::{PlacementsConfig, PublishFn};
 pub use runtime::{Bots, SECRET_HEADER};

@@ -72,6 +72,8 @@ pub(crate) struct Inner {
     /// Each chat's reports, across all bots.
     pub reports: ReportLimiter,
     pub billing: crate::billing::BillingConfig,
+    /// Employers' direct placements; `None`: off.
+    pub placements: Option<crate::placements::PlacementsConfig>,
     /// The language last stored per chat, so an unchanged one is not written again.
     pub langs: std::sync::Mutex<HashMap<i64, Lang>>,
 }
@@ -261,6 +263,7 @@ impl Bots {
             chat_locks: ChatLocks::default(),
             reports: ReportLimiter::new(cfg.options.max_reports_per_hour),
             billing: cfg.billing.clone(),
+            placements: cfg.placements.clone(),
             langs: std::sync::Mutex::default(),
         });
         let this = Bots { inner };
@@ -279,7 +282,14 @@ impl Bots {
                     .tracker
                     .spawn(crate::digest::run(inner, main.clone(), digest));
             }
-            if this.inner.billing.enabled {
+            if let Some(placements) = cfg.placements.clone() {
+                let inner = Arc::clone(&this.inner);
+                this.inner
+                    .tracker
+                    .spawn(crate::placements::run(inner, main.clone(), placements));
+            }
+            // Reconciliation finds lost payments of subscriptions and placements alike.
+            if this.inner.billing.enabled || cfg.placements.is_some() {
                 let inner = Arc::clone(&this.inner);
                 this.inner.tracker.spawn(crate::billing::run(inner, main));
             }
@@ -323,6 +333,11 @@ impl Bots {
                 .iter()
                 .map(|(c, _, en)| BotCommand::new(*c, *en))
                 .collect();
+            if rt.is_main && self.inner.placements.is_some() {
+                let (c, ru, en) = texts::POST_COMMAND;
+                commands_ru.insert(1, BotCommand::new(c, ru));
+                commands_en.insert(1, BotCommand::new(c, en));
+            }
             if rt.is_main && !rt.categories.is_empty() {
                 for (c, ru, en) in texts::CATEGORY_COMMANDS {
                     if !list.iter().any(|(m, _, _)| m == c) {

@@ -79,6 +79,9 @@ pub struct JobCard {
     /// A résumé (someone offering their work) rather than a vacancy: the header starts
     /// with `👤 Résumé` instead of `💼`.
     pub resume: bool,
+    /// A direct placement (an employer's own, paid): the header starts with
+    /// `📌 Direct placement` and names no channel.
+    pub direct: bool,
 }
 
 impl JobCard {
@@ -274,7 +277,9 @@ fn header_html(card: &JobCard) -> String {
     if let Some(title) = title {
         out.push_str(&format!("<b>{}</b>\n", escape(&title)));
     }
-    if card.resume {
+    if card.direct {
+        out.push_str("📌 <b>Direct placement</b> · ");
+    } else if card.resume {
         out.push_str("👤 <b>Résumé</b> · ");
     } else {
         out.push_str("💼 ");
@@ -550,6 +555,7 @@ mod tests {
                 .with_timezone(&Utc),
             extraction: None,
             resume: false,
+            direct: false,
         }
     }
 
@@ -675,6 +681,20 @@ mod tests {
             parts[0]
                 .0
                 .starts_with("<b>Senior &lt;Rust&gt; developer</b>\n💼 Web · Design · ")
+        );
+    }
+
+    #[test]
+    fn a_direct_placement_is_marked_and_names_no_channel() {
+        let mut c = card("Нужен лендинг");
+        c.direct = true;
+        c.channel = String::new();
+        c.channel_url = None;
+        c.url = None;
+        let parts = render_checked(&c);
+        assert_eq!(
+            parts[0].1,
+            "📌 Direct placement · Web · Design · 2026-11-03 14:05 UTC\n\nНужен лендинг"
         );
     }
 

@@ -19,6 +19,7 @@ pub mod format;
 pub mod ids;
 pub mod matching;
 pub mod normalize;
+pub mod placement;
 pub mod post;
 pub mod quiet;
 pub mod rules;

@@ -236,13 +236,18 @@ impl FanoutStage {
                 not_before: info.quiet_hours.as_ref().and_then(|q| q.release_at(now)),
             });
         }
+        // An employer's own placement names no channel: its header says what it is.
+        let direct = post.channel_handle == jobwire_core::placement::DIRECT_SOURCE;
         let card = JobCard {
             title: None,
             text: post.text.clone(),
-            channel: post
-                .channel_title
-                .clone()
-                .unwrap_or_else(|| post.channel_handle.clone()),
+            channel: if direct {
+                String::new()
+            } else {
+                post.channel_title
+                    .clone()
+                    .unwrap_or_else(|| post.channel_handle.clone())
+            },
             channel_url: post
                 .channel_handle
                 .strip_prefix('@')
@@ -256,6 +261,7 @@ impl FanoutStage {
             posted_at: post.posted_at,
             extraction: verdict.extraction.clone(),
             resume,
+            direct,
         };
         let parts = render(&card);
         let ready = self

@@ -186,6 +186,9 @@ pub fn router(api: Arc<AdminApi>) -> Router {
         )
         .route("/api/broadcasts/{id}", get(show_broadcast))
         .route("/api/broadcasts/{id}/{action}", post(change_broadcast))
+        .route("/api/placements", get(list_placements))
+        .route("/api/placements/{id}", get(show_placement))
+        .route("/api/placements/{id}/{action}", post(decide_placement))
         .route("/api/payments", get(list_payments))
         .route("/api/payments/{charge_id}/refund", post(refund_payment))
         .route_layer(middleware::from_fn_with_state(api.clone(), authorize))
@@ -690,6 +693,140 @@ async fn refund_payment(
             .map_err(|e| ApiError::new(StatusCode::BAD_GATEWAY, e.to_string()))?;
     tracing::info!(charge = %charge, chat_id, "admin API: payment refunded");
     Ok(axum::Json(json!({ "refunded": charge, "chat_id": chat_id, "amount": paid.amount, "currency": paid.currency })).into_response())
+}
+
+#[derive(Debug, serde::Deserialize)]
+struct PlacementsQuery {
+    status: Option<String>,
+    limit: Option<u32>,
+}
+
+fn placement_json(p: &jobwire_store::PlacementRow) -> Value {
+    let d = &p.draft;
+    json!({
+        "id": p.id,
+        "chat_id": p.chat_id,
+        "status": p.status.as_str(),
+        "language": d.lang,
+        "title": d.title,
+        "body": d.body,
+        "budget": d.budget.as_deref().filter(|b| !b.is_empty()),
+        "contact": d.contact,
+        "categories": d.categories.iter().map(CategorySlug::as_str).collect::<Vec<_>>(),
+        "stars": p.stars,
+        "charge_id": p.charge_id,
+        "post_id": p.post_id,
+        "reason": p.reason,
+        "decided_by": p.decided_by,
+        "created_at": p.created_at,
+        "paid_at": p.paid_at,
+        "published_at": p.published_at,
+        "refunded_at": p.refunded_at,
+    })
+}
+
+/// `GET /api/placements[?status=&limit=]`: employers' placements, newest first.
+async fn list_placements(
+    State(api): State<Arc<AdminApi>>,
+    query: Result<Query<PlacementsQuery>, QueryRejection>,
+) -> ApiResult {
+    let Query(q) = query?;
+    let status = match q.status.as_deref() {
+        None => None,
+        Some(s) => Some(jobwire_store::PlacementStatus::parse(s).ok_or_else(|| {
+            ApiError::bad_request(format!(
+                "unknown status {s:?}: use one of {}",
+                jobwire_store::PlacementStatus::ALL
+                    .map(|s| s.as_str())
+                    .join(", ")
+            ))
+        })?),
+    };
+    let rows = api
+        .store()?
+        .placements(status, q.limit.unwrap_or(100).clamp(1, MAX_LIMIT))
+        .await?;
+    let rows: Vec<Value> = rows.iter().map(placement_json).collect();
+    Ok(axum::Json(json!({ "placements": rows })).into_response())
+}
+
+async fn show_placement(
+    State(api): State<Arc<AdminApi>>,
+    id: Result<Path<i64>, PathRejection>,
+) -> ApiResult {
+    let id = path_id(id)?;
+    let p = api
+        .store()?
+        .placement(id)
+        .await?
+        .ok_or_else(|| ApiError::not_found(format!("no placement {id}")))?;
+    Ok(axum::Json(json!({ "placement": placement_json(&p) })).into_response())
+}
+
+/// Why an admin refuses a placement (told to the employer with the refund).
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RefuseBody {
+    reason: Option<String>,
+}
+
+/// Longest refusal reason, in characters.
+const MAX_REASON_CHARS: usize = 500;
+
+/// `POST /api/placements/{id}/approve` and `…/refuse` (`{"reason": …}`, optional): the
+/// decision on a paid placement waiting for approval. A refused one is refunded by the main
+/// bot within seconds.
+async fn decide_placement(
+    State(api): State<Arc<AdminApi>>,
+    path: Result<Path<(i64, String)>, PathRejection>,
+    body: Bytes,
+) -> ApiResult {
+    let Path((id, action)) = path?;
+    let approve = match action.as_str() {
+        "approve" => true,
+        "refuse" => false,
+        other => {
+            return Err(ApiError::not_found(format!(
+                "unknown action {other:?}: use approve or refuse"
+            )));
+        }
+    };
+    let reason = if body.iter().all(u8::is_ascii_whitespace) {
+        None
+    } else {
+        let b: RefuseBody = serde_json::from_slice(&body)
+            .map_err(|e| ApiError::bad_request(format!("bad JSON body: {e}")))?;
+        b.reason
+            .map(|r| r.trim().to_owned())
+            .filter(|r| !r.is_empty())
+    };
+    if reason
+        .as_ref()
+        .is_some_and(|r| r.chars().count() > MAX_REASON_CHARS)
+    {
+        return Err(ApiError::bad_request(format!(
+            "reason: at most {MAX_REASON_CHARS} characters"
+        )));
+    }
+    if approve && reason.is_some() {
+        return Err(ApiError::bad_request("reason: only a refusal has one"));
+    }
+    let store = api.store()?;
+    let current = store
+        .placement(id)
+        .await?
+        .ok_or_else(|| ApiError::not_found(format!("no placement {id}")))?;
+    let decided = store
+        .decide_placement(id, approve, reason.as_deref(), "admin-api", Utc::now())
+        .await?
+        .ok_or_else(|| {
+            ApiError::conflict(format!(
+                "placement {id} is {}, not awaiting approval",
+                current.status.as_str()
+            ))
+        })?;
+    tracing::info!(placement = id, approve, "admin API: placement decided");
+    Ok(axum::Json(json!({ "placement": placement_json(&decided) })).into_response())
 }
 
 /// A broadcast as an admin asks for it.

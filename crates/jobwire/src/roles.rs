@@ -235,6 +235,7 @@ pub async fn spawn_bot(sup: &mut Supervisor, parts: &Parts) -> anyhow::Result<()
     let bots = start_bots(
         settings,
         parts.store.clone(),
+        Some(parts.queue.clone()),
         parts.redis.clone(),
         parts.admin_alert.clone(),
         parts.clock.clone(),
@@ -330,9 +331,30 @@ fn catch_up(
     })
 }
 
+/// Direct placements with their publishing hook: a published placement's post is queued
+/// for classification like any other.
+fn placements(
+    settings: &Settings,
+    queue: Option<Arc<dyn jobwire_queue::Queue>>,
+) -> Option<jobwire_bot::PlacementsConfig> {
+    let mut config = settings.placements.clone()?;
+    config.publish = queue.map(|queue| {
+        Arc::new(move |post: jobwire_core::PostId| {
+            let queue = queue.clone();
+            Box::pin(async move {
+                jobwire_queue::publish(queue.as_ref(), &jobwire_queue::wire::PostReady::new(post))
+                    .await
+                    .map_err(|e| e.to_string())
+            }) as futures::future::BoxFuture<'static, Result<(), String>>
+        }) as Arc<jobwire_bot::PublishFn>
+    });
+    Some(config)
+}
+
 pub async fn start_bots(
     settings: &Settings,
     store: Arc<dyn Store>,
+    queue: Option<Arc<dyn jobwire_queue::Queue>>,
     redis: Option<redis::aio::ConnectionManager>,
     alert: Option<jobwire_classify::cascade::AlertFn>,
     clock: Arc<dyn jobwire_core::clock::Clock>,
@@ -408,6 +430,7 @@ pub async fn start_bots(
                 ..settings.billing.clone()
             },
             digest: settings.digest.clone(),
+            placements: placements(settings, queue),
         },
         store,
         dialogues,

@@ -833,3 +833,135 @@ async fn broadcasts_are_checked_started_and_steered_over_the_api() {
     let (code, _) = s.get("/api/broadcasts/999").await;
     assert_eq!(code, 404);
 }
+
+#[tokio::test]
+async fn placements_are_listed_and_decided_once_over_the_api() {
+    use jobwire_store::{
+        LedgerKind, LedgerSource, NewLedgerEntry, PlacementDraft, PlacementStatus,
+    };
+    let s = start(Some(TOKEN)).await;
+    let chat = 515;
+    let draft = PlacementDraft {
+        lang: "ru".into(),
+        title: Some("<script>alert(1)</script> Лендинг".into()),
+        body: Some("Нужен лендинг на Tilda, макет готов, срок неделя.".into()),
+        budget: Some(String::new()),
+        contact: Some("@coffee_hr".into()),
+        categories: vec![jobwire_core::CategorySlug::parse("web").unwrap()],
+    };
+    let pay = |id: i64, charge: &str, nonce: &str| {
+        let entry = NewLedgerEntry {
+            kind: LedgerKind::Payment,
+            charge_id: charge.into(),
+            provider_charge_id: None,
+            chat_id: chat,
+            plan_id: Some("placement".into()),
+            nonce: Some(nonce.into()),
+            amount: 100,
+            currency: "XTR".into(),
+            is_recurring: false,
+            is_first_recurring: false,
+            subscription_expires_at: None,
+            source: LedgerSource::Update,
+            raw: "{}".into(),
+        };
+        let store = s.store.clone();
+        async move {
+            store
+                .apply_placement_payment(&entry, Some(id), true, Utc::now())
+                .await
+                .unwrap()
+        }
+    };
+    let mut ids = Vec::new();
+    for (charge, nonce) in [("ch-1", "nonce0001"), ("ch-2", "nonce0002")] {
+        let p = s
+            .store
+            .save_placement_draft(chat, &draft, Utc::now())
+            .await
+            .unwrap();
+        s.store
+            .invoice_placement(p.id, chat, 100, nonce, Utc::now())
+            .await
+            .unwrap()
+            .unwrap();
+        pay(p.id, charge, nonce).await;
+        ids.push(p.id);
+    }
+
+    let (code, body) = s.get("/api/placements?status=awaiting_approval").await;
+    assert_eq!(code, 200, "{body}");
+    let list = body["placements"].as_array().unwrap();
+    assert_eq!(list.len(), 2);
+    assert_eq!(
+        list[0]["title"], "<script>alert(1)</script> Лендинг",
+        "JSON keeps the text as text"
+    );
+    assert_eq!(list[0]["budget"], Value::Null, "no budget stated");
+    assert_eq!(list[0]["categories"], json!(["web"]));
+    let (code, body) = s.get("/api/placements?status=paid").await;
+    assert_eq!(code, 400);
+    assert!(
+        body["error"]
+            .as_str()
+            .unwrap()
+            .contains("awaiting_approval"),
+        "{body}"
+    );
+
+    let (code, body) = s
+        .post(&format!("/api/placements/{}/approve", ids[0]), None)
+        .await;
+    assert_eq!(
+        (code, body["placement"]["status"].as_str()),
+        (200, Some("approved")),
+        "{body}"
+    );
+    let (code, body) = s
+        .post(&format!("/api/placements/{}/refuse", ids[0]), None)
+        .await;
+    assert_eq!(code, 409, "decided once: {body}");
+    assert!(
+        body["error"].as_str().unwrap().contains("approved"),
+        "{body}"
+    );
+    let (code, _) = s
+        .post(
+            &format!("/api/placements/{}/refuse", ids[1]),
+            Some(json!({"reason": "x".repeat(501)})),
+        )
+        .await;
+    assert_eq!(code, 400);
+    let (code, body) = s
+        .post(
+            &format!("/api/placements/{}/refuse", ids[1]),
+            Some(json!({"reason": "нет сроков"})),
+        )
+        .await;
+    assert_eq!(code, 200, "{body}");
+    assert_eq!(body["placement"]["status"], "refused");
+    assert_eq!(body["placement"]["reason"], "нет сроков");
+    assert_eq!(
+        s.store.placement(ids[1]).await.unwrap().unwrap().status,
+        PlacementStatus::Refused
+    );
+    let (code, _) = s.post("/api/placements/999/approve", None).await;
+    assert_eq!(code, 404);
+    let (code, _) = s
+        .post(&format!("/api/placements/{}/publish", ids[0]), None)
+        .await;
+    assert_eq!(code, 404);
+    let (code, body) = s.get(&format!("/api/placements/{}", ids[1])).await;
+    assert_eq!(
+        (code, body["placement"]["charge_id"].as_str()),
+        (200, Some("ch-2"))
+    );
+    // Without the token: refused like every route.
+    let r = s
+        .client
+        .get(format!("{}/api/placements", s.base))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status().as_u16(), 401);
+}

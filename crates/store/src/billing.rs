@@ -306,7 +306,7 @@ pub trait BillingStore: Send + Sync {
 
 /// The ledger insert of one event: one row per `(charge_id, kind)`, none (no `id` returned)
 /// when the event was recorded before.
-fn insert_ledger<DB: Dialect>(
+pub(crate) fn insert_ledger<DB: Dialect>(
     kind: LedgerKind,
     entry: &NewLedgerEntry,
     now: DateTime<Utc>,

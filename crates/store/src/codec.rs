@@ -75,7 +75,7 @@ pub(crate) fn classification_row<DB: Dialect>(row: &DB::Row) -> Result<Classific
 
 /// A row's categories that are valid slugs. One bad value (written by hand into the
 /// database) costs that category, not the list every reader loads.
-fn known_categories(row: i64, raw: Vec<String>) -> Vec<CategorySlug> {
+pub(crate) fn known_categories(row: i64, raw: Vec<String>) -> Vec<CategorySlug> {
     raw.iter()
         .filter_map(|c| {
             CategorySlug::parse(c)

@@ -19,6 +19,7 @@ mod channels;
 mod codec;
 mod deliveries;
 mod learning;
+mod placements;
 mod postgres;
 mod posts;
 mod recovery;
@@ -46,6 +47,10 @@ pub use cards::{CardReport, CardStore, HiddenAuthorRow, RecentJob};
 pub use channels::ChannelStore;
 pub use deliveries::DeliveryStore;
 pub use learning::LearningStore;
+pub use placements::{
+    PlacementDraft, PlacementPaid, PlacementRow, PlacementStatus, PlacementStore, REASON_CHANGED,
+    REASON_NOT_A_VACANCY,
+};
 pub use postgres::{PostgresOptions, PostgresStore};
 pub use posts::PostStore;
 pub use recovery::{DeadLetterRow, NewDeadLetter, RecoveryStore, StuckWork};
@@ -101,6 +106,7 @@ pub trait Store:
     + BillingStore
     + CardStore
     + BroadcastStore
+    + PlacementStore
     + Send
     + Sync
     + std::fmt::Debug

@@ -169,6 +169,24 @@ impl<DB: Dialect> PostStore for SqlStore<DB> {
         // A résumé with categories is deliverable too (to the subscribers who asked for
         // résumés): it goes through fan-out like a job; its classification's kind tells
         // them apart.
+        let mut tx = self.write.begin().await?;
+        // An employer's direct placement goes to the categories paid for, and only as a
+        // vacancy: the classifier decides whether it is one.
+        let placement = Sql::<DB>::new("SELECT categories FROM placements WHERE post_id = $1")
+            .int(id)
+            .fetch_optional(&mut tx)
+            .await?;
+        let mut record = std::borrow::Cow::Borrowed(record);
+        if let Some(row) = placement {
+            let paid: Vec<String> = Cols::<DB>::new(&row).json("categories")?;
+            let r = record.to_mut();
+            r.categories = if r.is_job {
+                codec::known_categories(id.get(), paid)
+            } else {
+                Vec::new()
+            };
+        }
+        let record = record.as_ref();
         let deliverable = record.is_job
             || (record.kind == jobwire_core::PostKind::Resume && !record.categories.is_empty());
         let status = if deliverable {
@@ -176,7 +194,6 @@ impl<DB: Dialect> PostStore for SqlStore<DB> {
         } else {
             PostStatus::NotJob
         };
-        let mut tx = self.write.begin().await?;
         // Only a post still waiting for its verdict moves on: a redelivered message for a
         // post that went further changes nothing, not even the stored verdict.
         let moved = Sql::<DB>::new(

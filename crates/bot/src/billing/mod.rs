@@ -151,7 +151,7 @@ pub(crate) async fn remind_once(inner: &Inner, main: &BotRuntime) -> Result<usiz
 /// Reads Telegram's Stars transactions (newest first) and applies every payment and refund
 /// the ledger lacks, telling the admins of each. Returns how many were applied.
 pub(crate) async fn reconcile_once(inner: &Inner, main: &BotRuntime) -> Result<usize, BotError> {
-    if !inner.billing.enabled {
+    if !inner.billing.enabled && inner.placements.is_none() {
         return Ok(0);
     }
     let mut applied = 0;
@@ -216,10 +216,23 @@ async fn reconcile_one(inner: &Inner, tx: &StarTransaction) -> Result<usize, Bot
             is_first_recurring: period.is_some() && !earlier,
             expires_at: period.map(|s| tx.date + Duration::seconds(s)),
         };
-        if apply_payment(inner, chat_id, &facts, LedgerSource::Reconciliation, raw)
-            .await?
-            .is_some()
-        {
+        let applied =
+            if jobwire_core::placement::PlacementPayload::is_placement(&facts.invoice_payload) {
+                crate::handler::apply_placement_payment(
+                    inner,
+                    chat_id,
+                    &facts,
+                    LedgerSource::Reconciliation,
+                    raw,
+                )
+                .await?
+                .is_some()
+            } else {
+                apply_payment(inner, chat_id, &facts, LedgerSource::Reconciliation, raw)
+                    .await?
+                    .is_some()
+            };
+        if applied {
             metrics::counter!(crate::events::RECONCILIATION_DIFFERENCES_TOTAL, "kind" => "payment")
                 .increment(1);
             inner.billing.alert(format!(
@@ -285,6 +298,19 @@ pub async fn refund_star_payment(
     charge_id: &str,
     now: DateTime<Utc>,
 ) -> Result<i64, BotError> {
+    refund_star_payment_for(store, bot, token, charge_id, "admin", now).await
+}
+
+/// [`refund_star_payment`], saying why (`admin`, `placement`) in the log, the metric and the
+/// ledger row's raw record.
+pub(crate) async fn refund_star_payment_for(
+    store: &Arc<dyn Store>,
+    bot: &Bot,
+    token: &str,
+    charge_id: &str,
+    why: &'static str,
+    now: DateTime<Utc>,
+) -> Result<i64, BotError> {
     let paid = store
         .ledger_entry(charge_id, LedgerKind::Payment)
         .await?
@@ -322,10 +348,10 @@ pub async fn refund_star_payment(
         is_first_recurring: false,
         subscription_expires_at: None,
         source: LedgerSource::Admin,
-        raw: serde_json::json!({ "refund_star_payment": charge_id }).to_string(),
+        raw: serde_json::json!({ "refund_star_payment": charge_id, "for": why }).to_string(),
     };
     store.apply_refund(&entry, now).await?;
-    metrics::counter!(crate::events::REFUNDS_TOTAL, "source" => "admin").increment(1);
-    tracing::info!(charge = %charge_id, chat_id = paid.chat_id, "payment refunded by an admin");
+    metrics::counter!(crate::events::REFUNDS_TOTAL, "source" => why).increment(1);
+    tracing::info!(charge = %charge_id, chat_id = paid.chat_id, why, "payment refunded");
     Ok(paid.chat_id)
 }

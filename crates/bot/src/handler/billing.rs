@@ -24,7 +24,7 @@ use crate::runtime::{BotRuntime, Inner};
 use crate::texts::{self, Lang, billing as t};
 
 /// A fresh invoice nonce: 16 hex digits (64 random bits).
-fn nonce() -> String {
+pub(super) fn nonce() -> String {
     let n: u64 = rand::rng().random();
     format!("{n:016x}")
 }
@@ -429,6 +429,9 @@ impl Turn<'_> {
     ) -> Result<(), BotError> {
         let raw = serde_json::to_string(m).unwrap_or_default();
         let facts = PaymentFacts::from(p);
+        if jobwire_core::placement::PlacementPayload::is_placement(&facts.invoice_payload) {
+            return self.placement_paid(&facts, raw).await;
+        }
         let outcome =
             apply_payment(self.inner, self.chat_id, &facts, LedgerSource::Update, raw).await?;
         if let Some((label, until, renewal)) = outcome {
@@ -631,7 +634,10 @@ pub(super) async fn on_pre_checkout(
     q: &PreCheckoutQuery,
 ) -> Result<(), BotError> {
     let lang = Lang::from_code(q.from.language_code.as_deref());
-    let refusal = if rt.is_main && inner.billing.enabled {
+    let placement = jobwire_core::placement::PlacementPayload::is_placement(&q.invoice_payload);
+    let refusal = if rt.is_main && placement {
+        super::placements::check_placement_pre_checkout(inner, q, lang).await
+    } else if rt.is_main && inner.billing.enabled {
         check_pre_checkout(inner, q, lang).await
     } else {
         Some(t::refuse_unknown(lang))

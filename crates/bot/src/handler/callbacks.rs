@@ -45,6 +45,25 @@ pub(super) enum Callback {
     CatchUp(bool),
     /// Receive vacancies, résumés or both.
     Wants(jobwire_core::card::Wants),
+    /// A step of placing a vacancy.
+    Place(PlaceStep),
+}
+
+/// The buttons of placing a vacancy.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) enum PlaceStep {
+    /// Start (or continue) a placement: the menu button.
+    New,
+    /// Choose (or drop) a category.
+    Category {
+        slug: CategorySlug,
+        on: bool,
+    },
+    /// Categories chosen: the preview.
+    Done,
+    Pay,
+    Edit,
+    Cancel,
 }
 
 impl Callback {
@@ -69,6 +88,19 @@ impl Callback {
             Self::ShowAuthor(id) => format!("unhide:{id}"),
             Self::CatchUp(missed) => format!("resume:{}", u8::from(*missed)),
             Self::Wants(w) => format!("wants:{}", w.as_str()),
+            Self::Place(PlaceStep::Category { slug, on }) => {
+                format!("pcat:{slug}:{}", u8::from(*on))
+            }
+            Self::Place(step) => format!(
+                "place:{}",
+                match step {
+                    PlaceStep::New => "new",
+                    PlaceStep::Done => "done",
+                    PlaceStep::Pay => "pay",
+                    PlaceStep::Edit => "edit",
+                    PlaceStep::Cancel | PlaceStep::Category { .. } => "cancel",
+                }
+            ),
         }
     }
 
@@ -107,6 +139,18 @@ impl Callback {
             }),
             "pause" if b.is_none() => Some(Self::Pause(flag(Some(a))?)),
             "resume" if b.is_none() => Some(Self::CatchUp(flag(Some(a))?)),
+            "pcat" => Some(Self::Place(PlaceStep::Category {
+                slug: CategorySlug::parse(a).ok()?,
+                on: flag(b)?,
+            })),
+            "place" if b.is_none() => Some(Self::Place(match a {
+                "new" => PlaceStep::New,
+                "done" => PlaceStep::Done,
+                "pay" => PlaceStep::Pay,
+                "edit" => PlaceStep::Edit,
+                "cancel" => PlaceStep::Cancel,
+                _ => return None,
+            })),
             "wants" if b.is_none() => Some(Self::Wants(jobwire_core::card::Wants::parse(a)?)),
             "ask" if b.is_none() => Some(Self::Ask(match a {
                 "include" => DialogueState::Include,
@@ -128,6 +172,10 @@ pub(super) fn ask_name(state: DialogueState) -> &'static str {
         DialogueState::MinBudget => "budget",
         DialogueState::QuietHours => "quiet",
         DialogueState::Report => "report",
+        DialogueState::PlaceTitle => "place_title",
+        DialogueState::PlaceBody => "place_body",
+        DialogueState::PlaceBudget => "place_budget",
+        DialogueState::PlaceContact => "place_contact",
     }
 }
 
@@ -169,6 +217,27 @@ pub(super) async fn on_callback(
             turn.screen(Screen::Filters, message_id).await?;
             Some(texts::cards::wants_button(turn.lang, wants, true))
         }
+        Some(Callback::Place(step)) => match step {
+            PlaceStep::New => {
+                turn.clear_dialogue().await?;
+                turn.place_start().await?;
+                None
+            }
+            PlaceStep::Category { slug, on } => turn.place_toggle(slug, on, message_id).await?,
+            PlaceStep::Done => turn.place_done().await?,
+            PlaceStep::Pay => {
+                turn.place_pay().await?;
+                None
+            }
+            PlaceStep::Edit => {
+                turn.place_edit().await?;
+                None
+            }
+            PlaceStep::Cancel => {
+                turn.place_cancel().await?;
+                None
+            }
+        },
         Some(Callback::ShowAuthor(id)) => {
             let toast = turn.show_author(id).await?;
             turn.screen(Screen::Status, message_id).await?;
@@ -294,6 +363,15 @@ mod tests {
             Callback::CatchUp(false),
             Callback::Wants(jobwire_core::card::Wants::Both),
             Callback::Wants(jobwire_core::card::Wants::Resumes),
+            Callback::Place(PlaceStep::New),
+            Callback::Place(PlaceStep::Done),
+            Callback::Place(PlaceStep::Pay),
+            Callback::Place(PlaceStep::Edit),
+            Callback::Place(PlaceStep::Cancel),
+            Callback::Place(PlaceStep::Category {
+                slug: CategorySlug::parse(&"x".repeat(32)).unwrap(),
+                on: true,
+            }),
         ];
         for cb in all {
             let data = cb.encode();

@@ -29,7 +29,7 @@ impl Turn<'_> {
         self.rt.categories.clone()
     }
 
-    fn category_names(&self, slugs: &[CategorySlug]) -> Vec<String> {
+    pub(super) fn category_names(&self, slugs: &[CategorySlug]) -> Vec<String> {
         slugs
             .iter()
             .map(|s| {

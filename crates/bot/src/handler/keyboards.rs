@@ -13,8 +13,14 @@ fn button(text: impl Into<String>, cb: &Callback) -> InlineKeyboardButton {
     InlineKeyboardButton::callback(text.into(), cb.encode())
 }
 
-/// The menu; with billing on, a first row opens the plans.
-pub(super) fn main_keyboard(lang: Lang, paused: bool, billing: bool) -> InlineKeyboardMarkup {
+/// The menu; with billing on, a first row opens the plans; with placements on, a last row
+/// posts a vacancy.
+pub(super) fn main_keyboard(
+    lang: Lang,
+    paused: bool,
+    billing: bool,
+    placements: bool,
+) -> InlineKeyboardMarkup {
     let l = texts::labels(lang);
     let pause = if paused {
         button(l.resume, &Callback::Pause(false))
@@ -39,6 +45,12 @@ pub(super) fn main_keyboard(lang: Lang, paused: bool, billing: bool) -> InlineKe
             button(l.help, &Callback::Screen(Screen::Help)),
         ],
     ]);
+    if placements {
+        rows.push(vec![button(
+            texts::placements::place_button(lang),
+            &Callback::Place(super::callbacks::PlaceStep::New),
+        )]);
+    }
     InlineKeyboardMarkup::new(rows)
 }
 

@@ -15,6 +15,16 @@ use crate::input::{self, InputError};
 use crate::texts::{self, Lang};
 
 impl Turn<'_> {
+    /// The menu's keyboard: plans with billing on, "post a vacancy" with placements on.
+    fn menu_keyboard(&self, paused: bool) -> InlineKeyboardMarkup {
+        main_keyboard(
+            self.lang,
+            paused,
+            self.inner.billing.enabled,
+            self.inner.placements.is_some(),
+        )
+    }
+
     async fn settings(&self, loaded: &Loaded) -> Result<String, BotError> {
         let budget = loaded.spec.min_budget.clone();
         let mut text = texts::settings(
@@ -44,7 +54,7 @@ impl Turn<'_> {
         let (text, keyboard) = match screen {
             Screen::Main => (
                 texts::menu(self.lang, &self.settings(&loaded).await?),
-                main_keyboard(self.lang, loaded.spec.paused, self.inner.billing.enabled),
+                self.menu_keyboard(loaded.spec.paused),
             ),
             Screen::Categories => (
                 texts::categories_screen(self.lang, &self.inner.views, &loaded.spec.categories),
@@ -97,11 +107,7 @@ impl Turn<'_> {
         }
         self.send(
             texts::menu(self.lang, &self.settings(&loaded).await?),
-            Some(main_keyboard(
-                self.lang,
-                loaded.spec.paused,
-                self.inner.billing.enabled,
-            )),
+            Some(self.menu_keyboard(loaded.spec.paused)),
         )
         .await;
         Ok(())
@@ -135,16 +141,13 @@ impl Turn<'_> {
                     self.chat_id,
                     edit,
                     texts::menu(self.lang, &self.settings(&loaded).await?),
-                    main_keyboard(self.lang, paused, self.inner.billing.enabled),
+                    self.menu_keyboard(paused),
                 )
                 .await;
             }
             None => {
-                self.send(
-                    note.clone(),
-                    Some(main_keyboard(self.lang, paused, self.inner.billing.enabled)),
-                )
-                .await;
+                self.send(note.clone(), Some(self.menu_keyboard(paused)))
+                    .await;
             }
         }
         Ok(note)
@@ -199,6 +202,10 @@ impl Turn<'_> {
                 texts::ask_quiet(self.lang, loaded.spec.quiet_hours.as_ref())
             }
             DialogueState::Report => texts::ask_report(self.lang),
+            state @ (DialogueState::PlaceTitle
+            | DialogueState::PlaceBody
+            | DialogueState::PlaceBudget
+            | DialogueState::PlaceContact) => return self.place_ask(state).await,
         };
         self.inner
             .dialogues
@@ -210,6 +217,9 @@ impl Turn<'_> {
 
     /// The answer to a pending question.
     pub(super) async fn input(&self, state: DialogueState, m: &Message) -> Result<(), BotError> {
+        if state.is_placement() {
+            return self.place_input(state, m).await;
+        }
         let text = m.text().or_else(|| m.caption()).unwrap_or("");
         let o = &self.inner.options;
         let mut loaded = self.load().await?;
@@ -266,6 +276,10 @@ impl Turn<'_> {
                 }
             }
             DialogueState::Report => return self.report_missed(m).await,
+            DialogueState::PlaceTitle
+            | DialogueState::PlaceBody
+            | DialogueState::PlaceBudget
+            | DialogueState::PlaceContact => return self.place_input(state, m).await,
         };
         self.save(&loaded).await?;
         self.inner

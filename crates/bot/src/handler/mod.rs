@@ -17,6 +17,7 @@ mod cards;
 mod category_bot;
 mod keyboards;
 mod main_bot;
+mod placements;
 
 use jobwire_core::CategorySlug;
 use std::sync::Arc;
@@ -38,6 +39,7 @@ use crate::texts::{self, Lang};
 pub(crate) use billing::{PaymentFacts, apply_payment, notify};
 use callbacks::{Screen, on_callback};
 use category_bot::on_my_chat_member;
+pub(crate) use placements::apply_placement_payment;
 
 /// What became of an update.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -546,6 +548,7 @@ async fn on_message(inner: &Inner, rt: &BotRuntime, m: &Message) -> Result<(), B
             ("help", true) => turn.screen(Screen::Help, None).await,
             ("plans" | "subscription", true) => turn.plans(None).await,
             ("buy", true) => turn.buy(args, false).await,
+            ("post", true) => turn.place_start().await,
             ("paysupport", _) => {
                 turn.paysupport().await;
                 Ok(())

@@ -20,6 +20,9 @@ pub const MAIN_COMMANDS: &[(&str, &str, &str)] = &[
     ("help", "Помощь", "Help"),
 ];
 
+/// The main bot's `/post`, registered when placements are on.
+pub const POST_COMMAND: (&str, &str, &str) = ("post", "Разместить вакансию", "Post a vacancy");
+
 pub const CATEGORY_COMMANDS: &[(&str, &str, &str)] = &[
     ("start", "Подписаться", "Subscribe"),
     ("stop", "Отписаться", "Unsubscribe"),

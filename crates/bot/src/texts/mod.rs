@@ -25,13 +25,14 @@ pub mod cards;
 mod category_bot;
 mod commands;
 mod format;
+pub mod placements;
 mod replies;
 mod screens;
 
 pub use category_bot::{
     category_help, category_started, category_stopped, wrong_needs_reply, wrong_thanks,
 };
-pub use commands::{CATEGORY_COMMANDS, MAIN_COMMANDS};
+pub use commands::{CATEGORY_COMMANDS, MAIN_COMMANDS, POST_COMMAND};
 pub use format::{amount, budget};
 pub use replies::{
     ask_budget, ask_exclude, ask_include, ask_quiet, ask_report, budget_saved, cancelled,

@@ -97,6 +97,7 @@ impl Env {
             options: BotOptions::default(),
             billing,
             digest: None,
+            placements: None,
         }
     }
 

@@ -274,8 +274,12 @@ impl Config {
                 )
             })?;
         let digest = self.digest.resolve(bot_role.main_bot.as_deref())?;
+        let placements = self
+            .placements
+            .resolve(bot_role.main_bot.as_deref(), &known)?;
         Ok(Settings {
             digest,
+            placements,
             billing,
             bot_role,
             database_url: self.database.url.clone(),

@@ -54,6 +54,102 @@ pub struct Config {
     /// The daily public digest (`[digest]`, off by default).
     #[serde(default)]
     pub digest: DigestSection,
+    /// Employers' direct placements in the main bot (`[placements]`, off by default).
+    #[serde(default)]
+    pub placements: PlacementsSection,
+}
+
+/// Employers post vacancies in the main bot and pay for them in Stars.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[serde(default)]
+pub struct PlacementsSection {
+    pub enabled: bool,
+    /// Paid placements wait for an admin (`POST /api/placements/{id}/approve`).
+    pub approval: bool,
+    /// The price per category, in Stars, of every category without its own.
+    pub stars: Option<u32>,
+    /// Prices of single categories: `[placements.category_stars] web = 150`.
+    pub category_stars: std::collections::BTreeMap<String, u32>,
+    /// How often paid placements are looked for, in seconds.
+    pub check_every_secs: u64,
+}
+
+impl Default for PlacementsSection {
+    fn default() -> Self {
+        Self {
+            enabled: false,
+            approval: false,
+            stars: None,
+            category_stars: std::collections::BTreeMap::new(),
+            check_every_secs: 2,
+        }
+    }
+}
+
+/// Telegram's bounds of a Stars price.
+const MAX_STARS: u32 = 100_000;
+
+impl PlacementsSection {
+    /// The checked settings (the publishing hook is the binary's); `None` when off.
+    pub(super) fn resolve(
+        &self,
+        main_bot: Option<&str>,
+        known: &[jobwire_core::CategorySlug],
+    ) -> Result<Option<jobwire_bot::PlacementsConfig>, super::ConfigError> {
+        use super::invalid;
+        if !self.enabled {
+            return Ok(None);
+        }
+        if main_bot.is_none() {
+            return Err(invalid(
+                "placements.enabled",
+                "employers place vacancies in the main bot: set telegram.main_bot",
+            ));
+        }
+        let in_range = |p: u32| (1..=MAX_STARS).contains(&p);
+        if let Some(p) = self.stars.filter(|p| !in_range(*p)) {
+            return Err(invalid(
+                "placements.stars",
+                format!("{p}: a Stars price is 1 to {MAX_STARS}"),
+            ));
+        }
+        let mut prices = std::collections::BTreeMap::new();
+        for (slug, price) in &self.category_stars {
+            let key = format!("placements.category_stars.{slug}");
+            let slug = known
+                .iter()
+                .find(|k| k.as_str() == slug)
+                .ok_or_else(|| invalid(&key, "not a configured category"))?;
+            if !in_range(*price) {
+                return Err(invalid(
+                    &key,
+                    format!("{price}: a Stars price is 1 to {MAX_STARS}"),
+                ));
+            }
+            prices.insert(slug.clone(), *price);
+        }
+        if let Some(default) = self.stars {
+            for slug in known {
+                prices.entry(slug.clone()).or_insert(default);
+            }
+        }
+        if prices.is_empty() {
+            return Err(invalid(
+                "placements.stars",
+                "no category has a price: set placements.stars or placements.category_stars",
+            ));
+        }
+        if self.check_every_secs == 0 {
+            return Err(invalid("placements.check_every_secs", "must be at least 1"));
+        }
+        Ok(Some(jobwire_bot::PlacementsConfig {
+            approval: self.approval,
+            prices,
+            every: std::time::Duration::from_secs(self.check_every_secs),
+            publish: None,
+        }))
+    }
 }
 
 /// The daily public digest: the best vacancy of each category, posted by the main bot.

@@ -56,6 +56,8 @@ pub struct Settings {
     pub billing: jobwire_bot::BillingConfig,
     /// The daily public digest (`[digest]`).
     pub digest: Option<jobwire_bot::DigestConfig>,
+    /// Employers' direct placements (`[placements]`); the binary adds the publishing hook.
+    pub placements: Option<jobwire_bot::PlacementsConfig>,
 }
 
 impl Settings {

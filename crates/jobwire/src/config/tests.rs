@@ -114,6 +114,64 @@ fn the_digest_is_checked_key_by_key() {
 }
 
 #[test]
+fn placements_are_checked_key_by_key() {
+    let env = [("JOBWIRE_BOT_DEV_TOKEN", TOKEN)];
+    let base = "[[bots]]\nname = \"dev\"\n[telegram]\nmain_bot = \"dev\"\n";
+    check_err(
+        "[placements]\nenabled = true\nstars = 100\n",
+        &[],
+        "telegram.main_bot",
+    );
+    check_err(
+        &format!("{base}[placements]\nenabled = true\n"),
+        &env,
+        "placements.stars",
+    );
+    check_err(
+        &format!("{base}[placements]\nenabled = true\nstars = 0\n"),
+        &env,
+        "placements.stars",
+    );
+    check_err(
+        &format!("{base}[placements]\nenabled = true\n[placements.category_stars]\nnope = 10\n"),
+        &env,
+        "placements.category_stars.nope",
+    );
+    check_err(
+        &format!("{base}[placements]\nenabled = true\n[placements.category_stars]\nweb = 200000\n"),
+        &env,
+        "placements.category_stars.web",
+    );
+    let env = FakeEnv(env.iter().copied().collect());
+    let resolve = |extra: &str| {
+        Config::from_toml(&format!("{base}{extra}"))
+            .and_then(|c| c.resolve(&env))
+            .expect("good placements resolve")
+            .placements
+    };
+    assert!(resolve("").is_none(), "off by default");
+    let only_web =
+        resolve("[placements]\nenabled = true\n[placements.category_stars]\nweb = 150\n")
+            .expect("on");
+    assert_eq!(
+        only_web.prices.len(),
+        1,
+        "only priced categories are offered"
+    );
+    assert!(!only_web.approval);
+    let all = resolve(
+        "[placements]\nenabled = true\napproval = true\nstars = 100\n[placements.category_stars]\nweb = 150\n",
+    )
+    .expect("on");
+    assert!(all.approval);
+    let web = jobwire_core::CategorySlug::parse("web").expect("a valid slug");
+    let design = jobwire_core::CategorySlug::parse("design").expect("a valid slug");
+    assert_eq!(all.price(std::slice::from_ref(&web)), Some(150));
+    assert_eq!(all.price(&[web, design]), Some(250));
+    assert_eq!(all.price(&[]), None);
+}
+
+#[test]
 fn a_good_config_resolves_with_defaults_and_hides_secrets() {
     let env = FakeEnv(
         [

@@ -15,5 +15,6 @@ mod edits;
 mod expect;
 mod feeds;
 mod learning;
+mod placements;
 mod recovery;
 mod support;

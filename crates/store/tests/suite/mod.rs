@@ -13,8 +13,10 @@ use jobwire_core::{CategorySlug, PostKind};
 use jobwire_store::*;
 
 mod billing;
+mod placements;
 mod recovery;
 pub use billing::*;
+pub use placements::*;
 pub use recovery::*;
 
 /// Every single-store check of the suite. Each backend's test file expands one test per
@@ -65,6 +67,8 @@ macro_rules! every_check {
             check_digest_claims,
             check_broadcast_recipients,
             check_withheld_posts_stay_unsent,
+            check_placement_lifecycle,
+            check_placement_refusals_and_refunds,
         );
     };
 }
