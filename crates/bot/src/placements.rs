@@ -30,6 +30,12 @@ pub type PublishFn =
 const STALE_REFUND: chrono::Duration = chrono::Duration::minutes(10);
 /// Most placements each step of one pass handles.
 const PER_PASS: u32 = 50;
+/// A published placement the classifier has not decided on within this long is refunded
+/// (and its post taken out of the pipeline): a vacancy hours late is not what was paid for.
+const CLASSIFY_DEADLINE: chrono::Duration = chrono::Duration::hours(2);
+/// How often the loop looks when placements are switched off (only to settle and refund
+/// what is left from when they were on).
+const OFF_EVERY: Duration = Duration::from_secs(10);
 
 /// The checked `[placements]` settings.
 #[derive(Clone)]
@@ -82,15 +88,22 @@ fn lang_of(p: &PlacementRow) -> Lang {
     Lang::from_code(Some(p.draft.lang.as_str()))
 }
 
-pub(crate) async fn run(inner: Arc<Inner>, main: Arc<BotRuntime>, config: PlacementsConfig) {
-    let mut tick = tokio::time::interval(config.every);
+/// Runs on every process of the main bot, also with placements switched off: a payment that
+/// arrives then, a refusal or a refund left over must still be refunded.
+pub(crate) async fn run(
+    inner: Arc<Inner>,
+    main: Arc<BotRuntime>,
+    config: Option<PlacementsConfig>,
+) {
+    let every = config.as_ref().map_or(OFF_EVERY, |c| c.every);
+    let mut tick = tokio::time::interval(every);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
         tokio::select! {
             _ = inner.shutdown.cancelled() => return,
             _ = tick.tick() => {}
         }
-        if let Err(e) = pass(&inner, &main, &config).await {
+        if let Err(e) = pass(&inner, &main, config.as_ref()).await {
             tracing::warn!(error = %e, "placements: a pass failed; trying again");
         }
     }
@@ -100,12 +113,17 @@ pub(crate) async fn run(inner: Arc<Inner>, main: Arc<BotRuntime>, config: Placem
 pub(crate) async fn pass(
     inner: &Inner,
     main: &BotRuntime,
-    config: &PlacementsConfig,
+    config: Option<&PlacementsConfig>,
 ) -> Result<(), BotError> {
     let store = &inner.store;
-    let approved = store
-        .placements(Some(PlacementStatus::Approved), PER_PASS)
-        .await?;
+    let approved = match config {
+        Some(_) => {
+            store
+                .placements(Some(PlacementStatus::Approved), PER_PASS)
+                .await?
+        }
+        None => Vec::new(),
+    };
     for p in approved {
         let text = text_of(&p);
         let fingerprint = jobwire_core::dedup::fingerprint(&text).to_hex();
@@ -122,14 +140,17 @@ pub(crate) async fn pass(
             "placement published"
         );
         metrics::counter!(crate::events::PLACEMENTS_TOTAL, "outcome" => "published").increment(1);
-        if let Some(publish) = &config.publish
+        if let Some(publish) = config.and_then(|c| c.publish.as_ref())
             && let Err(e) = publish(post_id).await
         {
             // The post is stored `queued`: the scheduler's recovery sweep queues it again.
             tracing::warn!(placement = p.id, post = post_id.get(), error = %e, "queueing a placement's post failed; recovery will");
         }
     }
-    for p in store.settle_placements(inner.now(), PER_PASS).await? {
+    for p in store
+        .settle_placements(CLASSIFY_DEADLINE, inner.now(), PER_PASS)
+        .await?
+    {
         let lang = lang_of(&p);
         if p.status == PlacementStatus::Delivered {
             let reached = match p.post_id {
@@ -142,11 +163,19 @@ pub(crate) async fn pass(
             let title = p.draft.title.clone().unwrap_or_default();
             notify(main, p.chat_id, t::delivered(lang, &title, reached), None).await;
         } else {
+            let reason = p.reason.as_deref().unwrap_or(REASON_NOT_A_VACANCY);
             tracing::info!(
                 placement = p.id,
-                reason = REASON_NOT_A_VACANCY,
-                "placement refused by the classifier; refunding"
+                reason,
+                "placement not published; refunding"
             );
+            if reason == jobwire_store::REASON_NOT_CHECKED {
+                inner.billing.alert(format!(
+                    "jobwire: placement {} was not classified within {} h of its publishing; it is refunded",
+                    p.id,
+                    CLASSIFY_DEADLINE.num_hours()
+                ));
+            }
         }
     }
     for id in store

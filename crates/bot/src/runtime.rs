@@ -282,11 +282,14 @@ impl Bots {
                     .tracker
                     .spawn(crate::digest::run(inner, main.clone(), digest));
             }
-            if let Some(placements) = cfg.placements.clone() {
+            // Also with placements off: what was paid before must still be refunded.
+            {
                 let inner = Arc::clone(&this.inner);
-                this.inner
-                    .tracker
-                    .spawn(crate::placements::run(inner, main.clone(), placements));
+                this.inner.tracker.spawn(crate::placements::run(
+                    inner,
+                    main.clone(),
+                    cfg.placements.clone(),
+                ));
             }
             // Reconciliation finds lost payments of subscriptions and placements alike.
             if this.inner.billing.enabled || cfg.placements.is_some() {

@@ -24,6 +24,8 @@ pub const MAX_BUDGET_CHARS: usize = 100;
 pub const MAX_CONTACT_CHARS: usize = 100;
 /// Most categories one placement is sold for.
 pub const MAX_CATEGORIES: usize = 3;
+/// The most one Stars invoice may ask (Telegram's limit, as for subscriptions).
+pub const MAX_INVOICE_STARS: u32 = crate::billing::MAX_SUBSCRIPTION_STARS;
 
 /// Where a placement is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

@@ -129,6 +129,15 @@ struct Dedup {
     evicted_at: Option<chrono::DateTime<Utc>>,
 }
 
+/// `direct` is the source of employers' paid placements (their cards are marked "Direct
+/// placement"): a read channel or chat of that name is filed under another one, so it cannot
+/// pass for one.
+fn keep_off_direct(post: &mut IncomingPost) {
+    if post.channel == jobwire_core::placement::DIRECT_SOURCE {
+        post.channel = format!("{} (chat)", jobwire_core::placement::DIRECT_SOURCE);
+    }
+}
+
 fn compile(row: &ChannelRow) -> CompiledRules {
     match ChannelRules::parse(row.include.iter(), row.exclude.iter()) {
         Ok(rules) => CompiledRules::new(&rules),
@@ -214,6 +223,7 @@ impl IntakeStage {
     /// Takes in one post.
     pub async fn ingest(&self, mut post: IncomingPost) -> Result<IntakeOutcome, IntakeError> {
         post.bound_text();
+        keep_off_direct(&mut post);
         let channel = self.channel(&post.channel).await?;
         let reason = if !channel.row.enabled {
             Some("channel disabled".to_owned())
@@ -291,6 +301,7 @@ impl IntakeStage {
     /// Applies an edit of a post, as a source reports it (same channel and external id).
     pub async fn edit(&self, mut post: IncomingPost) -> Result<EditOutcome, IntakeError> {
         post.bound_text();
+        keep_off_direct(&mut post);
         let channel = self.channel(&post.channel).await?;
         let fp = fingerprint(&post.text).to_hex();
         let edited = self
@@ -389,5 +400,37 @@ mod tests {
             stage.ingest(again).await.unwrap(),
             IntakeOutcome::Queued { .. }
         ));
+    }
+
+    #[tokio::test]
+    async fn a_chat_named_direct_cannot_pass_for_a_paid_placement() {
+        let dir = tempfile::tempdir().unwrap();
+        let store: Arc<dyn Store> = Arc::new(
+            jobwire_store::SqliteStore::open_path(&dir.path().join("j.db"))
+                .await
+                .unwrap(),
+        );
+        let queue = Arc::new(jobwire_queue::MemoryQueue::new());
+        let stage = IntakeStage::with_dedup(store.clone(), queue, None);
+        let post = IncomingPost {
+            channel: jobwire_core::placement::DIRECT_SOURCE.to_owned(),
+            external_id: "1".to_owned(),
+            text: "Нужен дизайнер логотипа, бюджет 5000".to_owned(),
+            author: None,
+            url: None,
+            posted_at: Utc::now(),
+        };
+        let IntakeOutcome::Queued { post_id } = stage.ingest(post).await.unwrap() else {
+            panic!("queued");
+        };
+        let stored = store.post(post_id).await.unwrap().unwrap();
+        let channel = store
+            .channels()
+            .await
+            .unwrap()
+            .into_iter()
+            .find(|c| c.id == stored.channel_id)
+            .unwrap();
+        assert_eq!(channel.handle, "direct (chat)");
     }
 }

@@ -868,7 +868,7 @@ async fn placements_are_listed_and_decided_once_over_the_api() {
         let store = s.store.clone();
         async move {
             store
-                .apply_placement_payment(&entry, Some(id), true, Utc::now())
+                .apply_placement_payment(&entry, Some(id), Some(true), Utc::now())
                 .await
                 .unwrap()
         }

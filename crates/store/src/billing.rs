@@ -586,6 +586,17 @@ impl<DB: Dialect> BillingStore for SqlStore<DB> {
         .text(entry.charge_id.as_str())
         .execute(&mut tx)
         .await?;
+        // A placement refunded by any road (an admin, the user's dispute, reconciliation) is
+        // never published afterwards, nor refunded again.
+        Sql::<DB>::new(
+            "UPDATE placements SET status = 'refunded', refunded_at = $1, updated_at = $1
+             WHERE charge_id = $2
+               AND status IN ('awaiting_approval', 'approved', 'refused', 'refunding')",
+        )
+        .int(ms(now))
+        .text(entry.charge_id.as_str())
+        .execute(&mut tx)
+        .await?;
         tx.commit().await?;
         Ok(Some(id))
     }

@@ -49,7 +49,7 @@ pub use deliveries::DeliveryStore;
 pub use learning::LearningStore;
 pub use placements::{
     PlacementDraft, PlacementPaid, PlacementRow, PlacementStatus, PlacementStore, REASON_CHANGED,
-    REASON_NOT_A_VACANCY,
+    REASON_NOT_A_VACANCY, REASON_NOT_CHECKED, REASON_OFF,
 };
 pub use postgres::{PostgresOptions, PostgresStore};
 pub use posts::PostStore;

@@ -19,6 +19,10 @@ use crate::*;
 pub const REASON_NOT_A_VACANCY: &str = "not_a_vacancy";
 /// The payment named a placement that was edited or dropped after its invoice.
 pub const REASON_CHANGED: &str = "changed_after_invoice";
+/// Placements were switched off when the payment came.
+pub const REASON_OFF: &str = "placements_off";
+/// The post was not classified within [`PlacementStore::settle_placements`]'s deadline.
+pub const REASON_NOT_CHECKED: &str = "not_checked_in_time";
 
 /// What the employer wrote (the editable part of a placement).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -144,11 +148,13 @@ pub trait PlacementStore: Send + Sync {
     /// invoice marked paid, and the placement `awaiting_approval` (with `approval`) or
     /// `approved`. A payment for a placement that is not `invoiced` under this nonce any more
     /// is kept as a `refused` placement of its own ([`REASON_CHANGED`]) to be refunded.
+    /// `approval`: `None` when placements are switched off (the payment is kept as a
+    /// `refused` placement, [`REASON_OFF`], to be refunded).
     async fn apply_placement_payment(
         &self,
         entry: &NewLedgerEntry,
         placement: Option<i64>,
-        approval: bool,
+        approval: Option<bool>,
         now: DateTime<Utc>,
     ) -> Result<PlacementPaid>;
 
@@ -174,8 +180,16 @@ pub trait PlacementStore: Send + Sync {
     ) -> Result<Option<PostId>>;
 
     /// Moves published placements whose post was decided: fanned out → `delivered`; not a
-    /// vacancy (or dropped) → `refused` ([`REASON_NOT_A_VACANCY`]). Returns those moved now.
-    async fn settle_placements(&self, now: DateTime<Utc>, limit: u32) -> Result<Vec<PlacementRow>>;
+    /// vacancy (or dropped) → `refused` ([`REASON_NOT_A_VACANCY`]). One whose post is still
+    /// waiting for the classifier `deadline` after publishing is refused too
+    /// ([`REASON_NOT_CHECKED`]) and its post taken out of the pipeline (`filtered`), in one
+    /// transaction, so it cannot go out after its refund. Returns those moved now.
+    async fn settle_placements(
+        &self,
+        deadline: Duration,
+        now: DateTime<Utc>,
+        limit: u32,
+    ) -> Result<Vec<PlacementRow>>;
 
     /// Takes a refused placement's refund: `refused` (or a `refunding` one abandoned for
     /// `stale`) → `refunding`. `None`: not to be refunded now.
@@ -348,7 +362,7 @@ impl<DB: Dialect> PlacementStore for SqlStore<DB> {
         &self,
         entry: &NewLedgerEntry,
         placement: Option<i64>,
-        approval: bool,
+        approval: Option<bool>,
         now: DateTime<Utc>,
     ) -> Result<PlacementPaid> {
         let mut tx = self.write.begin().await?;
@@ -366,16 +380,16 @@ impl<DB: Dialect> PlacementStore for SqlStore<DB> {
                 .execute(&mut tx)
                 .await?;
         }
-        let status = if approval {
-            PlacementStatus::AwaitingApproval
-        } else {
-            PlacementStatus::Approved
+        let (status, reason) = match approval {
+            Some(true) => (PlacementStatus::AwaitingApproval, None),
+            Some(false) => (PlacementStatus::Approved, None),
+            None => (PlacementStatus::Refused, Some(REASON_OFF)),
         };
         let paid = match (placement, entry.nonce.as_deref()) {
             (Some(id), Some(nonce)) => {
                 Sql::<DB>::new(
                     "UPDATE placements SET status = $1, charge_id = $2, paid_at = $3,
-                         updated_at = $3
+                         updated_at = $3, reason = $8
                      WHERE id = $4 AND chat_id = $5 AND status = 'invoiced' AND nonce = $6
                          AND stars = $7
                      RETURNING *",
@@ -387,6 +401,7 @@ impl<DB: Dialect> PlacementStore for SqlStore<DB> {
                 .int(entry.chat_id)
                 .text(nonce)
                 .int(entry.amount)
+                .text(reason)
                 .fetch_optional(&mut tx)
                 .await?
             }
@@ -516,7 +531,12 @@ impl<DB: Dialect> PlacementStore for SqlStore<DB> {
         Ok(Some(post_id))
     }
 
-    async fn settle_placements(&self, now: DateTime<Utc>, limit: u32) -> Result<Vec<PlacementRow>> {
+    async fn settle_placements(
+        &self,
+        deadline: Duration,
+        now: DateTime<Utc>,
+        limit: u32,
+    ) -> Result<Vec<PlacementRow>> {
         let decided = Sql::<DB>::new(
             "SELECT p.id, ps.status AS post_status FROM placements p
              JOIN posts ps ON ps.id = p.post_id
@@ -551,6 +571,51 @@ impl<DB: Dialect> PlacementStore for SqlStore<DB> {
                 moved.push(placement_row(&Cols::<DB>::new(&row))?);
             }
         }
+        let late = Sql::<DB>::new(
+            "SELECT p.id, p.post_id FROM placements p JOIN posts ps ON ps.id = p.post_id
+             WHERE p.status = 'published' AND ps.status IN ('queued', 'waiting')
+               AND p.published_at < $1
+             ORDER BY p.id LIMIT $2",
+        )
+        .int(ms(now - deadline))
+        .int(i64::from(limit))
+        .fetch_all(&self.read)
+        .await?;
+        for row in late {
+            let c = Cols::<DB>::new(&row);
+            let (id, post) = (c.id()?, c.int("post_id")?);
+            let mut tx = self.write.begin().await?;
+            let stopped = Sql::<DB>::new(
+                "UPDATE posts SET status = 'filtered', filter_reason = $1, updated_at = $2
+                 WHERE id = $3 AND status IN ('queued', 'waiting')",
+            )
+            .text("placement not classified in time; refunded")
+            .int(ms(now))
+            .int(post)
+            .execute(&mut tx)
+            .await?;
+            let refused = if stopped == 0 {
+                None
+            } else {
+                Sql::<DB>::new(
+                    "UPDATE placements SET status = 'refused', reason = $1, updated_at = $2
+                     WHERE id = $3 AND status = 'published' RETURNING *",
+                )
+                .text(REASON_NOT_CHECKED)
+                .int(ms(now))
+                .int(id)
+                .fetch_optional(&mut tx)
+                .await?
+            };
+            match refused {
+                Some(row) => {
+                    let row = placement_row(&Cols::<DB>::new(&row))?;
+                    tx.commit().await?;
+                    moved.push(row);
+                }
+                None => tx.rollback().await?,
+            }
+        }
         Ok(moved)
     }
 
@@ -580,26 +645,24 @@ impl<DB: Dialect> PlacementStore for SqlStore<DB> {
         now: DateTime<Utc>,
         limit: u32,
     ) -> Result<Vec<i64>> {
+        // A failed refund waits `REFUND_RETRY` × its failures (at most 100 of them) before the
+        // next try; the wait is in the query, so failing refunds never crowd out due ones.
         let rows = Sql::<DB>::new(
-            "SELECT id, refund_tries, updated_at, status FROM placements
+            "SELECT id FROM placements
              WHERE charge_id IS NOT NULL
-               AND (status = 'refused' OR (status = 'refunding' AND updated_at < $1))
-             ORDER BY id LIMIT $2",
+               AND ((status = 'refused'
+                     AND updated_at + (CASE WHEN refund_tries > 100 THEN 100 ELSE refund_tries END)
+                         * $3 <= $4)
+                    OR (status = 'refunding' AND updated_at < $1))
+             ORDER BY updated_at, id LIMIT $2",
         )
         .int(ms(now - stale))
         .int(i64::from(limit))
+        .int(REFUND_RETRY.num_milliseconds())
+        .int(ms(now))
         .fetch_all(&self.read)
         .await?;
-        let mut due = Vec::new();
-        for row in rows {
-            let c = Cols::<DB>::new(&row);
-            let tries = c.int("refund_tries")?.clamp(0, 100);
-            let wait = REFUND_RETRY * i32::try_from(tries).unwrap_or(100);
-            if c.text("status")? == "refunding" || c.time("updated_at")? + wait <= now {
-                due.push(c.id()?);
-            }
-        }
-        Ok(due)
+        rows.iter().map(|r| Cols::<DB>::new(r).id()).collect()
     }
 
     async fn finish_placement_refund(

@@ -451,13 +451,31 @@ impl Turn<'_> {
         m: &Message,
         r: &RefundedPayment,
     ) -> Result<(), BotError> {
+        // Telegram may report a refund jobwire made itself (an admin's, a refused
+        // placement's): the ledger has it already and the user was told.
+        let charge = &r.telegram_payment_charge_id.0;
+        if self
+            .inner
+            .store
+            .ledger_entry(charge, LedgerKind::Refund)
+            .await?
+            .is_some()
+        {
+            tracing::debug!(chat_id = self.chat_id, charge = %charge, "refund jobwire made, reported back");
+            return Ok(());
+        }
+        let placement = jobwire_core::placement::PlacementPayload::is_placement(&r.invoice_payload);
         let payload = InvoicePayload::parse(&r.invoice_payload).ok();
         let entry = NewLedgerEntry {
             kind: LedgerKind::Refunded,
             charge_id: r.telegram_payment_charge_id.0.clone(),
             provider_charge_id: r.provider_payment_charge_id.clone(),
             chat_id: self.chat_id,
-            plan_id: payload.as_ref().map(|p| p.plan.to_string()),
+            plan_id: if placement {
+                Some("placement".to_owned())
+            } else {
+                payload.as_ref().map(|p| p.plan.to_string())
+            },
             nonce: payload.map(|p| p.nonce),
             amount: i64::from(r.total_amount),
             currency: r.currency.clone(),
@@ -471,8 +489,12 @@ impl Turn<'_> {
         if self.inner.store.apply_refund(&entry, now).await?.is_some() {
             tracing::info!(chat_id = self.chat_id, charge = %entry.charge_id, "refund recorded");
             metrics::counter!(crate::events::REFUNDS_TOTAL, "source" => "telegram").increment(1);
-            self.send(t::refunded(self.lang, entry.amount, &entry.currency), None)
-                .await;
+            let text = if placement {
+                texts::placements::refunded_elsewhere(self.lang, entry.amount)
+            } else {
+                t::refunded(self.lang, entry.amount, &entry.currency)
+            };
+            self.send(text, None).await;
         }
         Ok(())
     }

@@ -125,6 +125,11 @@ impl Turn<'_> {
         m: &Message,
     ) -> Result<(), BotError> {
         let store = &self.inner.store;
+        if self.placements_on().is_none() {
+            self.clear_dialogue().await?;
+            self.send(t::off(self.lang), None).await;
+            return Ok(());
+        }
         let Some(mut p) = store.open_placement(self.chat_id).await? else {
             self.clear_dialogue().await?;
             self.send(t::no_draft(self.lang), None).await;
@@ -452,7 +457,7 @@ pub(crate) async fn apply_placement_payment(
         raw,
     };
     // Placements switched off since the invoice: the payment is kept and refunded.
-    let approval = inner.placements.as_ref().is_some_and(|c| c.approval);
+    let approval = inner.placements.as_ref().map(|c| c.approval);
     let outcome = inner
         .store
         .apply_placement_payment(

@@ -5,7 +5,7 @@
 use jobwire_core::placement::{
     MAX_BODY_CHARS, MAX_CATEGORIES, MIN_BODY_CHARS, PlacementInputError,
 };
-use jobwire_store::{REASON_CHANGED, REASON_NOT_A_VACANCY};
+use jobwire_store::{REASON_CHANGED, REASON_NOT_A_VACANCY, REASON_NOT_CHECKED, REASON_OFF};
 
 use super::{Lang, escape};
 
@@ -200,6 +200,16 @@ pub fn refunded(lang: Lang, stars: i64, reason: Option<&str>) -> String {
             "проверка не признала текст вакансией",
             "the check did not find a vacancy in it"
         ),
+        Some(REASON_OFF) => tr!(
+            lang,
+            "размещение вакансий сейчас выключено",
+            "placing vacancies is switched off"
+        ),
+        Some(REASON_NOT_CHECKED) => tr!(
+            lang,
+            "проверка не успела вовремя",
+            "the check did not finish in time"
+        ),
         Some(REASON_CHANGED) => tr!(
             lang,
             "черновик изменился после счёта",
@@ -241,6 +251,15 @@ pub fn input_error(lang: Lang, e: &PlacementInputError) -> String {
             "That does not look like a contact: a @username, a t.me link, an e-mail or a phone number."
         ),
     }
+}
+
+/// A placement's payment refunded outside the placement (support, a dispute).
+pub fn refunded_elsewhere(lang: Lang, stars: i64) -> String {
+    tr!(
+        lang,
+        "↩️ {stars} ⭐ за размещение вакансии возвращены; вакансия не будет опубликована, если ещё не вышла.",
+        "↩️ {stars} ⭐ for a vacancy placement were refunded; the vacancy will not be published if it has not gone out yet."
+    )
 }
 
 /// Refusals of the pre-checkout query.

@@ -87,8 +87,8 @@ impl Default for PlacementsSection {
     }
 }
 
-/// Telegram's bounds of a Stars price.
-const MAX_STARS: u32 = 100_000;
+/// Telegram's bound of a Stars invoice.
+const MAX_STARS: u32 = jobwire_core::placement::MAX_INVOICE_STARS;
 
 impl PlacementsSection {
     /// The checked settings (the publishing hook is the binary's); `None` when off.
@@ -138,6 +138,22 @@ impl PlacementsSection {
             return Err(invalid(
                 "placements.stars",
                 "no category has a price: set placements.stars or placements.category_stars",
+            ));
+        }
+        // The dearest placement (the most categories, the dearest ones) must fit one invoice.
+        let mut dear: Vec<u32> = prices.values().copied().collect();
+        dear.sort_unstable_by(|a, b| b.cmp(a));
+        let most: u32 = dear
+            .iter()
+            .take(jobwire_core::placement::MAX_CATEGORIES)
+            .sum();
+        if most > MAX_STARS {
+            return Err(invalid(
+                "placements.category_stars",
+                format!(
+                    "a placement in the {} dearest categories would cost {most} Stars; one invoice asks at most {MAX_STARS}",
+                    jobwire_core::placement::MAX_CATEGORIES
+                ),
             ));
         }
         if self.check_every_secs == 0 {

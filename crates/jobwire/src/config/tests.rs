@@ -142,6 +142,11 @@ fn placements_are_checked_key_by_key() {
         &env,
         "placements.category_stars.web",
     );
+    check_err(
+        &format!("{base}[placements]\nenabled = true\nstars = 4000\n"),
+        &env,
+        "placements.category_stars",
+    );
     let env = FakeEnv(env.iter().copied().collect());
     let resolve = |extra: &str| {
         Config::from_toml(&format!("{base}{extra}"))

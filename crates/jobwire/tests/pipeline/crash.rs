@@ -1,18 +1,24 @@
 //! A crash in the middle of delivery: `jobwire run` is killed with SIGKILL while sending,
-//! started again on the same database, and finishes the job without losing anyone.
+//! started again on the same database, and finishes the job without losing anyone. The same
+//! for a broadcast started with `jobwire broadcast send`: killed halfway, restarted, it
+//! reaches everyone once, and the one send cut off mid-call is never repeated.
 
 use std::collections::BTreeMap;
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
 use jobwire::testbed::{bot_token, seed_job, temp_db};
-use jobwire_store::{DeliveryStatus, DeliveryStore, ReportingStore, SqliteStore};
+use jobwire_store::{BroadcastStore, DeliveryStatus, DeliveryStore, ReportingStore, SqliteStore};
 use jobwire_testkit::telegram::RateLimits;
 use jobwire_testkit::wait::eventually;
 
 use crate::support::*;
 
 const SUBSCRIBERS: i64 = 300;
+
+/// The crash tests each run `jobwire run` twice on a 2-core machine: one at a time, so
+/// neither waits on the other's start-up.
+static ONE_AT_A_TIME: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 const JOBS: usize = 3;
 
 fn spawn(config: &std::path::Path, log: &std::path::Path) -> Child {
@@ -35,6 +41,7 @@ fn spawn(config: &std::path::Path, log: &std::path::Path) -> Child {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_killed_process_resumes_delivery_without_losing_or_repeating() {
+    let _alone = ONE_AT_A_TIME.lock().await;
     init();
     let telegram = fake_telegram(Some(RateLimits {
         global_per_sec: 150,
@@ -154,5 +161,121 @@ async fn a_killed_process_resumes_delivery_without_losing_or_repeating() {
     );
     eprintln!(
         "crash test: {at_kill} of {expected} sent at the kill, {in_flight} in flight, {duplicated} duplicated"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_broadcast_killed_halfway_reaches_everyone_once_after_a_restart() {
+    const RECIPIENTS: i64 = 900;
+    let _alone = ONE_AT_A_TIME.lock().await;
+    init();
+    let telegram = fake_telegram(Some(RateLimits {
+        global_per_sec: 150,
+        per_chat_per_sec: 10,
+        per_group_per_min: 600,
+    }))
+    .await;
+    let (dir, db) = temp_db().unwrap();
+    let config = dir.path().join("jobwire.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "[database]\nurl = \"sqlite://{}\"\n[telegram]\napi_url = \"{}\"\nglobal_per_sec = 150\nper_chat_per_sec = 10\n\
+             [scheduler]\ntick_ms = 50\n[[bots]]\nname = \"dev\"\n\
+             [[categories]]\nslug = \"web\"\nname = \"Web\"\nbot = \"dev\"\n",
+            db.display(),
+            telegram.url()
+        ),
+    )
+    .unwrap();
+    {
+        let store = SqliteStore::open_path(&db).await.unwrap();
+        let subs: Vec<_> = (1..=RECIPIENTS)
+            .map(|chat| subscriber(chat, &["web"]))
+            .collect();
+        jobwire::subscribers::store_all(&store, &subs)
+            .await
+            .unwrap();
+    }
+    let text = dir.path().join("news.html");
+    std::fs::write(&text, "<b>jobwire</b> news: placements are open").unwrap();
+    let started = Command::new(env!("CARGO_BIN_EXE_jobwire"))
+        .args(["broadcast", "send", "--config"])
+        .arg(&config)
+        .arg("--text-file")
+        .arg(&text)
+        .env("JOBWIRE_BOT_DEV_TOKEN", bot_token(0))
+        .output()
+        .unwrap();
+    assert!(started.status.success(), "{started:?}");
+    let log = dir.path().join("run.log");
+
+    let mut first = spawn(&config, &log);
+    eventually(
+        "a third of the broadcast",
+        Duration::from_secs(60),
+        || async { telegram.messages().len() >= RECIPIENTS as usize / 3 },
+    )
+    .await;
+    first.kill().unwrap(); // SIGKILL
+    first.wait().unwrap();
+    let at_kill = telegram.messages().len();
+    assert!(at_kill < RECIPIENTS as usize, "killed halfway: {at_kill}");
+    let store = SqliteStore::open_path(&db).await.unwrap();
+    let cut = store
+        .broadcast(1, chrono::Utc::now())
+        .await
+        .unwrap()
+        .unwrap();
+    let in_flight = cut.progress.sending;
+    assert!(
+        in_flight <= 1,
+        "one recipient is claimed at a time: {:?}",
+        cut.progress
+    );
+
+    let mut second = spawn(&config, &log);
+    let after = eventually(
+        "the broadcast to finish",
+        Duration::from_secs(90),
+        || async {
+            let b = store
+                .broadcast(1, chrono::Utc::now())
+                .await
+                .unwrap()
+                .unwrap();
+            (b.progress.pending == 0 && b.progress.sending <= in_flight).then_some(b.progress)
+        },
+    )
+    .await;
+    second.kill().unwrap();
+    second.wait().unwrap();
+
+    let mut per_chat: BTreeMap<i64, usize> = BTreeMap::new();
+    for m in telegram.messages() {
+        assert!(
+            m.visible_text.contains("placements are open"),
+            "{}",
+            m.visible_text
+        );
+        *per_chat.entry(m.chat_id).or_default() += 1;
+    }
+    assert!(
+        per_chat.values().all(|n| *n == 1),
+        "nobody got the broadcast twice"
+    );
+    let missing = RECIPIENTS as usize - per_chat.len();
+    assert!(
+        missing as u64 <= in_flight,
+        "only the send cut off by the kill may be missing: {missing} missing, {in_flight} in flight"
+    );
+    let received = per_chat.len() as u64;
+    assert!(
+        received >= after.sent && received <= after.sent + in_flight,
+        "what the store counts sent is what Telegram has: {received} received, {after:?}"
+    );
+    assert_eq!(after.failed + after.blocked, 0, "{after:?}");
+    eprintln!(
+        "broadcast crash test: {at_kill} of {RECIPIENTS} sent at the kill, {in_flight} in flight, {missing} missing, 0 twice"
     );
 }

@@ -442,10 +442,16 @@ async fn with_approval_a_refused_placement_is_refunded_and_an_approved_one_deliv
                       расписание мастеров, напоминания и оплата. Срок две недели.";
     let second = composed(other_title, other_body, "60 000 ₽", "@barber_boss");
     let mut w = World::new(true, vec![web_job(&first), web_job(&second)]).await;
-    let fan = 930_001;
-    jobwire::subscribers::store_all(w.store.as_ref(), &[subscriber(fan, &["web"])])
-        .await
-        .unwrap();
+    let (fan, designer_fan) = (930_001, 930_002);
+    jobwire::subscribers::store_all(
+        w.store.as_ref(),
+        &[
+            subscriber(fan, &["web"]),
+            subscriber(designer_fan, &["design"]),
+        ],
+    )
+    .await
+    .unwrap();
 
     // Paid, then held for the moderator: nothing goes out.
     let employer = 940_001;
@@ -487,13 +493,14 @@ async fn with_approval_a_refused_placement_is_refunded_and_an_approved_one_deliv
     assert_eq!(w.status_of(employer).await, [PlacementStatus::Refunded]);
     assert!(w.telegram.chat_messages(bot_id(WEB), fan).is_empty());
 
-    // Another one approved: delivered.
+    // Another one approved: delivered to the category paid for (design), although the
+    // classifier files it under web.
     let boss = 940_002;
     let (_, price) = w
         .write(
             boss,
             (other_title, other_body, "60 000 ₽", "@barber_boss"),
-            &["web"],
+            &["design"],
         )
         .await;
     let invoice = w.invoice(boss, &price).await;
@@ -512,13 +519,21 @@ async fn with_approval_a_refused_placement_is_refunded_and_an_approved_one_deliv
         .unwrap();
     let card = eventually("the approved placement's card", SOON, || async {
         w.telegram
-            .chat_messages(bot_id(WEB), fan)
+            .chat_messages(bot_id(MAIN), designer_fan)
             .into_iter()
             .find(|m| m.visible_text.contains(other_title))
     })
     .await;
-    assert!(card.visible_text.contains("\n📌 Direct placement · Web"));
+    assert!(
+        card.visible_text.contains("\n📌 Direct placement · Design"),
+        "{}",
+        card.visible_text
+    );
     w.wait_for(boss, 0, "разослана: 1 подписчикам").await;
+    assert!(
+        w.telegram.chat_messages(bot_id(WEB), fan).is_empty(),
+        "not the classifier's category: only the one paid for"
+    );
     assert_eq!(
         w.telegram.refunds(bot_id(MAIN)).len(),
         1,

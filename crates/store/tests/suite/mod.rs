@@ -69,6 +69,7 @@ macro_rules! every_check {
             check_withheld_posts_stay_unsent,
             check_placement_lifecycle,
             check_placement_refusals_and_refunds,
+            check_placement_leftovers_are_refunded,
         );
     };
 }

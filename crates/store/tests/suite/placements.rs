@@ -105,7 +105,7 @@ pub async fn check_placement_lifecycle(store: &dyn Store) {
         .apply_placement_payment(
             &placement_payment(chat, "ch-1", "nonce0001", 250),
             Some(first.id),
-            false,
+            Some(false),
             t0() + secs(3),
         )
         .await
@@ -121,7 +121,7 @@ pub async fn check_placement_lifecycle(store: &dyn Store) {
             .apply_placement_payment(
                 &placement_payment(chat, "ch-1", "nonce0001", 250),
                 Some(first.id),
-                false,
+                Some(false),
                 t0() + secs(4),
             )
             .await
@@ -177,7 +177,13 @@ pub async fn check_placement_lifecycle(store: &dyn Store) {
         (row.status, row.post_id),
         (PlacementStatus::Published, Some(post_id))
     );
-    assert!(store.settle_placements(t0(), 10).await.unwrap().is_empty());
+    assert!(
+        store
+            .settle_placements(Duration::hours(2), t0(), 10)
+            .await
+            .unwrap()
+            .is_empty()
+    );
 
     // The classifier says job in other categories: the paid ones stand.
     let status = store
@@ -188,18 +194,29 @@ pub async fn check_placement_lifecycle(store: &dyn Store) {
     let stored = store.classification(post_id).await.unwrap().unwrap();
     assert_eq!(stored.categories, vec![slug("web"), slug("design")]);
     assert!(
-        store.settle_placements(t0(), 10).await.unwrap().is_empty(),
+        store
+            .settle_placements(Duration::hours(2), t0(), 10)
+            .await
+            .unwrap()
+            .is_empty(),
         "not delivered before fan-out"
     );
     store
         .fan_out(post_id, &["card".to_owned()], &[], t0())
         .await
         .unwrap();
-    let settled = store.settle_placements(t0() + secs(8), 10).await.unwrap();
+    let settled = store
+        .settle_placements(Duration::hours(2), t0() + secs(8), 10)
+        .await
+        .unwrap();
     assert_eq!(settled.len(), 1);
     assert_eq!(settled[0].status, PlacementStatus::Delivered);
     assert!(
-        store.settle_placements(t0(), 10).await.unwrap().is_empty(),
+        store
+            .settle_placements(Duration::hours(2), t0(), 10)
+            .await
+            .unwrap()
+            .is_empty(),
         "once"
     );
     assert!(
@@ -220,7 +237,7 @@ pub async fn check_placement_refusals_and_refunds(store: &dyn Store) {
         .apply_placement_payment(
             &placement_payment(chat, "ch-a", "nonce1001", 180),
             Some(id),
-            true,
+            Some(true),
             t0(),
         )
         .await
@@ -332,7 +349,7 @@ pub async fn check_placement_refusals_and_refunds(store: &dyn Store) {
         .apply_placement_payment(
             &placement_payment(chat2, "ch-b", "nonce1002", 180),
             Some(id2),
-            false,
+            Some(false),
             t0(),
         )
         .await
@@ -347,7 +364,10 @@ pub async fn check_placement_refusals_and_refunds(store: &dyn Store) {
         .await
         .unwrap();
     assert_eq!(status, PostStatus::NotJob);
-    let settled = store.settle_placements(t0(), 10).await.unwrap();
+    let settled = store
+        .settle_placements(Duration::hours(2), t0(), 10)
+        .await
+        .unwrap();
     assert_eq!(settled.len(), 1);
     assert_eq!(settled[0].status, PlacementStatus::Refused);
     assert_eq!(settled[0].reason.as_deref(), Some(REASON_NOT_A_VACANCY));
@@ -367,7 +387,7 @@ pub async fn check_placement_refusals_and_refunds(store: &dyn Store) {
         .apply_placement_payment(
             &placement_payment(chat3, "ch-c", "nonce1003", 180),
             Some(id3),
-            false,
+            Some(false),
             t0(),
         )
         .await
@@ -397,4 +417,139 @@ pub async fn check_placement_refusals_and_refunds(store: &dyn Store) {
         refused.iter().map(|p| p.id).collect::<Vec<_>>(),
         vec![orphan.id, id2]
     );
+}
+
+pub async fn check_placement_leftovers_are_refunded(store: &dyn Store) {
+    let stale = Duration::minutes(10);
+    // Paid while placements are off: kept as refused, to be refunded, never published.
+    let chat = 7201;
+    let id = invoiced(store, chat, "nonce2001", 100).await;
+    let PlacementPaid::Applied(row) = store
+        .apply_placement_payment(
+            &placement_payment(chat, "ch-off", "nonce2001", 100),
+            Some(id),
+            None,
+            t0(),
+        )
+        .await
+        .unwrap()
+    else {
+        panic!("applied");
+    };
+    assert_eq!((row.id, row.status), (id, PlacementStatus::Refused));
+    assert_eq!(row.reason.as_deref(), Some(REASON_OFF));
+
+    // Refunded elsewhere (an admin, the user's dispute) before it went out: never published.
+    let chat2 = 7202;
+    let id2 = invoiced(store, chat2, "nonce2002", 100).await;
+    store
+        .apply_placement_payment(
+            &placement_payment(chat2, "ch-x", "nonce2002", 100),
+            Some(id2),
+            Some(true),
+            t0(),
+        )
+        .await
+        .unwrap();
+    let refund = NewLedgerEntry {
+        kind: LedgerKind::Refunded,
+        ..placement_payment(chat2, "ch-x", "nonce2002", 100)
+    };
+    store
+        .apply_refund(&refund, t0() + secs(1))
+        .await
+        .unwrap()
+        .unwrap();
+    let row = store.placement(id2).await.unwrap().unwrap();
+    assert_eq!(row.status, PlacementStatus::Refunded);
+    assert!(
+        store
+            .decide_placement(id2, true, None, "admin", t0())
+            .await
+            .unwrap()
+            .is_none()
+    );
+    assert!(
+        !store
+            .placements_to_refund(stale, t0() + secs(2), 10)
+            .await
+            .unwrap()
+            .contains(&id2)
+    );
+
+    // Failing refunds wait in the query, so they never crowd out one that is due.
+    let now = t0() + secs(5);
+    let due = store.placements_to_refund(stale, now, 1).await.unwrap();
+    assert_eq!(due, vec![id]);
+    store
+        .claim_placement_refund(id, stale, now)
+        .await
+        .unwrap()
+        .unwrap();
+    store.finish_placement_refund(id, false, now).await.unwrap();
+    let chat3 = 7203;
+    let id3 = invoiced(store, chat3, "nonce2003", 100).await;
+    store
+        .apply_placement_payment(
+            &placement_payment(chat3, "ch-late", "nonce2003", 100),
+            Some(id3),
+            None,
+            now,
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        store
+            .placements_to_refund(stale, now + secs(1), 1)
+            .await
+            .unwrap(),
+        vec![id3],
+        "the failed one waits, the new one is due"
+    );
+
+    // Published but never classified: refused after the deadline, its post taken out.
+    let chat4 = 7204;
+    let id4 = invoiced(store, chat4, "nonce2004", 100).await;
+    store
+        .apply_placement_payment(
+            &placement_payment(chat4, "ch-slow", "nonce2004", 100),
+            Some(id4),
+            Some(false),
+            t0(),
+        )
+        .await
+        .unwrap();
+    let post = store
+        .publish_placement(id4, "текст", None, t0())
+        .await
+        .unwrap()
+        .unwrap();
+    let deadline = Duration::hours(2);
+    assert!(
+        store
+            .settle_placements(deadline, t0() + Duration::minutes(119), 10)
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    let late = store
+        .settle_placements(deadline, t0() + Duration::minutes(121), 10)
+        .await
+        .unwrap();
+    assert_eq!(late.len(), 1);
+    assert_eq!(
+        (late[0].id, late[0].status),
+        (id4, PlacementStatus::Refused)
+    );
+    assert_eq!(late[0].reason.as_deref(), Some(REASON_NOT_CHECKED));
+    assert_eq!(
+        store.post(post).await.unwrap().unwrap().status,
+        PostStatus::Filtered
+    );
+    // A verdict arriving afterwards changes nothing: it cannot go out after its refund.
+    let status = store
+        .record_classification(post, &verdict(true), t0() + Duration::minutes(122))
+        .await
+        .unwrap();
+    assert_eq!(status, PostStatus::Filtered);
 }
