@@ -310,12 +310,80 @@ impl Cascade {
         &self.local
     }
 
-    /// A résumé the LLM recognised gets the categories of the work it offers from the local
-    /// model (the LLM's answer names categories for jobs only).
     fn route_resume(&self, post: &ClassifyInput, c: &mut Classified) {
-        if c.verdict.kind == jobwire_core::PostKind::Resume && c.verdict.categories.is_empty() {
-            c.verdict.categories = self.local.model().resume_categories(&post.text);
+        route_resume(&self.local, post, c);
+    }
+}
+
+/// A résumé the LLM recognised gets the categories of the work it offers from the local
+/// model (the LLM's answer names categories for jobs only).
+fn route_resume(local: &LiveLocal, post: &ClassifyInput, c: &mut Classified) {
+    if c.verdict.kind == jobwire_core::PostKind::Resume && c.verdict.categories.is_empty() {
+        c.verdict.categories = local.model().resume_categories(&post.text);
+    }
+}
+
+/// An LLM alone, with résumés routed: a résumé it recognised gets the categories of the work
+/// it offers from the local model, as in the cascade (the LLM answer names categories for
+/// jobs only), so résumé subscribers get résumés whichever classifier runs.
+pub struct ResumeRouted {
+    inner: Arc<dyn Classifier>,
+    local: Arc<LiveLocal>,
+}
+
+impl std::fmt::Debug for ResumeRouted {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ResumeRouted")
+            .field("inner", &self.inner.name())
+            .finish_non_exhaustive()
+    }
+}
+
+impl ResumeRouted {
+    pub fn new(inner: Arc<dyn Classifier>, local: Arc<LiveLocal>) -> Self {
+        Self { inner, local }
+    }
+
+    fn route(&self, post: &ClassifyInput, c: &mut Classified) {
+        route_resume(&self.local, post, c);
+    }
+}
+
+#[async_trait]
+impl Classifier for ResumeRouted {
+    async fn classify(&self, post: &ClassifyInput) -> Result<Classified, ClassifyError> {
+        let mut c = self.inner.classify(post).await?;
+        self.route(post, &mut c);
+        Ok(c)
+    }
+
+    async fn classify_many(
+        &self,
+        posts: &[ClassifyInput],
+    ) -> Vec<Result<Classified, ClassifyError>> {
+        let mut out = self.inner.classify_many(posts).await;
+        for (post, c) in posts.iter().zip(out.iter_mut()) {
+            if let Ok(c) = c {
+                self.route(post, c);
+            }
         }
+        out
+    }
+
+    fn max_batch(&self) -> usize {
+        self.inner.max_batch()
+    }
+
+    fn name(&self) -> &str {
+        self.inner.name()
+    }
+
+    fn learn_min_confidence(&self) -> f32 {
+        self.inner.learn_min_confidence()
+    }
+
+    fn was_trained_on(&self, text: &str) -> bool {
+        self.inner.was_trained_on(text)
     }
 }
 
@@ -447,6 +515,63 @@ mod tests {
             .map(|s| CategorySlug::parse(s).unwrap())
             .collect();
         Arc::new(LocalModel::train(&data, &slugs, &TrainOptions::default()).unwrap())
+    }
+
+    /// An LLM stand-in that recognises every post as a résumé and names no category.
+    #[derive(Debug)]
+    struct ResumeLlm;
+
+    #[async_trait]
+    impl Classifier for ResumeLlm {
+        async fn classify(&self, _post: &ClassifyInput) -> Result<Classified, ClassifyError> {
+            Ok(Classified {
+                verdict: Verdict {
+                    is_job: false,
+                    kind: PostKind::Resume,
+                    categories: vec![],
+                    confidence: 0.95,
+                },
+                model: "resume-model".into(),
+                prompt_version: "classify.v2".into(),
+                tokens_in: 10,
+                tokens_out: 5,
+                latency_ms: 1,
+                extraction: None,
+                cost_usd: 0.0,
+            })
+        }
+        fn name(&self) -> &str {
+            "llm:resume-model"
+        }
+    }
+
+    #[tokio::test]
+    async fn an_llm_alone_still_routes_resumes_to_the_work_they_offer() {
+        let routed =
+            ResumeRouted::new(Arc::new(ResumeLlm), Arc::new(LiveLocal::new(local_model())));
+        let resume = ClassifyInput {
+            id: "r".into(),
+            text: "Веб-разработчик (Laravel/Vue), 6 лет опыта, свободен для проектов: сайты, \
+                   лендинги, интернет-магазины. Портфолио по запросу."
+                .into(),
+            channel: "@c".into(),
+        };
+        let c = routed.classify(&resume).await.unwrap();
+        assert_eq!(c.verdict.kind, PostKind::Resume);
+        assert!(
+            c.verdict
+                .categories
+                .contains(&CategorySlug::parse("web").unwrap()),
+            "{:?}",
+            c.verdict.categories
+        );
+        assert_eq!(c.model, "resume-model", "the LLM's answer otherwise");
+        let many = routed.classify_many(&[resume.clone(), resume]).await;
+        assert!(
+            many.iter()
+                .all(|c| !c.as_ref().unwrap().verdict.categories.is_empty())
+        );
+        assert_eq!(routed.name(), "llm:resume-model");
     }
 
     fn post(i: usize) -> ClassifyInput {

@@ -99,7 +99,13 @@ impl Classifiers {
         let llm_dyn: Arc<dyn Classifier> = llm.clone();
         match self.mode {
             ClassifierMode::Local => (local, None),
-            ClassifierMode::Llm => (llm_dyn, Some(local)),
+            ClassifierMode::Llm => (
+                Arc::new(jobwire_classify::cascade::ResumeRouted::new(
+                    llm_dyn,
+                    self.local.clone(),
+                )),
+                Some(local),
+            ),
             ClassifierMode::Cascade { threshold } => {
                 let spend = settings
                     .llm
