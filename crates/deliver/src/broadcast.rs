@@ -10,7 +10,7 @@ use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use chrono::Utc;
-use jobwire_store::RecipientOutcome;
+use jobwire_store::{BlockScope, RecipientOutcome};
 use teloxide::prelude::*;
 use teloxide::types::{LinkPreviewOptions, ParseMode};
 use teloxide::{ApiError, RequestError};
@@ -197,7 +197,10 @@ impl SendStage {
                     tokio::time::sleep(Duration::from_secs(1)).await;
                     return RecipientOutcome::Later;
                 }
-                Err(RequestError::Api(api)) if block_scope(&api).is_some() => {
+                Err(RequestError::Api(api)) if let Some(scope) = block_scope(&api) => {
+                    // Noted as a vacancy's refusal is: fan-out stops using this bot (or
+                    // this chat), and the main bot tells the user how to fix it.
+                    self.note_block(chat, bot, scope).await;
                     RecipientOutcome::Blocked {
                         error: api_text(&api),
                     }
@@ -206,6 +209,24 @@ impl SendStage {
                     error: e.to_string(),
                 },
             };
+        }
+    }
+}
+
+impl SendStage {
+    /// Stores that `bot` cannot reach `chat` (or that nobody can: a deleted account).
+    async fn note_block(&self, chat: i64, bot: &str, scope: BlockScope) {
+        let now = Utc::now();
+        let noted = match scope {
+            BlockScope::Everywhere => self.store().set_subscriber_blocked(chat, true, now).await,
+            scope => {
+                self.store()
+                    .set_bot_block(chat, bot, Some(scope), now)
+                    .await
+            }
+        };
+        if let Err(e) = noted {
+            tracing::warn!(chat, bot, error = %e, "could not note a broadcast's blocked chat");
         }
     }
 }

@@ -965,3 +965,113 @@ async fn placements_are_listed_and_decided_once_over_the_api() {
         .unwrap();
     assert_eq!(r.status().as_u16(), 401);
 }
+
+#[tokio::test]
+async fn a_broadcast_audience_is_chosen_by_language_plan_and_category() {
+    use jobwire_store::{Grant, LedgerKind, LedgerSource, NewLedgerEntry};
+    let s = start(Some(TOKEN)).await;
+    let db = s._dir.path().join("jobwire.db");
+    let mut settings = jobwire::testbed::Bed::default()
+        .settings("http://127.0.0.1:9/".parse().unwrap(), &db)
+        .unwrap();
+    settings.billing.plans = vec![jobwire_core::billing::Plan {
+        id: jobwire_core::billing::PlanId::parse("month").unwrap(),
+        title: "Month".into(),
+        stars: 250,
+        days: 30,
+        categories: vec![],
+        provider_price: None,
+    }];
+    s.api.attach_settings(settings);
+    for (chat, cat) in [(1, "web"), (2, "web"), (3, "design"), (4, "web")] {
+        let spec = jobwire_store::SubscriberSpec {
+            chat_id: chat,
+            name: None,
+            categories: vec![jobwire_core::CategorySlug::parse(cat).unwrap()],
+            include: vec![],
+            exclude: vec![],
+            paused: false,
+            quiet_hours: None,
+            min_budget: None,
+        };
+        s.store.upsert_subscriber(&spec, Utc::now()).await.unwrap();
+    }
+    // Chats 2 and 3 read English; 1 and 3 pay for the month plan; 4 paid once, refunded.
+    for chat in [2, 3] {
+        s.store
+            .set_chat_language(chat, "en", Utc::now())
+            .await
+            .unwrap();
+    }
+    for (chat, charge) in [(1, "c1"), (3, "c3"), (4, "c4")] {
+        let entry = NewLedgerEntry {
+            kind: LedgerKind::Payment,
+            charge_id: charge.into(),
+            provider_charge_id: None,
+            chat_id: chat,
+            plan_id: Some("month".into()),
+            nonce: None,
+            amount: 250,
+            currency: "XTR".into(),
+            is_recurring: false,
+            is_first_recurring: false,
+            subscription_expires_at: None,
+            source: LedgerSource::Update,
+            raw: "{}".into(),
+        };
+        let grant = Grant {
+            plan_id: "month".into(),
+            categories: vec![],
+            days: 30,
+            renews: false,
+            ends_at: None,
+        };
+        s.store
+            .apply_payment(&entry, &grant, Utc::now())
+            .await
+            .unwrap();
+    }
+    let refund = NewLedgerEntry {
+        kind: LedgerKind::Refund,
+        charge_id: "c4".into(),
+        provider_charge_id: None,
+        chat_id: 4,
+        plan_id: Some("month".into()),
+        nonce: None,
+        amount: 250,
+        currency: "XTR".into(),
+        is_recurring: false,
+        is_first_recurring: false,
+        subscription_expires_at: None,
+        source: LedgerSource::Admin,
+        raw: "{}".into(),
+    };
+    s.store.apply_refund(&refund, Utc::now()).await.unwrap();
+    let total = |body: &Value| body["broadcast"]["total"].as_u64();
+    let cases = [
+        (json!({"text": "to English readers", "language": "en"}), 2),
+        (json!({"text": "to Russian readers", "language": "ru"}), 2),
+        (json!({"text": "to the month plan", "plan": "month"}), 2),
+        (
+            json!({"text": "to English web readers", "language": "en", "category": "web"}),
+            1,
+        ),
+        (
+            json!({"text": "to English payers", "language": "en", "plan": "month"}),
+            1,
+        ),
+        (json!({"text": "to everyone"}), 4),
+    ];
+    for (ask, expected) in cases {
+        let (code, body) = s.post("/api/broadcasts", Some(ask.clone())).await;
+        assert_eq!(code, 201, "{ask}: {body}");
+        assert_eq!(total(&body), Some(expected), "{ask}: {body}");
+    }
+    let (code, body) = s
+        .post(
+            "/api/broadcasts",
+            Some(json!({"text": "x", "plan": "year"})),
+        )
+        .await;
+    assert_eq!(code, 400, "{body}");
+}

@@ -68,6 +68,9 @@ pub trait SubscriberStore: Send + Sync {
 
     /// The language a chat's user reads, if it was seen.
     async fn chat_language(&self, chat_id: i64) -> Result<Option<String>>;
+
+    /// Every chat's language, by chat (one read for a whole audience).
+    async fn chat_languages(&self) -> Result<std::collections::HashMap<i64, String>>;
 }
 
 #[async_trait]
@@ -97,6 +100,18 @@ impl<DB: Dialect> SubscriberStore for SqlStore<DB> {
             .fetch_optional(&self.read)
             .await?;
         row.map(|r| Cols::<DB>::new(&r).text("lang")).transpose()
+    }
+
+    async fn chat_languages(&self) -> Result<std::collections::HashMap<i64, String>> {
+        let rows = Sql::<DB>::new("SELECT chat_id, lang FROM chat_languages")
+            .fetch_all(&self.read)
+            .await?;
+        rows.iter()
+            .map(|r| {
+                let c = Cols::<DB>::new(r);
+                Ok((c.int("chat_id")?, c.text("lang")?))
+            })
+            .collect()
     }
 
     async fn upsert_subscriber(

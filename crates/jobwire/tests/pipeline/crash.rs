@@ -8,7 +8,9 @@ use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
 use jobwire::testbed::{bot_token, seed_job, temp_db};
-use jobwire_store::{BroadcastStore, DeliveryStatus, DeliveryStore, ReportingStore, SqliteStore};
+use jobwire_store::{
+    BroadcastStore, DeliveryStatus, DeliveryStore, ReportingStore, SqliteStore, SubscriberStore,
+};
 use jobwire_testkit::telegram::RateLimits;
 use jobwire_testkit::wait::eventually;
 
@@ -209,6 +211,11 @@ async fn a_broadcast_killed_halfway_reaches_everyone_once_after_a_restart() {
         .unwrap();
     assert!(started.status.success(), "{started:?}");
     let log = dir.path().join("run.log");
+    // Two users blocked the bot: counted blocked, and noted so fan-out stops using it.
+    let blockers = [RECIPIENTS - 1, RECIPIENTS];
+    for chat in blockers {
+        telegram.block_chat(jobwire::testbed::bot_id(0), chat);
+    }
 
     let mut first = spawn(&config, &log);
     eventually(
@@ -264,7 +271,7 @@ async fn a_broadcast_killed_halfway_reaches_everyone_once_after_a_restart() {
         per_chat.values().all(|n| *n == 1),
         "nobody got the broadcast twice"
     );
-    let missing = RECIPIENTS as usize - per_chat.len();
+    let missing = RECIPIENTS as usize - blockers.len() - per_chat.len();
     assert!(
         missing as u64 <= in_flight,
         "only the send cut off by the kill may be missing: {missing} missing, {in_flight} in flight"
@@ -274,7 +281,11 @@ async fn a_broadcast_killed_halfway_reaches_everyone_once_after_a_restart() {
         received >= after.sent && received <= after.sent + in_flight,
         "what the store counts sent is what Telegram has: {received} received, {after:?}"
     );
-    assert_eq!(after.failed + after.blocked, 0, "{after:?}");
+    assert_eq!((after.failed, after.blocked), (0, 2), "{after:?}");
+    let blocks = store.bot_blocks(None).await.unwrap();
+    let mut noted: Vec<i64> = blocks.iter().map(|b| b.chat_id).collect();
+    noted.sort_unstable();
+    assert_eq!(noted, blockers, "{blocks:?}");
     eprintln!(
         "broadcast crash test: {at_kill} of {RECIPIENTS} sent at the kill, {in_flight} in flight, {missing} missing, 0 twice"
     );
