@@ -655,28 +655,40 @@ async fn repeated_failures_from_one_client_get_429_and_others_are_unaffected() {
     assert_eq!(r.status().as_u16(), 200);
 }
 
+/// A Stars ledger entry of `chat` for `plan` (`nonce` when the payment used one).
+fn ledger_entry(
+    kind: jobwire_store::LedgerKind,
+    chat: i64,
+    charge: &str,
+    plan: &str,
+    nonce: Option<&str>,
+    amount: i64,
+) -> jobwire_store::NewLedgerEntry {
+    jobwire_store::NewLedgerEntry {
+        kind,
+        charge_id: charge.to_owned(),
+        provider_charge_id: None,
+        chat_id: chat,
+        plan_id: Some(plan.to_owned()),
+        nonce: nonce.map(str::to_owned),
+        amount,
+        currency: "XTR".into(),
+        is_recurring: false,
+        is_first_recurring: false,
+        subscription_expires_at: None,
+        source: jobwire_store::LedgerSource::Update,
+        raw: "{}".into(),
+    }
+}
+
 /// The ledger over the API, and refunds: an unknown charge is 404, one refunded before 409,
 /// one Telegram refuses 502 with Telegram's reason and nothing recorded; without the main
 /// bot, 503.
 #[tokio::test]
 async fn payments_are_listed_and_refunds_refused_with_the_reason() {
-    use jobwire_store::{Grant, LedgerKind, LedgerSource, NewLedgerEntry};
+    use jobwire_store::{Grant, LedgerKind};
     let server = start(Some(TOKEN)).await;
-    let entry = |charge: &str, kind| NewLedgerEntry {
-        kind,
-        charge_id: charge.to_owned(),
-        provider_charge_id: None,
-        chat_id: 4242,
-        plan_id: Some("week".into()),
-        nonce: None,
-        amount: 80,
-        currency: "XTR".into(),
-        is_recurring: false,
-        is_first_recurring: false,
-        subscription_expires_at: None,
-        source: LedgerSource::Update,
-        raw: "{}".into(),
-    };
+    let entry = |charge: &str, kind| ledger_entry(kind, 4242, charge, "week", None, 80);
     let grant = Grant {
         plan_id: "week".into(),
         categories: vec![],
@@ -836,9 +848,7 @@ async fn broadcasts_are_checked_started_and_steered_over_the_api() {
 
 #[tokio::test]
 async fn placements_are_listed_and_decided_once_over_the_api() {
-    use jobwire_store::{
-        LedgerKind, LedgerSource, NewLedgerEntry, PlacementDraft, PlacementStatus,
-    };
+    use jobwire_store::{LedgerKind, PlacementDraft, PlacementStatus};
     let s = start(Some(TOKEN)).await;
     let chat = 515;
     let draft = PlacementDraft {
@@ -850,21 +860,14 @@ async fn placements_are_listed_and_decided_once_over_the_api() {
         categories: vec![jobwire_core::CategorySlug::parse("web").unwrap()],
     };
     let pay = |id: i64, charge: &str, nonce: &str| {
-        let entry = NewLedgerEntry {
-            kind: LedgerKind::Payment,
-            charge_id: charge.into(),
-            provider_charge_id: None,
-            chat_id: chat,
-            plan_id: Some("placement".into()),
-            nonce: Some(nonce.into()),
-            amount: 100,
-            currency: "XTR".into(),
-            is_recurring: false,
-            is_first_recurring: false,
-            subscription_expires_at: None,
-            source: LedgerSource::Update,
-            raw: "{}".into(),
-        };
+        let entry = ledger_entry(
+            LedgerKind::Payment,
+            chat,
+            charge,
+            "placement",
+            Some(nonce),
+            100,
+        );
         let store = s.store.clone();
         async move {
             store
@@ -968,7 +971,7 @@ async fn placements_are_listed_and_decided_once_over_the_api() {
 
 #[tokio::test]
 async fn a_broadcast_audience_is_chosen_by_language_plan_and_category() {
-    use jobwire_store::{Grant, LedgerKind, LedgerSource, NewLedgerEntry};
+    use jobwire_store::{Grant, LedgerKind};
     let s = start(Some(TOKEN)).await;
     let db = s._dir.path().join("jobwire.db");
     let mut settings = jobwire::testbed::Bed::default()
@@ -1004,21 +1007,7 @@ async fn a_broadcast_audience_is_chosen_by_language_plan_and_category() {
             .unwrap();
     }
     for (chat, charge) in [(1, "c1"), (3, "c3"), (4, "c4")] {
-        let entry = NewLedgerEntry {
-            kind: LedgerKind::Payment,
-            charge_id: charge.into(),
-            provider_charge_id: None,
-            chat_id: chat,
-            plan_id: Some("month".into()),
-            nonce: None,
-            amount: 250,
-            currency: "XTR".into(),
-            is_recurring: false,
-            is_first_recurring: false,
-            subscription_expires_at: None,
-            source: LedgerSource::Update,
-            raw: "{}".into(),
-        };
+        let entry = ledger_entry(LedgerKind::Payment, chat, charge, "month", None, 250);
         let grant = Grant {
             plan_id: "month".into(),
             categories: vec![],
@@ -1031,21 +1020,7 @@ async fn a_broadcast_audience_is_chosen_by_language_plan_and_category() {
             .await
             .unwrap();
     }
-    let refund = NewLedgerEntry {
-        kind: LedgerKind::Refund,
-        charge_id: "c4".into(),
-        provider_charge_id: None,
-        chat_id: 4,
-        plan_id: Some("month".into()),
-        nonce: None,
-        amount: 250,
-        currency: "XTR".into(),
-        is_recurring: false,
-        is_first_recurring: false,
-        subscription_expires_at: None,
-        source: LedgerSource::Admin,
-        raw: "{}".into(),
-    };
+    let refund = ledger_entry(LedgerKind::Refund, 4, "c4", "month", None, 250);
     s.store.apply_refund(&refund, Utc::now()).await.unwrap();
     let total = |body: &Value| body["broadcast"]["total"].as_u64();
     let cases = [

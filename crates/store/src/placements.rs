@@ -237,12 +237,16 @@ impl<DB: Dialect> PlacementStore for SqlStore<DB> {
         now: DateTime<Utc>,
     ) -> Result<PlacementRow> {
         let categories: Vec<&str> = draft.categories.iter().map(CategorySlug::as_str).collect();
-        let mut tx = self.write.begin().await?;
-        let updated = Sql::<DB>::new(
-            "UPDATE placements SET status = 'draft', nonce = NULL, stars = NULL, lang = $2,
-                 title = $3, body = $4, budget = $5, contact = $6, categories = $7,
-                 updated_at = $8
-             WHERE chat_id = $1 AND status IN ('draft', 'invoiced')
+        // One statement, so two answers of one chat arriving together cannot make two drafts.
+        let row = Sql::<DB>::new(
+            "INSERT INTO placements (chat_id, status, lang, title, body, budget, contact,
+                 categories, created_at, updated_at)
+             VALUES ($1, 'draft', $2, $3, $4, $5, $6, $7, $8, $8)
+             ON CONFLICT (chat_id) WHERE status IN ('draft', 'invoiced') DO UPDATE SET
+                 status = 'draft', nonce = NULL, stars = NULL, lang = excluded.lang,
+                 title = excluded.title, body = excluded.body, budget = excluded.budget,
+                 contact = excluded.contact, categories = excluded.categories,
+                 updated_at = excluded.updated_at
              RETURNING *",
         )
         .int(chat_id)
@@ -253,31 +257,9 @@ impl<DB: Dialect> PlacementStore for SqlStore<DB> {
         .text(draft.contact.as_deref())
         .json(Some(&categories))
         .int(ms(now))
-        .fetch_optional(&mut tx)
+        .fetch_one(&self.write)
         .await?;
-        let row =
-            match updated {
-                Some(row) => row,
-                None => Sql::<DB>::new(
-                    "INSERT INTO placements (chat_id, status, lang, title, body, budget, contact,
-                         categories, created_at, updated_at)
-                     VALUES ($1, 'draft', $2, $3, $4, $5, $6, $7, $8, $8)
-                     RETURNING *",
-                )
-                .int(chat_id)
-                .text(draft.lang.as_str())
-                .text(draft.title.as_deref())
-                .text(draft.body.as_deref())
-                .text(draft.budget.as_deref())
-                .text(draft.contact.as_deref())
-                .json(Some(&categories))
-                .int(ms(now))
-                .fetch_one(&mut tx)
-                .await?,
-            };
-        let row = placement_row(&Cols::<DB>::new(&row))?;
-        tx.commit().await?;
-        Ok(row)
+        placement_row(&Cols::<DB>::new(&row))
     }
 
     async fn invoice_placement(

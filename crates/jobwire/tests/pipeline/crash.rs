@@ -41,16 +41,12 @@ fn spawn(config: &std::path::Path, log: &std::path::Path) -> Child {
         .expect("jobwire run starts")
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_killed_process_resumes_delivery_without_losing_or_repeating() {
-    let _alone = ONE_AT_A_TIME.lock().await;
-    init();
-    let telegram = fake_telegram(Some(RateLimits {
-        global_per_sec: 150,
-        per_chat_per_sec: 10,
-        per_group_per_min: 600,
-    }))
-    .await;
+/// A database with `subscribers` web subscribers (chats 1..) and a config file for
+/// `jobwire run` against `telegram`: one bot, `dev`, delivering `web`.
+async fn world(
+    telegram: &jobwire_testkit::telegram::FakeTelegram,
+    subscribers: i64,
+) -> (tempfile::TempDir, std::path::PathBuf, std::path::PathBuf) {
     let (dir, db) = temp_db().unwrap();
     let config = dir.path().join("jobwire.toml");
     std::fs::write(
@@ -64,14 +60,29 @@ async fn a_killed_process_resumes_delivery_without_losing_or_repeating() {
         ),
     )
     .unwrap();
+    let store = SqliteStore::open_path(&db).await.unwrap();
+    let subs: Vec<_> = (1..=subscribers)
+        .map(|chat| subscriber(chat, &["web"]))
+        .collect();
+    jobwire::subscribers::store_all(&store, &subs)
+        .await
+        .unwrap();
+    (dir, db, config)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_killed_process_resumes_delivery_without_losing_or_repeating() {
+    let _alone = ONE_AT_A_TIME.lock().await;
+    init();
+    let telegram = fake_telegram(Some(RateLimits {
+        global_per_sec: 150,
+        per_chat_per_sec: 10,
+        per_group_per_min: 600,
+    }))
+    .await;
+    let (dir, db, config) = world(&telegram, SUBSCRIBERS).await;
     {
         let store = SqliteStore::open_path(&db).await.unwrap();
-        let subs: Vec<_> = (1..=SUBSCRIBERS)
-            .map(|chat| subscriber(chat, &["web"]))
-            .collect();
-        jobwire::subscribers::store_all(&store, &subs)
-            .await
-            .unwrap();
         for j in 0..JOBS {
             seed_job(
                 &store,
@@ -177,28 +188,7 @@ async fn a_broadcast_killed_halfway_reaches_everyone_once_after_a_restart() {
         per_group_per_min: 600,
     }))
     .await;
-    let (dir, db) = temp_db().unwrap();
-    let config = dir.path().join("jobwire.toml");
-    std::fs::write(
-        &config,
-        format!(
-            "[database]\nurl = \"sqlite://{}\"\n[telegram]\napi_url = \"{}\"\nglobal_per_sec = 150\nper_chat_per_sec = 10\n\
-             [scheduler]\ntick_ms = 50\n[[bots]]\nname = \"dev\"\n\
-             [[categories]]\nslug = \"web\"\nname = \"Web\"\nbot = \"dev\"\n",
-            db.display(),
-            telegram.url()
-        ),
-    )
-    .unwrap();
-    {
-        let store = SqliteStore::open_path(&db).await.unwrap();
-        let subs: Vec<_> = (1..=RECIPIENTS)
-            .map(|chat| subscriber(chat, &["web"]))
-            .collect();
-        jobwire::subscribers::store_all(&store, &subs)
-            .await
-            .unwrap();
-    }
+    let (dir, db, config) = world(&telegram, RECIPIENTS).await;
     let text = dir.path().join("news.html");
     std::fs::write(&text, "<b>jobwire</b> news: placements are open").unwrap();
     let started = Command::new(env!("CARGO_BIN_EXE_jobwire"))

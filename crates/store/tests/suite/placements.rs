@@ -36,6 +36,50 @@ fn placement_payment(chat_id: i64, charge: &str, nonce: &str, amount: i64) -> Ne
     }
 }
 
+/// Applies the placement payment `(chat, charge, nonce, amount)`; it must be new.
+async fn pay(
+    store: &dyn Store,
+    (chat, charge, nonce, amount): (i64, &str, &str, i64),
+    placement: Option<i64>,
+    approval: Option<bool>,
+    at: DateTime<Utc>,
+) -> PlacementRow {
+    let paid = store
+        .apply_placement_payment(
+            &placement_payment(chat, charge, nonce, amount),
+            placement,
+            approval,
+            at,
+        )
+        .await
+        .unwrap();
+    match paid {
+        PlacementPaid::Applied(row) => *row,
+        PlacementPaid::AlreadyApplied => panic!("payment {charge} was applied before"),
+    }
+}
+
+/// A placement of `chat`, paid (`charge`) and published as a post with `text`: (its id, the
+/// post).
+async fn published(store: &dyn Store, chat: i64, charge: &str, text: &str) -> (i64, PostId) {
+    let nonce = format!("nonce{chat}");
+    let id = invoiced(store, chat, &nonce, 100).await;
+    pay(
+        store,
+        (chat, charge, &nonce, 100),
+        Some(id),
+        Some(false),
+        t0(),
+    )
+    .await;
+    let post = store
+        .publish_placement(id, text, None, t0())
+        .await
+        .unwrap()
+        .unwrap();
+    (id, post)
+}
+
 /// A draft of `chat` invoiced at `stars` under `nonce`; returns its id.
 async fn invoiced(store: &dyn Store, chat: i64, nonce: &str, stars: i64) -> i64 {
     let p = store
@@ -101,18 +145,14 @@ pub async fn check_placement_lifecycle(store: &dyn Store) {
     );
 
     // Paid: recorded once, approved (no approval asked), the invoice used.
-    let paid = store
-        .apply_placement_payment(
-            &placement_payment(chat, "ch-1", "nonce0001", 250),
-            Some(first.id),
-            Some(false),
-            t0() + secs(3),
-        )
-        .await
-        .unwrap();
-    let PlacementPaid::Applied(row) = paid else {
-        panic!("the first payment is applied: {paid:?}");
-    };
+    let row = pay(
+        store,
+        (chat, "ch-1", "nonce0001", 250),
+        Some(first.id),
+        Some(false),
+        t0() + secs(3),
+    )
+    .await;
     assert_eq!(row.status, PlacementStatus::Approved);
     assert_eq!(row.charge_id.as_deref(), Some("ch-1"));
     assert_eq!(row.paid_at, Some(t0() + secs(3)));
@@ -233,18 +273,14 @@ pub async fn check_placement_refusals_and_refunds(store: &dyn Store) {
     // With approval: paid → awaiting an admin, who refuses it with a reason.
     let chat = 7101;
     let id = invoiced(store, chat, "nonce1001", 180).await;
-    let PlacementPaid::Applied(row) = store
-        .apply_placement_payment(
-            &placement_payment(chat, "ch-a", "nonce1001", 180),
-            Some(id),
-            Some(true),
-            t0(),
-        )
-        .await
-        .unwrap()
-    else {
-        panic!("applied");
-    };
+    let row = pay(
+        store,
+        (chat, "ch-a", "nonce1001", 180),
+        Some(id),
+        Some(true),
+        t0(),
+    )
+    .await;
     assert_eq!(row.status, PlacementStatus::AwaitingApproval);
     assert_eq!(
         store.publish_placement(id, "x", None, t0()).await.unwrap(),
@@ -343,22 +379,7 @@ pub async fn check_placement_refusals_and_refunds(store: &dyn Store) {
     assert_eq!(row.refunded_at, Some(retaken));
 
     // Not a vacancy: published, classified not a job → refused, to be refunded.
-    let chat2 = 7102;
-    let id2 = invoiced(store, chat2, "nonce1002", 180).await;
-    store
-        .apply_placement_payment(
-            &placement_payment(chat2, "ch-b", "nonce1002", 180),
-            Some(id2),
-            Some(false),
-            t0(),
-        )
-        .await
-        .unwrap();
-    let post = store
-        .publish_placement(id2, "реклама курса", None, t0())
-        .await
-        .unwrap()
-        .unwrap();
+    let (id2, post) = published(store, 7102, "ch-b", "реклама курса").await;
     let status = store
         .record_classification(post, &verdict(false), t0())
         .await
@@ -383,18 +404,14 @@ pub async fn check_placement_refusals_and_refunds(store: &dyn Store) {
         .save_placement_draft(chat3, &draft("Другой текст", &["web"]), t0())
         .await
         .unwrap();
-    let PlacementPaid::Applied(orphan) = store
-        .apply_placement_payment(
-            &placement_payment(chat3, "ch-c", "nonce1003", 180),
-            Some(id3),
-            Some(false),
-            t0(),
-        )
-        .await
-        .unwrap()
-    else {
-        panic!("applied");
-    };
+    let orphan = pay(
+        store,
+        (chat3, "ch-c", "nonce1003", 180),
+        Some(id3),
+        Some(false),
+        t0(),
+    )
+    .await;
     assert_ne!(orphan.id, id3);
     assert_eq!(orphan.status, PlacementStatus::Refused);
     assert_eq!(orphan.reason.as_deref(), Some(REASON_CHANGED));
@@ -424,33 +441,28 @@ pub async fn check_placement_leftovers_are_refunded(store: &dyn Store) {
     // Paid while placements are off: kept as refused, to be refunded, never published.
     let chat = 7201;
     let id = invoiced(store, chat, "nonce2001", 100).await;
-    let PlacementPaid::Applied(row) = store
-        .apply_placement_payment(
-            &placement_payment(chat, "ch-off", "nonce2001", 100),
-            Some(id),
-            None,
-            t0(),
-        )
-        .await
-        .unwrap()
-    else {
-        panic!("applied");
-    };
+    let row = pay(
+        store,
+        (chat, "ch-off", "nonce2001", 100),
+        Some(id),
+        None,
+        t0(),
+    )
+    .await;
     assert_eq!((row.id, row.status), (id, PlacementStatus::Refused));
     assert_eq!(row.reason.as_deref(), Some(REASON_OFF));
 
     // Refunded elsewhere (an admin, the user's dispute) before it went out: never published.
     let chat2 = 7202;
     let id2 = invoiced(store, chat2, "nonce2002", 100).await;
-    store
-        .apply_placement_payment(
-            &placement_payment(chat2, "ch-x", "nonce2002", 100),
-            Some(id2),
-            Some(true),
-            t0(),
-        )
-        .await
-        .unwrap();
+    pay(
+        store,
+        (chat2, "ch-x", "nonce2002", 100),
+        Some(id2),
+        Some(true),
+        t0(),
+    )
+    .await;
     let refund = NewLedgerEntry {
         kind: LedgerKind::Refunded,
         ..placement_payment(chat2, "ch-x", "nonce2002", 100)
@@ -489,15 +501,14 @@ pub async fn check_placement_leftovers_are_refunded(store: &dyn Store) {
     store.finish_placement_refund(id, false, now).await.unwrap();
     let chat3 = 7203;
     let id3 = invoiced(store, chat3, "nonce2003", 100).await;
-    store
-        .apply_placement_payment(
-            &placement_payment(chat3, "ch-late", "nonce2003", 100),
-            Some(id3),
-            None,
-            now,
-        )
-        .await
-        .unwrap();
+    pay(
+        store,
+        (chat3, "ch-late", "nonce2003", 100),
+        Some(id3),
+        None,
+        now,
+    )
+    .await;
     assert_eq!(
         store
             .placements_to_refund(stale, now + secs(1), 1)
@@ -508,22 +519,7 @@ pub async fn check_placement_leftovers_are_refunded(store: &dyn Store) {
     );
 
     // Published but never classified: refused after the deadline, its post taken out.
-    let chat4 = 7204;
-    let id4 = invoiced(store, chat4, "nonce2004", 100).await;
-    store
-        .apply_placement_payment(
-            &placement_payment(chat4, "ch-slow", "nonce2004", 100),
-            Some(id4),
-            Some(false),
-            t0(),
-        )
-        .await
-        .unwrap();
-    let post = store
-        .publish_placement(id4, "текст", None, t0())
-        .await
-        .unwrap()
-        .unwrap();
+    let (id4, post) = published(store, 7204, "ch-slow", "текст").await;
     let deadline = Duration::hours(2);
     assert!(
         store
