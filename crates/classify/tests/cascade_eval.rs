@@ -6,7 +6,8 @@ mod common;
 use std::sync::Arc;
 use std::time::Duration;
 
-use jobwire_classify::eval::evaluate_cascade;
+use jobwire_classify::cascade::CascadeConfig;
+use jobwire_classify::eval::{FoldsBy, evaluate_cascade};
 use jobwire_classify::llm::LlmClassifier;
 use jobwire_classify::local::TrainOptions;
 use jobwire_testkit::llm::{FakeLlm, FakeLlmConfig, FaultPlan, load_oracle_jsonl};
@@ -41,7 +42,8 @@ async fn the_cascade_matches_the_oracle_with_a_fraction_of_the_posts_in_full_req
         7,
         &TrainOptions::default(),
         llm,
-        0.85,
+        CascadeConfig::default(),
+        FoldsBy::Post,
         &move || {
             let s = counter.stats();
             (s.requests - s.failed_requests, s.failed_requests)
@@ -60,7 +62,17 @@ async fn the_cascade_matches_the_oracle_with_a_fraction_of_the_posts_in_full_req
         cascade.is_job.f1,
         eval.llm.is_job.f1
     );
-    assert!(cascade.llm_share() <= 0.30, "{}", cascade.llm_share());
+    // Categories are routed too: close to the oracle's, for about four posts in ten.
+    assert!(
+        cascade.categories.micro_f1 >= 0.95,
+        "micro-F1 {}",
+        cascade.categories.micro_f1
+    );
+    assert!(
+        cascade.categories.micro_f1 > eval.local.categories.micro_f1 + 0.05,
+        "routing categories pays"
+    );
+    assert!(cascade.llm_share() <= 0.42, "{}", cascade.llm_share());
     assert!(cascade.llm_share() > 0.0, "some posts are unsure");
     // Requests are full: the unsure posts of all folds share them.
     let posts = cascade.usage.llm_posts as u64;
@@ -69,7 +81,7 @@ async fn the_cascade_matches_the_oracle_with_a_fraction_of_the_posts_in_full_req
         posts.div_ceil(30),
         "{posts} posts"
     );
-    assert!(cascade.llm_requests_per_100_llm_posts() <= 4.0);
+    assert!(cascade.llm_requests_per_100_llm_posts() <= 5.0);
     assert_eq!(cascade.usage.llm_failed_requests, 0);
     // Learning from the LLM's answers makes the local model surer: fewer posts need the LLM.
     let st = eval.self_training.expect("self-training measured");
@@ -82,4 +94,27 @@ async fn the_cascade_matches_the_oracle_with_a_fraction_of_the_posts_in_full_req
     // The local model alone is cross-validated and below the cascade.
     assert_eq!(eval.local.cross_validated, Some(5));
     assert!(eval.local.is_job.f1 < cascade.is_job.f1);
+
+    // On channels it never saw (no channel in both train and test folds).
+    let llm = Arc::new(LlmClassifier::new(common::llm_config(&server, "oracle")).expect("client"));
+    let unseen = evaluate_cascade(
+        &data,
+        &common::categories(),
+        5,
+        7,
+        &TrainOptions::default(),
+        llm,
+        CascadeConfig::default(),
+        FoldsBy::Channel,
+        &|| (0, 0),
+    )
+    .await
+    .expect("grouped cascade evaluates");
+    println!("grouped by channel:\n{unseen}");
+    assert_eq!(unseen.folds, FoldsBy::Channel);
+    assert!(
+        unseen.local.is_job.f1 < eval.local.is_job.f1 + 0.02,
+        "an unseen channel is not easier than a seen one"
+    );
+    assert!(unseen.cascade.is_job.f1 > unseen.local.is_job.f1);
 }

@@ -50,8 +50,8 @@ pub enum ClassifierMode {
     Local,
     /// The LLM for every post; the local model when it keeps failing.
     Llm,
-    /// The local model first, the LLM below `threshold`.
-    Cascade { threshold: f32 },
+    /// The local model first, the LLM for what it is unsure of.
+    Cascade(CascadeConfig),
 }
 
 /// The classifiers of the classify stage: the live local model (retrained as the service
@@ -79,7 +79,7 @@ impl Classifiers {
     pub fn name(&self) -> String {
         match (&self.mode, &self.llm) {
             (ClassifierMode::Llm, Some(llm)) => llm.name().to_owned(),
-            (ClassifierMode::Cascade { .. }, Some(llm)) => format!("cascade({})", llm.name()),
+            (ClassifierMode::Cascade(_), Some(llm)) => format!("cascade({})", llm.name()),
             _ => "local".to_owned(),
         }
     }
@@ -106,7 +106,7 @@ impl Classifiers {
                 )),
                 Some(local),
             ),
-            ClassifierMode::Cascade { threshold } => {
+            ClassifierMode::Cascade(config) => {
                 let spend = settings
                     .llm
                     .as_ref()
@@ -114,12 +114,7 @@ impl Classifiers {
                     .map(|limit| -> Arc<dyn SpendGuard> {
                         Arc::new(DailySpendLimit::new(store.clone(), limit, alert.clone()))
                     });
-                let cascade = Cascade::new(
-                    self.local.clone(),
-                    llm_dyn,
-                    CascadeConfig { threshold },
-                    spend,
-                );
+                let cascade = Cascade::new(self.local.clone(), llm_dyn, config, spend);
                 (Arc::new(cascade), Some(local))
             }
         }
@@ -137,9 +132,7 @@ pub fn classifiers(settings: &Settings) -> anyhow::Result<Classifiers> {
         (Some(llm), ClassifierKind::Llm) => (Some(crate::llm::build(llm)?), ClassifierMode::Llm),
         (Some(llm), ClassifierKind::Auto | ClassifierKind::Cascade) => (
             Some(crate::llm::build(llm)?),
-            ClassifierMode::Cascade {
-                threshold: settings.classifier.cascade_threshold,
-            },
+            ClassifierMode::Cascade(settings.classifier.cascade_config()),
         ),
         _ => (None, ClassifierMode::Local),
     };

@@ -110,6 +110,14 @@ pub enum Command {
         /// The cascade's confidence threshold (default: classifier.cascade_threshold).
         #[arg(long)]
         threshold: Option<f32>,
+        /// The cascade's category threshold (default: classifier.cascade_category_threshold;
+        /// 0 routes on is-job alone).
+        #[arg(long)]
+        category_threshold: Option<f32>,
+        /// Folds with no channel in two of them: how the classifier does on a channel it
+        /// never saw.
+        #[arg(long)]
+        group_by_channel: bool,
         /// Print the report as one JSON object on the last line.
         #[arg(long)]
         json: bool,

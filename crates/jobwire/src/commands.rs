@@ -130,6 +130,8 @@ pub async fn execute(cli: Cli) -> anyhow::Result<()> {
             json,
             extraction,
             threshold,
+            category_threshold,
+            group_by_channel,
         } => {
             let llm = llm_url.as_ref().map(|u| cli::llm_section(u, llm_model));
             let mut settings = cli::settings_or_default(&cli, llm)?;
@@ -139,6 +141,13 @@ pub async fn execute(cli: Cli) -> anyhow::Result<()> {
                     "--threshold must be between 0 and 1"
                 );
                 settings.classifier.cascade_threshold = *t;
+            }
+            if let Some(t) = category_threshold {
+                anyhow::ensure!(
+                    (0.0..=1.0).contains(t),
+                    "--category-threshold must be between 0 and 1"
+                );
+                settings.classifier.cascade_category_threshold = *t;
             }
             let data = crate::eval::load_dataset(dataset)?;
             let extraction = extraction
@@ -153,6 +162,11 @@ pub async fn execute(cli: Cli) -> anyhow::Result<()> {
                     cv: *cv,
                     seed: *seed,
                     extraction,
+                    folds: if *group_by_channel {
+                        jobwire_classify::eval::FoldsBy::Channel
+                    } else {
+                        jobwire_classify::eval::FoldsBy::Post
+                    },
                 },
             )
             .await?;

@@ -8,7 +8,7 @@ use anyhow::Context;
 use jobwire_classify::Classified;
 use jobwire_classify::cascade::LiveLocal;
 use jobwire_classify::eval::{
-    CascadeEval, EvalReport, ExtractionScores, cross_validate, evaluate_cascade, evaluate_outputs,
+    CascadeEval, EvalReport, ExtractionScores, evaluate_cascade, evaluate_outputs,
 };
 use jobwire_classify::llm::LlmClassifier;
 use jobwire_classify::local::TrainOptions;
@@ -35,6 +35,8 @@ pub struct EvalOptions {
     pub seed: u64,
     /// Expected extraction fields by post id (`data/extract.jsonl`).
     pub extraction: Option<ExtractionTruths>,
+    /// How cross-validation folds are made (by post, or by channel).
+    pub folds: jobwire_classify::eval::FoldsBy,
 }
 
 /// What an evaluation produced.
@@ -202,7 +204,14 @@ pub async fn run(
     };
     match (opts.classifier, opts.cv) {
         (EvalClassifier::Local, Some(k)) => {
-            let report = cross_validate(data, &slugs, k, opts.seed, &TrainOptions::default())?;
+            let report = jobwire_classify::eval::cross_validate_by(
+                data,
+                &slugs,
+                k,
+                opts.seed,
+                &TrainOptions::default(),
+                opts.folds,
+            )?;
             // The local path extracts with rules that do not learn: no folds needed.
             let rules: Vec<(usize, Option<Extraction>)> = (0..data.len())
                 .map(|i| (i, Some(jobwire_core::extract::extract(&data[i].text))))
@@ -243,7 +252,8 @@ pub async fn run(
                 opts.seed,
                 &TrainOptions::default(),
                 llm,
-                settings.classifier.cascade_threshold,
+                settings.classifier.cascade_config(),
+                opts.folds,
                 &move || {
                     let s = counter.stats();
                     (

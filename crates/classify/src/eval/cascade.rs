@@ -9,17 +9,19 @@ use jobwire_core::dataset::{Label, LabeledPost};
 use jobwire_core::{CategorySlug, Verdict};
 use serde_json::{Value, json};
 
-use super::cross_validation::{checked_folds, held_out, train_without_fold, trained_on};
+use super::cross_validation::{FoldsBy, checked_folds, held_out, train_without_fold, trained_on};
 use super::{EvalReport, Prf, Scorer, Usage, evaluate_outputs};
 use crate::cascade::{Cascade, CascadeConfig, LiveLocal};
 use crate::local::{LocalModel, TrainOptions};
 use crate::{Classifier, ClassifyError};
 
-/// One point of the cascade's curve: with this threshold, this share of posts goes to the
+/// One point of the cascade's curve: with these thresholds, this share of posts goes to the
 /// LLM and the combined answers score this.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct CurvePoint {
     pub threshold: f32,
+    /// The category threshold (0: routing on is-job alone).
+    pub category_threshold: f32,
     pub llm_share: f64,
     pub is_job: Prf,
     pub micro_f1: f64,
@@ -32,14 +34,19 @@ pub struct CascadeEval {
     pub local: EvalReport,
     /// The LLM alone on every post.
     pub llm: EvalReport,
-    /// The cascade at the chosen threshold, run for real (its LLM requests are counted).
+    /// The cascade at the configured thresholds, run for real (its LLM requests are counted).
     pub cascade: EvalReport,
-    pub threshold: f32,
-    /// Combined quality against the LLM share, threshold by threshold.
+    pub config: CascadeConfig,
+    /// Combined quality against the LLM share, threshold pair by threshold pair.
     pub curve: Vec<CurvePoint>,
-    /// The smallest LLM share whose is-job F1 is within `tolerance` of the LLM alone.
+    /// The smallest LLM share whose is-job F1 is within `tolerance` of the LLM alone and
+    /// whose category micro-F1 is within `category_tolerance` of it (else, the smallest that
+    /// meets the is-job bound).
     pub recommended: Option<CurvePoint>,
     pub tolerance: f64,
+    pub category_tolerance: f64,
+    /// How the folds were made.
+    pub folds: FoldsBy,
     /// What the cascade extracted, by index into the evaluated data.
     pub extractions: Vec<(usize, Option<jobwire_core::extract::Extraction>)>,
     /// Learning from the LLM: the local model trained on half of each training fold's
@@ -68,6 +75,9 @@ pub const CURVE_THRESHOLDS: [f32; 12] = [
     0.5, 0.6, 0.7, 0.75, 0.8, 0.85, 0.88, 0.9, 0.92, 0.94, 0.96, 0.98,
 ];
 
+/// Category thresholds the curve is drawn at (0: routing on is-job alone).
+pub const CURVE_CATEGORY_THRESHOLDS: [f32; 8] = [0.0, 0.6, 0.7, 0.75, 0.8, 0.85, 0.9, 0.95];
+
 /// Evaluates the cascade: per fold, trains the local model on the other folds; the LLM
 /// answers every post once (for the curve and the LLM-alone score); then the real cascade
 /// runs at `threshold`, all folds at once (as posts arrive in a service, so the LLM client
@@ -82,10 +92,11 @@ pub async fn evaluate_cascade(
     seed: u64,
     opts: &TrainOptions,
     llm: Arc<dyn Classifier>,
-    threshold: f32,
+    config: CascadeConfig,
+    folds_by: FoldsBy,
     count_requests: &(dyn Fn() -> (u64, u64) + Send + Sync),
 ) -> Result<CascadeEval, ClassifyError> {
-    let folds = checked_folds(data, k, seed)?;
+    let folds = checked_folds(data, k, seed, folds_by)?;
     // Held-out local verdicts of every labeled post, and the fold models.
     let mut local_verdicts: Vec<Option<Verdict>> = vec![None; data.len()];
     let mut models = Vec::with_capacity(k);
@@ -123,16 +134,28 @@ pub async fn evaluate_cascade(
         &llm_verdicts,
         categories,
         opts,
-        threshold,
+        config,
         &local,
     )?);
 
     let tolerance = 0.01;
-    let recommended = curve
-        .iter()
-        .filter(|p| p.is_job.f1 >= llm_report.is_job.f1 - tolerance)
-        .min_by(|a, b| a.llm_share.total_cmp(&b.llm_share))
-        .copied();
+    let category_tolerance = 0.05;
+    let cheapest = |with_categories: bool| {
+        curve
+            .iter()
+            .filter(|p| p.is_job.f1 >= llm_report.is_job.f1 - tolerance)
+            .filter(|p| {
+                !with_categories
+                    || p.micro_f1 >= llm_report.categories.micro_f1 - category_tolerance
+            })
+            .min_by(|a, b| {
+                a.llm_share
+                    .total_cmp(&b.llm_share)
+                    .then(b.micro_f1.total_cmp(&a.micro_f1))
+            })
+            .copied()
+    };
+    let recommended = cheapest(true).or_else(|| cheapest(false));
 
     // The real cascade at the chosen threshold: every fold's model on its held-out posts, all
     // folds at once, as posts arrive in a running service (the LLM's pool gathers the
@@ -144,12 +167,7 @@ pub async fn evaluate_cascade(
     let runs = models.into_iter().enumerate().map(|(fold, model)| {
         let held_at: Vec<usize> = held_out(&folds, fold).collect();
         let held: Vec<LabeledPost> = held_at.iter().map(|&i| data[i].clone()).collect();
-        let cascade = Cascade::new(
-            Arc::new(LiveLocal::new(model)),
-            llm.clone(),
-            CascadeConfig { threshold },
-            None,
-        );
+        let cascade = Cascade::new(Arc::new(LiveLocal::new(model)), llm.clone(), config, None);
         async move {
             let result = evaluate_outputs(&cascade, &held).await;
             (held_at, held, result)
@@ -175,10 +193,12 @@ pub async fn evaluate_cascade(
         local,
         llm: llm_report,
         cascade,
-        threshold,
+        config,
         curve,
         recommended,
         tolerance,
+        category_tolerance,
+        folds: folds_by,
         extractions,
         self_training,
     })
@@ -195,31 +215,38 @@ fn curve(
 ) -> Vec<CurvePoint> {
     let mut curve = Vec::new();
     for t in CURVE_THRESHOLDS {
-        let mut scorer = Scorer::new(categories);
-        let mut sent = 0usize;
-        for ((post, lv), mv) in data.iter().zip(local_verdicts).zip(llm_verdicts) {
-            let (Some(label), Some(lv), Some(mv)) = (&post.label, lv, mv) else {
-                continue;
+        for tc in CURVE_CATEGORY_THRESHOLDS {
+            let config = CascadeConfig {
+                threshold: t,
+                category_threshold: tc,
             };
-            let v = if lv.confidence < t {
-                sent += 1;
-                mv
-            } else {
-                lv
-            };
-            scorer.add(label, v, false);
+            let mut scorer = Scorer::new(categories);
+            let mut sent = 0usize;
+            for ((post, lv), mv) in data.iter().zip(local_verdicts).zip(llm_verdicts) {
+                let (Some(label), Some(lv), Some(mv)) = (&post.label, lv, mv) else {
+                    continue;
+                };
+                let v = if config.unsure(lv) {
+                    sent += 1;
+                    mv
+                } else {
+                    lv
+                };
+                scorer.add(label, v, false);
+            }
+            let r = scorer.report(Some(k));
+            curve.push(CurvePoint {
+                threshold: t,
+                category_threshold: tc,
+                llm_share: if r.n_posts == 0 {
+                    0.0
+                } else {
+                    sent as f64 / r.n_posts as f64
+                },
+                is_job: r.is_job,
+                micro_f1: r.categories.micro_f1,
+            });
         }
-        let r = scorer.report(Some(k));
-        curve.push(CurvePoint {
-            threshold: t,
-            llm_share: if r.n_posts == 0 {
-                0.0
-            } else {
-                sent as f64 / r.n_posts as f64
-            },
-            is_job: r.is_job,
-            micro_f1: r.categories.micro_f1,
-        });
     }
     curve
 }
@@ -235,7 +262,7 @@ fn self_training(
     llm_verdicts: &[Option<Verdict>],
     categories: &[CategorySlug],
     opts: &TrainOptions,
-    threshold: f32,
+    config: CascadeConfig,
     local: &EvalReport,
 ) -> Result<SelfTraining, ClassifyError> {
     let mut half_scorer = Scorer::new(categories);
@@ -267,8 +294,8 @@ fn self_training(
                     half_model.predict(&data[i].text),
                     plus_model.predict(&data[i].text),
                 );
-                unsure.0 += usize::from(h.confidence < threshold);
-                unsure.1 += usize::from(p.confidence < threshold);
+                unsure.0 += usize::from(config.unsure(&h));
+                unsure.1 += usize::from(config.unsure(&p));
                 unsure.2 += 1;
                 half_scorer.add(label, &h, false);
                 plus_scorer.add(label, &p, false);
@@ -291,7 +318,12 @@ impl CascadeEval {
     pub fn to_json(&self) -> Value {
         let mut v = self.cascade.to_json();
         if let Some(map) = v.as_object_mut() {
-            map.insert("threshold".into(), json!(self.threshold));
+            map.insert("threshold".into(), json!(self.config.threshold));
+            map.insert(
+                "category_threshold".into(),
+                json!(self.config.category_threshold),
+            );
+            map.insert("folds".into(), json!(self.folds.as_str()));
             map.insert("local".into(), self.local.to_json());
             map.insert("llm".into(), self.llm.to_json());
             map.insert(
@@ -302,6 +334,7 @@ impl CascadeEval {
                         .map(|p| {
                             json!({
                                 "threshold": p.threshold,
+                                "category_threshold": p.category_threshold,
                                 "llm_share": p.llm_share,
                                 "is_job_f1": p.is_job.f1,
                                 "micro_f1": p.micro_f1,
@@ -313,6 +346,10 @@ impl CascadeEval {
             map.insert(
                 "recommended_threshold".into(),
                 json!(self.recommended.map(|p| p.threshold)),
+            );
+            map.insert(
+                "recommended_category_threshold".into(),
+                json!(self.recommended.map(|p| p.category_threshold)),
             );
             if let Some(st) = &self.self_training {
                 map.insert(
@@ -345,28 +382,61 @@ impl fmt::Display for CascadeEval {
             self.llm.categories.micro_f1,
             self.llm.llm_requests_per_1000()
         )?;
-        writeln!(f, "threshold  LLM share  is_job F1  micro-F1")?;
-        for p in &self.curve {
-            let mark = if self.recommended.is_some_and(|r| r.threshold == p.threshold) {
+        writeln!(f, "folds: {}", self.folds.as_str())?;
+        writeln!(
+            f,
+            "threshold  category  LLM share  is_job F1  micro-F1  (the best micro-F1 per share band)"
+        )?;
+        let same = |a: &CurvePoint, b: &CascadeConfig| {
+            a.threshold == b.threshold && a.category_threshold == b.category_threshold
+        };
+        let configured = self.config;
+        let recommended = self.recommended.map(|r| CascadeConfig {
+            threshold: r.threshold,
+            category_threshold: r.category_threshold,
+        });
+        for p in frontier(&self.curve) {
+            let mark = if recommended.is_some_and(|r| same(p, &r)) {
                 "  <- recommended"
-            } else if p.threshold == self.threshold {
+            } else if same(p, &configured) {
                 "  <- configured"
             } else {
                 ""
             };
             writeln!(
                 f,
-                "  {:<8.2} {:>8.1}%  {:>9.3}  {:>8.3}{mark}",
+                "  {:<8.2} {:>8.2} {:>8.1}%  {:>9.3}  {:>8.3}{mark}",
                 p.threshold,
+                p.category_threshold,
                 p.llm_share * 100.0,
                 p.is_job.f1,
                 p.micro_f1
             )?;
         }
+        for (label, point) in [
+            ("recommended", self.recommended),
+            (
+                "configured",
+                self.curve.iter().find(|p| same(p, &configured)).copied(),
+            ),
+        ] {
+            if let Some(p) = point {
+                writeln!(
+                    f,
+                    "{label}: threshold {:.2}, category threshold {:.2}: LLM share {:.1}%, is_job F1 {:.3}, micro-F1 {:.3}",
+                    p.threshold,
+                    p.category_threshold,
+                    p.llm_share * 100.0,
+                    p.is_job.f1,
+                    p.micro_f1
+                )?;
+            }
+        }
         writeln!(
             f,
-            "(recommended: the smallest LLM share within {:.0} point of the LLM's is_job F1)",
-            self.tolerance * 100.0
+            "(recommended: the smallest LLM share within {:.0} point of the LLM's is_job F1 and {:.0} points of its micro-F1)",
+            self.tolerance * 100.0,
+            self.category_tolerance * 100.0
         )?;
         if let Some(st) = &self.self_training {
             writeln!(
@@ -383,14 +453,36 @@ impl fmt::Display for CascadeEval {
             )?;
             writeln!(
                 f,
-                "  posts the cascade would send to the LLM at {:.2}: {:.1}% with half the labels, \
-                 {:.1}% after learning from the LLM's answers",
-                self.threshold,
+                "  posts the cascade would send to the LLM at {:.2}/{:.2}: {:.1}% with half the \
+                 labels, {:.1}% after learning from the LLM's answers",
+                self.config.threshold,
+                self.config.category_threshold,
                 st.unsure_share.0 * 100.0,
                 st.unsure_share.1 * 100.0
             )?;
         }
-        writeln!(f, "cascade at threshold {:.2}:", self.threshold)?;
+        writeln!(
+            f,
+            "cascade at threshold {:.2}, category threshold {:.2}:",
+            self.config.threshold, self.config.category_threshold
+        )?;
         write!(f, "{}", self.cascade)
     }
+}
+
+/// The curve's points worth reading: for each LLM share band of 2.5 points, the best
+/// micro-F1 (ties: the best is_job F1), in order of share.
+fn frontier(curve: &[CurvePoint]) -> Vec<&CurvePoint> {
+    let mut best: std::collections::BTreeMap<i64, &CurvePoint> = std::collections::BTreeMap::new();
+    for p in curve {
+        #[allow(clippy::cast_possible_truncation)]
+        let band = (p.llm_share * 40.0).floor() as i64;
+        let better = best.get(&band).is_none_or(|b| {
+            (p.micro_f1, p.is_job.f1, -p.llm_share) > (b.micro_f1, b.is_job.f1, -b.llm_share)
+        });
+        if better {
+            best.insert(band, p);
+        }
+    }
+    best.into_values().collect()
 }

@@ -66,18 +66,87 @@ pub fn assign_folds(data: &[LabeledPost], k: usize, seed: u64) -> Vec<Option<usi
     folds
 }
 
-/// [`assign_folds`] for a cross-validation, which needs at least two folds.
+/// How posts are split into folds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum FoldsBy {
+    /// Stratified by kind, dup groups kept together ([`assign_folds`]).
+    #[default]
+    Post,
+    /// No channel in two folds (nor a dup group): what an unseen channel looks like
+    /// ([`assign_channel_folds`]).
+    Channel,
+}
+
+impl FoldsBy {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Post => "stratified by kind, dup groups together",
+            Self::Channel => "grouped by channel (no channel in two folds)",
+        }
+    }
+}
+
+/// Assigns folds so that no channel is in two of them: the channels, largest first, each to
+/// the fold with the fewest posts. A dup group (a vacancy cross-posted in several channels)
+/// would leak a held-out post into training through its copy elsewhere; in a service the
+/// copy is dropped as a near-duplicate before any classifier sees it, so here only the
+/// group's first post keeps its fold and its copies in other folds are left out.
+pub fn assign_channel_folds(data: &[LabeledPost], k: usize) -> Vec<Option<usize>> {
+    let k = k.max(1);
+    let mut channels: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
+    for (i, p) in data.iter().enumerate() {
+        if p.label.is_some() {
+            channels.entry(p.channel.as_str()).or_default().push(i);
+        }
+    }
+    let mut units: Vec<Vec<usize>> = channels.into_values().collect();
+    units.sort_by_key(|u| (std::cmp::Reverse(u.len()), u[0]));
+    let mut sizes = vec![0usize; k];
+    let mut folds = vec![None; data.len()];
+    for unit in units {
+        let f = (0..k).min_by_key(|&f| (sizes[f], f)).unwrap_or(0);
+        sizes[f] += unit.len();
+        for i in unit {
+            folds[i] = Some(f);
+        }
+    }
+    let mut group_fold: BTreeMap<&str, Option<usize>> = BTreeMap::new();
+    for (i, p) in data.iter().enumerate() {
+        if let Some(g) = p.dup_group.as_deref()
+            && folds[i].is_some()
+        {
+            let first = *group_fold.entry(g).or_insert(folds[i]);
+            if first != folds[i] {
+                folds[i] = None;
+            }
+        }
+    }
+    folds
+}
+
+/// The folds of a cross-validation, which needs at least two.
 pub(crate) fn checked_folds(
     data: &[LabeledPost],
     k: usize,
     seed: u64,
+    by: FoldsBy,
 ) -> Result<Vec<Option<usize>>, ClassifyError> {
     if k < 2 {
         return Err(ClassifyError::Invalid(format!(
             "cross-validation needs k >= 2, got {k}"
         )));
     }
-    Ok(assign_folds(data, k, seed))
+    let folds = match by {
+        FoldsBy::Post => assign_folds(data, k, seed),
+        FoldsBy::Channel => assign_channel_folds(data, k),
+    };
+    if (0..k).any(|f| !folds.contains(&Some(f))) {
+        return Err(ClassifyError::Invalid(format!(
+            "{k} folds {}: some fold would be empty (too few posts or channels)",
+            by.as_str()
+        )));
+    }
+    Ok(folds)
 }
 
 /// Indices of the posts in `fold` (held out from its model), ascending.
@@ -119,7 +188,19 @@ pub fn cross_validate(
     seed: u64,
     opts: &TrainOptions,
 ) -> Result<EvalReport, ClassifyError> {
-    let folds = checked_folds(data, k, seed)?;
+    cross_validate_by(data, categories, k, seed, opts, FoldsBy::Post)
+}
+
+/// [`cross_validate`] with the folds made `by` posts or by channel.
+pub fn cross_validate_by(
+    data: &[LabeledPost],
+    categories: &[CategorySlug],
+    k: usize,
+    seed: u64,
+    opts: &TrainOptions,
+    by: FoldsBy,
+) -> Result<EvalReport, ClassifyError> {
+    let folds = checked_folds(data, k, seed, by)?;
     let mut scorer = Scorer::new(categories);
     for fold in 0..k {
         let model = train_without_fold(data, &folds, fold, categories, opts)?;
@@ -139,6 +220,39 @@ mod tests {
     use std::collections::BTreeSet;
 
     use super::*;
+
+    #[test]
+    fn channel_folds_never_split_a_channel_or_a_dup_group() {
+        // (a dup group's copies outside its first post's fold are left out)
+        let dev = include_str!("../../../../data/dev.jsonl");
+        let data = LabeledPost::parse_all(dev).unwrap();
+        let folds = assign_channel_folds(&data, 5);
+        let mut channel_fold: BTreeMap<&str, usize> = BTreeMap::new();
+        let mut group_fold: BTreeMap<&str, usize> = BTreeMap::new();
+        let left_out = folds.iter().filter(|f| f.is_none()).count();
+        assert!(left_out < data.len() / 5, "{left_out} left out");
+        for (p, f) in data.iter().zip(&folds) {
+            let Some(f) = *f else {
+                assert!(p.dup_group.is_some(), "only dup copies are left out");
+                continue;
+            };
+            assert_eq!(
+                *channel_fold.entry(&p.channel).or_insert(f),
+                f,
+                "{}",
+                p.channel
+            );
+            if let Some(g) = &p.dup_group {
+                assert_eq!(*group_fold.entry(g).or_insert(f), f, "{g}");
+            }
+        }
+        let sizes: Vec<usize> = (0..5).map(|f| held_out(&folds, f).count()).collect();
+        assert!(sizes.iter().all(|&n| n > 0), "{sizes:?}");
+        assert!(
+            checked_folds(&data, 40, 1, FoldsBy::Channel).is_err(),
+            "more folds than channels"
+        );
+    }
 
     #[test]
     fn folds_keep_dup_groups_together_and_are_balanced() {

@@ -15,7 +15,9 @@ use jobwire_core::dataset::LabeledPost;
 use crate::{Classified, Classifier, ClassifyError, ClassifyInput};
 
 pub use cascade::{CURVE_THRESHOLDS, CascadeEval, CurvePoint, SelfTraining, evaluate_cascade};
-pub use cross_validation::{assign_folds, cross_validate};
+pub use cross_validation::{
+    FoldsBy, assign_channel_folds, assign_folds, cross_validate, cross_validate_by,
+};
 pub use report::{CategoryScores, EvalReport, ExtractionScores, Prf, Usage};
 pub use scorer::Scorer;
 

@@ -165,6 +165,7 @@ mod tests {
             kind,
             categories: cats.iter().map(|c| slug(c)).collect(),
             confidence: 0.9,
+            category_confidence: 1.0,
         }
     }
 

@@ -214,6 +214,7 @@ pub(crate) fn check_item(
             kind,
             categories,
             confidence,
+            category_confidence: 1.0,
         },
         extraction,
         reason: w

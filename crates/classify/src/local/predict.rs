@@ -139,6 +139,22 @@ impl LocalModel {
         .collect()
     }
 
+    /// How sure the category decision is: `sigmoid` of the smallest |logit(p) − logit(t)|
+    /// over the category heads (`p` the head's probability, `t` its threshold), in
+    /// `0.5..=1.0`. One category near its threshold is enough to make the set unsure.
+    pub(crate) fn category_margin(&self, probabilities: &[f32]) -> f32 {
+        let margin = probabilities
+            .iter()
+            .zip(&self.category_thresholds)
+            .map(|(&p, &t)| (logit(p) - logit(t)).abs())
+            .fold(f32::INFINITY, f32::min);
+        if margin.is_finite() {
+            sigmoid(margin).clamp(0.5, 1.0)
+        } else {
+            1.0
+        }
+    }
+
     /// Classifies one text. Never fails and never panics; categories are always members of
     /// the configured set, and only jobs get categories. `confidence` is the calibrated
     /// probability that `is_job` is right: `max(p, 1 - p)` of [`LocalModel::job_probability`].
@@ -171,11 +187,17 @@ impl LocalModel {
             Vec::new()
         };
         let confidence = if is_job { p_job } else { 1.0 - p_job };
+        let category_confidence = if is_job {
+            self.category_margin(&s.categories)
+        } else {
+            1.0
+        };
         Verdict {
             is_job,
             kind,
             categories,
             confidence: confidence.clamp(0.0, 1.0),
+            category_confidence,
         }
     }
 }

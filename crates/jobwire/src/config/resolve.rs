@@ -170,11 +170,16 @@ impl Config {
         }
 
         let c = &self.classifier;
-        if !(0.0..=1.0).contains(&c.cascade_threshold) {
-            return Err(invalid(
-                "classifier.cascade_threshold",
-                "must be between 0 and 1",
-            ));
+        for (key, t) in [
+            ("classifier.cascade_threshold", c.cascade_threshold),
+            (
+                "classifier.cascade_category_threshold",
+                c.cascade_category_threshold,
+            ),
+        ] {
+            if !(0.0..=1.0).contains(&t) {
+                return Err(invalid(key, "must be between 0 and 1"));
+            }
         }
         for (key, w) in [
             ("classifier.llm_example_weight", c.llm_example_weight),

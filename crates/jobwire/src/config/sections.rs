@@ -379,6 +379,9 @@ pub struct ClassifierSection {
     /// Cascade: posts whose local confidence is below this go to the LLM (choose it with
     /// `jobwire eval --classifier cascade`).
     pub cascade_threshold: f32,
+    /// Cascade: jobs whose local category confidence is below this go to the LLM too (0:
+    /// route on is-job alone). Chosen with `jobwire eval --classifier cascade`.
+    pub cascade_category_threshold: f32,
     /// How long a batch of posts waits to fill before it is classified (milliseconds).
     pub batch_linger_ms: u64,
     /// Keep the LLM's answers as training examples for the local model.
@@ -391,6 +394,16 @@ pub struct ClassifierSection {
     pub human_example_weight: f32,
 }
 
+impl ClassifierSection {
+    /// The cascade's thresholds.
+    pub fn cascade_config(&self) -> jobwire_classify::cascade::CascadeConfig {
+        jobwire_classify::cascade::CascadeConfig {
+            threshold: self.cascade_threshold,
+            category_threshold: self.cascade_category_threshold,
+        }
+    }
+}
+
 impl Default for ClassifierSection {
     fn default() -> Self {
         Self {
@@ -401,6 +414,7 @@ impl Default for ClassifierSection {
             retry_base_ms: 5000,
             retry_max_secs: 600,
             cascade_threshold: default_classifier_cascade_threshold(),
+            cascade_category_threshold: jobwire_classify::cascade::DEFAULT_CATEGORY_THRESHOLD,
             batch_linger_ms: 10,
             learn_from_llm: true,
             retrain_interval_secs: 3600,

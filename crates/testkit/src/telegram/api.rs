@@ -126,13 +126,23 @@ pub(super) async fn bot_api(
     let content_type = headers.get(CONTENT_TYPE).and_then(|v| v.to_str().ok());
     let params = match params::collect(uri.query(), content_type, &body) {
         Ok(p) => p,
-        Err(e) => return respond(&st, Err(bad(e))),
+        Err(e) => {
+            tracing::warn!(bot = bot_id, method = %method, error = %e, "fake Telegram: unreadable parameters (400)");
+            return respond(&st, Err(bad(e)));
+        }
     };
     if let Err(e) = spec::validate(spec, &params) {
+        tracing::warn!(bot = bot_id, method = %method, error = %e, "fake Telegram: parameters off the Bot API spec (400)");
         return respond(&st, Err(bad(e)));
     }
     let bot = st.bot(bot_id);
     let result = dispatch(&st, &bot, spec, params).await;
+    if let Err(e) = &result
+        && e.code == 400
+    {
+        // What was refused and why: a test that counts 400s can say which call it was.
+        tracing::warn!(bot = bot_id, method = %method, description = %e.description, "fake Telegram answered 400");
+    }
     respond(&st, result)
 }
 
