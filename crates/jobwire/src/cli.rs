@@ -148,6 +148,13 @@ pub enum Command {
         oracle: Option<PathBuf>,
         #[arg(long, default_value_t = 0)]
         latency_ms: u64,
+        /// Time to the first token, in milliseconds (a real model: 300–1000).
+        #[arg(long, default_value_t = 0)]
+        ttft_ms: u64,
+        /// Output tokens per second (a real model: 50–100); 0 answers at once. A streamed
+        /// answer (`stream: true`) arrives piece by piece at this pace.
+        #[arg(long, default_value_t = 0)]
+        tokens_per_sec: u32,
         /// Share of calls answered 429 / 500 / held until timeout / malformed / off-schema.
         #[arg(long, default_value_t = 0.0)]
         rate_429: f64,

@@ -192,6 +192,8 @@ pub async fn execute(cli: Cli) -> anyhow::Result<()> {
             listen,
             oracle,
             latency_ms,
+            ttft_ms,
+            tokens_per_sec,
             rate_429,
             rate_500,
             rate_timeout,
@@ -208,7 +210,8 @@ pub async fn execute(cli: Cli) -> anyhow::Result<()> {
                 ..FaultPlan::default()
             };
             let latency = Duration::from_millis(*latency_ms);
-            crate::run::fake_llm(*listen, oracle.as_deref(), latency, faults, *seed).await
+            let speed = (Duration::from_millis(*ttft_ms), *tokens_per_sec);
+            crate::run::fake_llm(*listen, oracle.as_deref(), latency, speed, faults, *seed).await
         }
         Command::Bench { which } => crate::bench::run(which).await,
     }

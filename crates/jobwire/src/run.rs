@@ -253,6 +253,7 @@ pub async fn fake_llm(
     listen: std::net::SocketAddr,
     oracle: Option<&Path>,
     latency: Duration,
+    speed: (Duration, u32),
     faults: FaultPlan,
     seed: u64,
 ) -> anyhow::Result<()> {
@@ -268,6 +269,8 @@ pub async fn fake_llm(
             oracle,
             extractions: Vec::new(),
             latency,
+            ttft: speed.0,
+            tokens_per_sec: speed.1,
             faults,
             seed,
         },

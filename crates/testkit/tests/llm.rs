@@ -8,8 +8,8 @@ use async_openai::{
     error::OpenAIError,
     types::chat::{
         ChatCompletionRequestSystemMessageArgs, ChatCompletionRequestUserMessageArgs,
-        CreateChatCompletionRequest, CreateChatCompletionRequestArgs, CreateChatCompletionResponse,
-        FinishReason, ResponseFormat, ResponseFormatJsonSchema,
+        ChatCompletionStreamOptions, CreateChatCompletionRequest, CreateChatCompletionRequestArgs,
+        CreateChatCompletionResponse, FinishReason, ResponseFormat, ResponseFormatJsonSchema,
     },
 };
 use jobwire_testkit::llm::{FakeLlm, FakeLlmConfig, Fault, FaultPlan, load_oracle_jsonl};
@@ -42,6 +42,10 @@ fn schema() -> Value {
 }
 
 fn request(posts: &[(&str, &str)]) -> CreateChatCompletionRequest {
+    request_with("Classify each post. Answer JSON.", posts)
+}
+
+fn request_with(system: &str, posts: &[(&str, &str)]) -> CreateChatCompletionRequest {
     let posts: Vec<Value> = posts
         .iter()
         .map(|(id, text)| json!({"id": id, "text": text}))
@@ -50,7 +54,7 @@ fn request(posts: &[(&str, &str)]) -> CreateChatCompletionRequest {
         .model("gpt-4o-mini")
         .messages(vec![
             ChatCompletionRequestSystemMessageArgs::default()
-                .content("Classify each post. Answer JSON.")
+                .content(system)
                 .build()
                 .expect("system message")
                 .into(),
@@ -555,4 +559,98 @@ async fn out_of_quota_and_unknown_models() {
     assert_eq!((s.insufficient_quota, s.model_not_found, s.ok), (2, 1, 1));
     let models: Vec<String> = fake.requests_log().into_iter().map(|r| r.model).collect();
     assert_eq!(models, ["broke", "gpt-nope", "fine", "fine"]);
+}
+
+/// `stream: true` is answered as OpenAI does (server-sent events, the content in pieces at
+/// the model's pace after its time to first token, the usage chunk last when asked), with
+/// the same content as the whole answer; a repeated prompt prefix of at least 1,024 tokens
+/// is reported cached.
+#[tokio::test]
+async fn streamed_answers_come_in_pieces_at_the_models_pace_and_prefixes_are_cached() {
+    use futures::StreamExt;
+    let (fake, client) = start(FaultPlan::default()).await;
+    let ttft = Duration::from_millis(150);
+    fake.set_speed(ttft, 2000);
+    // A stable instruction of about 1,250 tokens: long enough for the provider's cache.
+    let system = "Classify each post by the rules above, answer JSON only. ".repeat(88);
+    let posts = [
+        ("1", "Нужен лендинг на Tilda, бюджет 15к"),
+        ("2", "Курс по SMM со скидкой 50%!"),
+    ];
+    let whole_started = std::time::Instant::now();
+    let whole = client
+        .chat()
+        .create(request_with(&system, &posts))
+        .await
+        .expect("whole answer");
+    let whole_took = whole_started.elapsed();
+    let usage = whole.usage.clone().expect("usage");
+    // Answered once written: time to first token plus the generation of every token.
+    let writing = Duration::from_secs_f64(f64::from(usage.completion_tokens) / 2000.0);
+    assert!(whole_took >= ttft + writing, "{whole_took:?}");
+    assert_eq!(
+        usage
+            .prompt_tokens_details
+            .as_ref()
+            .and_then(|d| d.cached_tokens),
+        Some(0),
+        "nothing cached yet"
+    );
+
+    let mut req = request_with(&system, &posts);
+    req.stream = Some(true);
+    req.stream_options = Some(ChatCompletionStreamOptions {
+        include_usage: Some(true),
+        include_obfuscation: None,
+    });
+    let started = std::time::Instant::now();
+    let mut stream = client.chat().create_stream(req).await.expect("stream");
+    let (mut text, mut pieces, mut first, mut finish, mut streamed_usage) =
+        (String::new(), 0, None, None, None);
+    while let Some(chunk) = stream.next().await {
+        let chunk = chunk.expect("a chunk");
+        if let Some(u) = chunk.usage {
+            assert!(chunk.choices.is_empty(), "the usage chunk has no choices");
+            streamed_usage = Some(u);
+        }
+        for c in chunk.choices {
+            if let Some(piece) = c.delta.content.filter(|p| !p.is_empty()) {
+                first.get_or_insert_with(|| started.elapsed());
+                text.push_str(&piece);
+                pieces += 1;
+            }
+            if c.finish_reason.is_some() {
+                finish = c.finish_reason;
+            }
+        }
+    }
+    assert_eq!(text, content(&whole), "the same answer, streamed");
+    assert!(pieces > 3, "{pieces} pieces");
+    assert!(first.expect("content came") >= ttft, "{first:?}");
+    assert_eq!(finish, Some(FinishReason::Stop));
+    let streamed_usage = streamed_usage.expect("the usage chunk");
+    assert_eq!(streamed_usage.completion_tokens, usage.completion_tokens);
+    // The same prompt again: its prefix (beyond 1,024 tokens, in steps of 128) is cached.
+    let cached = streamed_usage
+        .prompt_tokens_details
+        .and_then(|d| d.cached_tokens)
+        .expect("cached tokens reported");
+    assert!(cached >= 1024 && (cached - 1024) % 128 == 0, "{cached}");
+    assert!(cached <= streamed_usage.prompt_tokens);
+    let s = fake.stats();
+    assert_eq!(s.streamed_requests, 1);
+    assert_eq!(s.cached_tokens, u64::from(cached));
+
+    // stream_options without stream is refused, as OpenAI does.
+    let http = reqwest013::Client::new();
+    let (status, v) = http
+        .post(format!("{}/chat/completions", fake.url()))
+        .json(
+            &json!({"model": "m", "messages": [{"role": "user", "content": "hi"}],
+                      "stream_options": {"include_usage": true}}),
+        )
+        .exchange()
+        .await;
+    assert_eq!(status, 400);
+    assert_eq!(v["error"]["param"], "stream_options");
 }

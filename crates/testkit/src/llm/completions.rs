@@ -93,12 +93,18 @@ pub(super) async fn chat_completions(State(st): State<LlmState>, body: Bytes) ->
             );
         }
     }
-    if req.get("stream").and_then(Value::as_bool) == Some(true) {
+    let stream = req.get("stream").and_then(Value::as_bool) == Some(true);
+    let include_usage = req
+        .get("stream_options")
+        .and_then(|o| o.get("include_usage"))
+        .and_then(Value::as_bool)
+        == Some(true);
+    if !stream && req.get("stream_options").is_some_and(|o| !o.is_null()) {
         return bad_request(
             &st,
-            "The jobwire fake LLM does not support 'stream': true.",
-            Some("stream"),
-            Some("unsupported_value"),
+            "The 'stream_options' parameter is only allowed when 'stream' is enabled.",
+            Some("stream_options"),
+            Some("invalid_value"),
         );
     }
 
@@ -334,6 +340,19 @@ pub(super) async fn chat_completions(State(st): State<LlmState>, body: Bytes) ->
         }
     };
     let prompt_tokens = tokens(prompt_chars);
+    // The provider's prompt cache: the prompt as the model reads it, messages in order.
+    let prompt_text: String = messages
+        .iter()
+        .map(|m| {
+            format!(
+                "<{}>{}",
+                m.get("role").and_then(Value::as_str).unwrap_or(""),
+                content_text(m.get("content"))
+            )
+        })
+        .collect();
+    let cached_tokens = st.cached_tokens(&prompt_text, prompt_tokens);
+    add(&stats.cached_tokens, cached_tokens);
     let completion_tokens = tokens(
         content
             .as_deref()
@@ -343,8 +362,36 @@ pub(super) async fn chat_completions(State(st): State<LlmState>, body: Bytes) ->
     add(&stats.prompt_tokens, prompt_tokens);
     add(&stats.completion_tokens, completion_tokens);
     let created = chrono::Utc::now().timestamp();
+    let id = format!("chatcmpl-jobwirefake{seq:012}");
+    let usage = json!({
+        "prompt_tokens": prompt_tokens,
+        "completion_tokens": completion_tokens,
+        "total_tokens": prompt_tokens + completion_tokens,
+        "prompt_tokens_details": {"cached_tokens": cached_tokens, "audio_tokens": 0},
+        "completion_tokens_details": {
+            "reasoning_tokens": 0,
+            "audio_tokens": 0,
+            "accepted_prediction_tokens": 0,
+            "rejected_prediction_tokens": 0,
+        },
+    });
+    if stream {
+        add(&stats.streamed_requests, 1);
+        let answer = Streamed {
+            id,
+            created,
+            model,
+            content,
+            refusal,
+            finish_reason,
+            usage: include_usage.then_some(usage),
+        };
+        return answer.into_sse(&st);
+    }
+    // A real model answers once it has written everything.
+    tokio::time::sleep(st.ttft() + st.generation(completion_tokens)).await;
     Json(json!({
-        "id": format!("chatcmpl-jobwirefake{seq:012}"),
+        "id": id,
         "object": "chat.completion",
         "created": created,
         "model": model,
@@ -359,20 +406,106 @@ pub(super) async fn chat_completions(State(st): State<LlmState>, body: Bytes) ->
             "logprobs": null,
             "finish_reason": finish_reason,
         }],
-        "usage": {
-            "prompt_tokens": prompt_tokens,
-            "completion_tokens": completion_tokens,
-            "total_tokens": prompt_tokens + completion_tokens,
-            "prompt_tokens_details": {"cached_tokens": 0, "audio_tokens": 0},
-            "completion_tokens_details": {
-                "reasoning_tokens": 0,
-                "audio_tokens": 0,
-                "accepted_prediction_tokens": 0,
-                "rejected_prediction_tokens": 0,
-            },
-        },
+        "usage": usage,
         "service_tier": "default",
         "system_fingerprint": "fp_jobwirefake",
     }))
     .into_response()
+}
+
+/// Characters per streamed piece (OpenAI sends about a token per chunk; a few tokens keep
+/// the fake's event count reasonable).
+const STREAM_PIECE_CHARS: usize = 16;
+
+/// An answer sent as server-sent events, as OpenAI streams one: a first chunk with the
+/// role, the content in pieces paced at the model's speed after its time to first token, a
+/// last chunk with the finish reason, the usage chunk (`choices: []`) when
+/// `stream_options.include_usage` asked for it, then `data: [DONE]`.
+struct Streamed {
+    id: String,
+    created: i64,
+    model: String,
+    content: Option<String>,
+    refusal: Option<String>,
+    finish_reason: &'static str,
+    usage: Option<Value>,
+}
+
+impl Streamed {
+    fn chunk(&self, choices: Value, usage: Option<&Value>) -> String {
+        let mut chunk = json!({
+            "id": self.id,
+            "object": "chat.completion.chunk",
+            "created": self.created,
+            "model": self.model,
+            "service_tier": "default",
+            "system_fingerprint": "fp_jobwirefake",
+            "choices": choices,
+        });
+        if let (Some(u), Some(obj)) = (usage, chunk.as_object_mut()) {
+            obj.insert("usage".into(), u.clone());
+        }
+        format!("data: {chunk}\n\n")
+    }
+
+    fn into_sse(self, st: &LlmState) -> Response {
+        let delta = |d: Value, finish: Option<&str>| json!([{"index": 0, "delta": d, "logprobs": null, "finish_reason": finish}]);
+        let mut events: Vec<(Duration, String)> = Vec::new();
+        events.push((
+            st.ttft(),
+            self.chunk(
+                delta(
+                    json!({"role": "assistant", "content": "", "refusal": null}),
+                    None,
+                ),
+                None,
+            ),
+        ));
+        let text = self
+            .content
+            .as_deref()
+            .or(self.refusal.as_deref())
+            .unwrap_or("");
+        let key = if self.content.is_some() {
+            "content"
+        } else {
+            "refusal"
+        };
+        let chars: Vec<char> = text.chars().collect();
+        for piece in chars.chunks(STREAM_PIECE_CHARS) {
+            let piece: String = piece.iter().collect();
+            let pace = st.generation(tokens(piece.chars().count()));
+            events.push((pace, self.chunk(delta(json!({ key: piece }), None), None)));
+        }
+        events.push((
+            Duration::ZERO,
+            self.chunk(delta(json!({}), Some(self.finish_reason)), None),
+        ));
+        if let Some(usage) = &self.usage {
+            events.push((Duration::ZERO, self.chunk(json!([]), Some(usage))));
+        }
+        events.push((Duration::ZERO, "data: [DONE]\n\n".to_owned()));
+        let cancel = st.inner.cancel.clone();
+        let body = futures::stream::unfold(
+            (events.into_iter(), cancel),
+            |(mut events, cancel)| async move {
+                let (wait, event) = events.next()?;
+                if !wait.is_zero() {
+                    tokio::select! {
+                        () = tokio::time::sleep(wait) => {}
+                        () = cancel.cancelled() => return None,
+                    }
+                }
+                Some((
+                    Ok::<_, std::convert::Infallible>(Bytes::from(event)),
+                    (events, cancel),
+                ))
+            },
+        );
+        Response::builder()
+            .header("content-type", "text/event-stream; charset=utf-8")
+            .header("cache-control", "no-cache")
+            .body(axum::body::Body::from_stream(body))
+            .unwrap_or_else(|_| server_error())
+    }
 }

@@ -56,6 +56,12 @@ pub use faults::{Fault, FaultPlan};
 pub use oracle::{OracleEntry, OracleExtraction, load_extractions_jsonl, load_oracle_jsonl};
 pub use state::LlmState;
 
+/// How long a prompt prefix stays cached (OpenAI keeps them 5–10 minutes of inactivity).
+pub const CACHE_TTL: Duration = Duration::from_secs(300);
+/// The shortest prefix that is cached, in tokens, and the step of cached lengths beyond it.
+pub const CACHE_MIN_TOKENS: u64 = 1024;
+pub const CACHE_STEP_TOKENS: u64 = 128;
+
 /// Configuration of a [`FakeLlm`].
 #[derive(Debug, Clone, Default)]
 pub struct FakeLlmConfig {
@@ -63,8 +69,13 @@ pub struct FakeLlmConfig {
     pub oracle: Vec<OracleEntry>,
     /// What the labeled jobs say about themselves, looked up by text.
     pub extractions: Vec<OracleExtraction>,
-    /// Delay before each answer.
+    /// Delay before each answer (network and queueing; before the first token).
     pub latency: Duration,
+    /// Time to the first token, as a real model takes to read the prompt (0: none).
+    pub ttft: Duration,
+    /// Generation speed in output tokens per second: a long answer takes longer, and a
+    /// streamed one arrives piece by piece at this pace (0: instant).
+    pub tokens_per_sec: u32,
     /// Faults to inject.
     pub faults: FaultPlan,
     /// Seed of the RNG that draws random faults.
@@ -118,6 +129,12 @@ pub struct FakeLlmStats {
     pub oracle_misses: u64,
     /// Sum of `usage.prompt_tokens` answered.
     pub prompt_tokens: u64,
+    /// Sum of `usage.prompt_tokens_details.cached_tokens` answered: prompt prefixes of at
+    /// least 1,024 tokens seen in the last [`CACHE_TTL`], counted in steps of 128 tokens as
+    /// OpenAI reports them.
+    pub cached_tokens: u64,
+    /// Requests answered as server-sent events (`stream: true`).
+    pub streamed_requests: u64,
     /// Sum of `usage.completion_tokens` answered.
     pub completion_tokens: u64,
     /// Requests whose posts were parsed and that were answered with content (correct or

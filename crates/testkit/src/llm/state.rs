@@ -44,10 +44,12 @@ pub(super) struct Counters {
     pub(super) bad_items: AtomicU64,
     pub(super) insufficient_quota: AtomicU64,
     pub(super) model_not_found: AtomicU64,
+    pub(super) cached_tokens: AtomicU64,
+    pub(super) streamed_requests: AtomicU64,
 }
 
 impl Counters {
-    fn all(&self) -> [&AtomicU64; 23] {
+    fn all(&self) -> [&AtomicU64; 25] {
         [
             &self.requests,
             &self.ok,
@@ -72,6 +74,8 @@ impl Counters {
             &self.bad_items,
             &self.insufficient_quota,
             &self.model_not_found,
+            &self.cached_tokens,
+            &self.streamed_requests,
         ]
     }
 }
@@ -89,6 +93,10 @@ pub(super) struct Inner {
     pub(super) oracle: Oracle,
     pub(super) faults: Mutex<Faults>,
     pub(super) latency_us: AtomicU64,
+    pub(super) ttft_us: AtomicU64,
+    pub(super) tokens_per_sec: AtomicU64,
+    /// Recent prompts (when seen, text): the provider's prompt cache.
+    pub(super) prompts: Mutex<VecDeque<(std::time::Instant, String)>>,
     pub(super) stats: Counters,
     pub(super) seq: AtomicU64,
     pub(super) log: Mutex<VecDeque<RequestRecord>>,
@@ -113,6 +121,9 @@ impl LlmState {
                     rng: StdRng::seed_from_u64(config.seed),
                 }),
                 latency_us: AtomicU64::new(duration_us(config.latency)),
+                ttft_us: AtomicU64::new(duration_us(config.ttft)),
+                tokens_per_sec: AtomicU64::new(u64::from(config.tokens_per_sec)),
+                prompts: Mutex::new(VecDeque::new()),
                 stats: Counters::default(),
                 seq: AtomicU64::new(0),
                 log: Mutex::new(VecDeque::new()),
@@ -149,6 +160,8 @@ impl LlmState {
             bad_items: g(&s.bad_items),
             insufficient_quota: g(&s.insufficient_quota),
             model_not_found: g(&s.model_not_found),
+            cached_tokens: g(&s.cached_tokens),
+            streamed_requests: g(&s.streamed_requests),
         }
     }
 
@@ -191,6 +204,59 @@ impl LlmState {
             .store(duration_us(latency), Ordering::Relaxed);
     }
 
+    /// Replaces the model's speed: time to the first token and output tokens per second.
+    pub fn set_speed(&self, ttft: Duration, tokens_per_sec: u32) {
+        self.inner
+            .ttft_us
+            .store(duration_us(ttft), Ordering::Relaxed);
+        self.inner
+            .tokens_per_sec
+            .store(u64::from(tokens_per_sec), Ordering::Relaxed);
+    }
+
+    pub(super) fn ttft(&self) -> Duration {
+        Duration::from_micros(self.inner.ttft_us.load(Ordering::Relaxed))
+    }
+
+    /// How long generating `tokens` output tokens takes.
+    pub(super) fn generation(&self, tokens: u64) -> Duration {
+        match self.inner.tokens_per_sec.load(Ordering::Relaxed) {
+            0 => Duration::ZERO,
+            tps => Duration::from_secs_f64(tokens as f64 / tps as f64),
+        }
+    }
+
+    /// The cached part of a prompt of `tokens` tokens, as OpenAI reports it: the longest
+    /// prefix shared with a prompt seen in the last [`super::CACHE_TTL`], if at least
+    /// [`super::CACHE_MIN_TOKENS`], rounded down to a step of [`super::CACHE_STEP_TOKENS`].
+    /// Remembers this prompt.
+    pub(super) fn cached_tokens(&self, prompt: &str, tokens: u64) -> u64 {
+        let now = std::time::Instant::now();
+        let mut prompts = lock(&self.inner.prompts);
+        while prompts
+            .front()
+            .is_some_and(|(at, _)| now.duration_since(*at) > super::CACHE_TTL)
+        {
+            prompts.pop_front();
+        }
+        let shared = prompts
+            .iter()
+            .map(|(_, p)| common_prefix_chars(p, prompt))
+            .max()
+            .unwrap_or(0);
+        if prompts.len() >= 64 {
+            prompts.pop_front();
+        }
+        prompts.push_back((now, prompt.to_owned()));
+        let shared = (u64::try_from(shared).unwrap_or(u64::MAX) / 4).min(tokens);
+        if shared < super::CACHE_MIN_TOKENS {
+            return 0;
+        }
+        super::CACHE_MIN_TOKENS
+            + (shared - super::CACHE_MIN_TOKENS) / super::CACHE_STEP_TOKENS
+                * super::CACHE_STEP_TOKENS
+    }
+
     /// Releases held (timeout) requests; used by [`FakeLlm::shutdown`](super::FakeLlm::shutdown).
     pub fn close(&self) {
         self.inner.cancel.cancel();
@@ -199,4 +265,9 @@ impl LlmState {
 
 fn duration_us(d: Duration) -> u64 {
     u64::try_from(d.as_micros()).unwrap_or(u64::MAX)
+}
+
+/// Characters two texts share at their start.
+fn common_prefix_chars(a: &str, b: &str) -> usize {
+    a.chars().zip(b.chars()).take_while(|(x, y)| x == y).count()
 }
