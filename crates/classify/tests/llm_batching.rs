@@ -514,3 +514,40 @@ async fn an_endless_linger_is_capped_not_an_overflow() {
     let got = classifier.classify(&inputs(&data[..1])[0]).await;
     assert_matches_label(&data[0], ok(&got));
 }
+
+/// The provider's prompt cache is read from the answers and priced as configured: the
+/// instructions and few-shot examples that open every request repeat, so a second request
+/// is billed less for the same number of prompt tokens.
+#[tokio::test]
+async fn cached_prompt_tokens_are_counted_and_cost_less() {
+    let server = fake(FaultPlan::default()).await;
+    let mut cfg = config(&server);
+    cfg.price_in_per_mtok = 0.15;
+    cfg.price_cached_in_per_mtok = Some(0.075);
+    cfg.price_out_per_mtok = 0.60;
+    cfg.batch_size = 10;
+    let classifier = LlmClassifier::new(cfg).expect("client builds");
+    let data = common::dev_set();
+    for chunk in data[..40].chunks(10) {
+        let out = classifier.classify_many(&inputs(chunk)).await;
+        assert!(out.iter().all(Result::is_ok));
+    }
+    let stats = classifier.stats();
+    let fake = server.stats();
+    assert_eq!(
+        stats.cached_tokens, fake.cached_tokens,
+        "{stats:?} {fake:?}"
+    );
+    assert!(
+        stats.cached_tokens > 0,
+        "the stable prefix is cached: {stats:?}"
+    );
+    let full = (stats.tokens_in as f64 * 0.15 + stats.tokens_out as f64 * 0.60) / 1e6;
+    let saved = stats.cached_tokens as f64 * (0.15 - 0.075) / 1e6;
+    assert!(
+        (stats.cost_usd - (full - saved)).abs() < 1e-9,
+        "{} vs {}",
+        stats.cost_usd,
+        full - saved
+    );
+}

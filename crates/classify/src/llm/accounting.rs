@@ -10,6 +10,7 @@ pub(crate) struct Counters {
     pub(crate) reasks: AtomicU64,
     pub(crate) tokens_in: AtomicU64,
     pub(crate) tokens_out: AtomicU64,
+    pub(crate) cached_tokens: AtomicU64,
     /// `f64` bits.
     pub(crate) cost_usd: AtomicU64,
     pub(crate) fallback_requests: AtomicU64,

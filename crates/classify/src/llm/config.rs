@@ -23,6 +23,9 @@ pub struct LlmEndpoint {
     pub price_in_per_mtok: f64,
     /// US dollars per million completion tokens.
     pub price_out_per_mtok: f64,
+    /// US dollars per million prompt tokens the provider served from its prompt cache
+    /// (`usage.prompt_tokens_details.cached_tokens`); `None`: the input price.
+    pub price_cached_in_per_mtok: Option<f64>,
 }
 
 impl LlmEndpoint {
@@ -34,12 +37,20 @@ impl LlmEndpoint {
             api_key: None,
             price_in_per_mtok: 0.0,
             price_out_per_mtok: 0.0,
+            price_cached_in_per_mtok: None,
         }
     }
 
-    pub(super) fn cost(&self, tokens_in: u64, tokens_out: u64) -> f64 {
+    /// What a request cost: `tokens_in` prompt tokens of which `cached` came from the
+    /// provider's cache, and `tokens_out` completion tokens.
+    pub(super) fn cost(&self, tokens_in: u64, cached: u64, tokens_out: u64) -> f64 {
         let price = |p: f64| if p.is_finite() { p.max(0.0) } else { 0.0 };
-        (tokens_in as f64 * price(self.price_in_per_mtok)
+        let cached = cached.min(tokens_in);
+        let cached_price = self
+            .price_cached_in_per_mtok
+            .map_or(price(self.price_in_per_mtok), price);
+        ((tokens_in - cached) as f64 * price(self.price_in_per_mtok)
+            + cached as f64 * cached_price
             + tokens_out as f64 * price(self.price_out_per_mtok))
             / 1_000_000.0
     }
@@ -53,6 +64,7 @@ impl fmt::Debug for LlmEndpoint {
             .field("api_key", &self.api_key.as_ref().map(|_| "***"))
             .field("price_in_per_mtok", &self.price_in_per_mtok)
             .field("price_out_per_mtok", &self.price_out_per_mtok)
+            .field("price_cached_in_per_mtok", &self.price_cached_in_per_mtok)
             .finish()
     }
 }
@@ -71,6 +83,8 @@ pub struct LlmConfig {
     pub price_in_per_mtok: f64,
     /// Primary price: US dollars per million completion tokens (default 0).
     pub price_out_per_mtok: f64,
+    /// Primary price of cached prompt tokens; `None`: the input price.
+    pub price_cached_in_per_mtok: Option<f64>,
     /// Asked when the primary fails after its retries, or at once when it is out of quota
     /// (or answers 402/403/404).
     pub fallback: Option<LlmEndpoint>,
@@ -130,6 +144,7 @@ impl LlmConfig {
             api_key,
             price_in_per_mtok,
             price_out_per_mtok,
+            price_cached_in_per_mtok,
         } = LlmEndpoint::new(base_url, model);
         Self {
             base_url,
@@ -137,6 +152,7 @@ impl LlmConfig {
             api_key,
             price_in_per_mtok,
             price_out_per_mtok,
+            price_cached_in_per_mtok,
             fallback: None,
             quota_cooldown: Duration::from_secs(600),
             timeout: Duration::from_secs(120),
@@ -164,6 +180,7 @@ impl LlmConfig {
             api_key: self.api_key.clone(),
             price_in_per_mtok: self.price_in_per_mtok,
             price_out_per_mtok: self.price_out_per_mtok,
+            price_cached_in_per_mtok: self.price_cached_in_per_mtok,
         }
     }
 }
@@ -189,5 +206,28 @@ impl fmt::Debug for LlmConfig {
             .field("few_shot", &self.few_shot)
             .field("learn_min_confidence", &self.learn_min_confidence)
             .finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cached_prompt_tokens_cost_the_cached_price() {
+        // gpt-4o-mini-like prices: $0.15 input, $0.075 cached input, $0.60 output.
+        let mut ep = LlmEndpoint::new("http://x/v1", "m");
+        ep.price_in_per_mtok = 0.15;
+        ep.price_out_per_mtok = 0.60;
+        let uncached = ep.cost(2000, 0, 500);
+        assert!((uncached - (2000.0 * 0.15 + 500.0 * 0.60) / 1e6).abs() < 1e-12);
+        // Without a cached price, cached tokens cost the input price.
+        assert!((ep.cost(2000, 1024, 500) - uncached).abs() < 1e-12);
+        ep.price_cached_in_per_mtok = Some(0.075);
+        let cached = ep.cost(2000, 1024, 500);
+        assert!((cached - (976.0 * 0.15 + 1024.0 * 0.075 + 500.0 * 0.60) / 1e6).abs() < 1e-12);
+        assert!(cached < uncached);
+        // A provider reporting more cached tokens than prompt tokens is not trusted.
+        assert!((ep.cost(100, 5000, 0) - 100.0 * 0.075 / 1e6).abs() < 1e-12);
     }
 }

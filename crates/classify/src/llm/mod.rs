@@ -134,6 +134,8 @@ pub struct LlmStats {
     pub tokens_in: u64,
     /// Completion tokens billed.
     pub tokens_out: u64,
+    /// Prompt tokens the provider served from its prompt cache (part of `tokens_in`).
+    pub cached_tokens: u64,
     /// US dollars spent.
     pub cost_usd: f64,
     /// Requests sent to the fallback endpoint (included in `requests`).
@@ -280,6 +282,7 @@ impl LlmClassifier {
             reasks: g(&c.reasks),
             tokens_in: g(&c.tokens_in),
             tokens_out: g(&c.tokens_out),
+            cached_tokens: g(&c.cached_tokens),
             cost_usd: f64::from_bits(g(&c.cost_usd)),
             fallback_requests: g(&c.fallback_requests),
         }

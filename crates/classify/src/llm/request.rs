@@ -211,17 +211,26 @@ impl Inner {
         let choice = response.choices.first();
         let content = choice.and_then(|c| c.message.content.as_deref());
         let refusal = choice.and_then(|c| c.message.refusal.as_deref());
-        let (tokens_in, tokens_out) = match &response.usage {
-            Some(u) => (u64::from(u.prompt_tokens), u64::from(u.completion_tokens)),
+        let (tokens_in, cached, tokens_out) = match &response.usage {
+            Some(u) => (
+                u64::from(u.prompt_tokens),
+                u.prompt_tokens_details
+                    .as_ref()
+                    .and_then(|d| d.cached_tokens)
+                    .map_or(0, u64::from),
+                u64::from(u.completion_tokens),
+            ),
             None => {
                 let chars = |s: &str| s.chars().count() as u64;
                 (
                     (chars(&self.system_prompt) + chars(user)).div_ceil(4),
+                    0,
                     chars(content.or(refusal).unwrap_or("")).div_ceil(4),
                 )
             }
         };
-        let cost = ep.cfg.cost(tokens_in, tokens_out);
+        let cost = ep.cfg.cost(tokens_in, cached, tokens_out);
+        bump(&self.counters.cached_tokens, cached);
         spent.tokens_in += tokens_in;
         spent.tokens_out += tokens_out;
         spent.cost_usd += cost;

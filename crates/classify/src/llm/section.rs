@@ -33,6 +33,9 @@ pub struct LlmSection {
     /// US dollars per million completion tokens.
     #[serde(default)]
     pub price_out_per_mtok: f64,
+    /// US dollars per million prompt tokens served from the provider's prompt cache
+    /// (OpenAI: half the input price); unset: the input price.
+    pub price_cached_in_per_mtok: Option<f64>,
     /// Past this many dollars of LLM spend in a UTC day, only the local classifier runs
     /// (and the admin is told). No limit when unset.
     pub daily_spend_limit_usd: Option<f64>,
@@ -80,6 +83,7 @@ pub struct LlmFallbackSection {
     pub price_in_per_mtok: f64,
     #[serde(default)]
     pub price_out_per_mtok: f64,
+    pub price_cached_in_per_mtok: Option<f64>,
 }
 
 /// A key of `[llm]` whose value cannot be used: the key's full name and what is wrong.
@@ -113,6 +117,7 @@ impl LlmSection {
             max_retries: default_llm_max_retries(),
             price_in_per_mtok: 0.0,
             price_out_per_mtok: 0.0,
+            price_cached_in_per_mtok: None,
             daily_spend_limit_usd: None,
             batch_size: default_llm_batch_size(),
             batch_linger_ms: default_llm_batch_linger_ms(),
@@ -182,6 +187,10 @@ impl LlmSection {
                     price("llm.fallback.price_in_per_mtok", f.price_in_per_mtok)?;
                 endpoint.price_out_per_mtok =
                     price("llm.fallback.price_out_per_mtok", f.price_out_per_mtok)?;
+                endpoint.price_cached_in_per_mtok = f
+                    .price_cached_in_per_mtok
+                    .map(|p| price("llm.fallback.price_cached_in_per_mtok", p))
+                    .transpose()?;
                 Some(endpoint)
             }
         };
@@ -189,6 +198,10 @@ impl LlmSection {
         config.api_key = key(&self.api_key_env);
         config.price_in_per_mtok = price("llm.price_in_per_mtok", self.price_in_per_mtok)?;
         config.price_out_per_mtok = price("llm.price_out_per_mtok", self.price_out_per_mtok)?;
+        config.price_cached_in_per_mtok = self
+            .price_cached_in_per_mtok
+            .map(|p| price("llm.price_cached_in_per_mtok", p))
+            .transpose()?;
         config.timeout = Duration::from_secs(u64::from(self.timeout_secs.max(1)));
         config.max_retries = self.max_retries;
         config.batch_size = self.batch_size;
@@ -315,10 +328,13 @@ mod tests {
             api_key_env: None,
             price_in_per_mtok: 0.1,
             price_out_per_mtok: 0.2,
+            price_cached_in_per_mtok: Some(0.05),
         });
         let config = s.config(Vec::new(), env).expect("valid");
         let fallback = config.fallback.clone().expect("a fallback");
         assert_eq!(fallback.base_url, config.base_url);
+        assert_eq!(fallback.price_cached_in_per_mtok, Some(0.05));
+        assert_eq!(config.price_cached_in_per_mtok, None, "the input price");
         assert_eq!(
             fallback.api_key.as_ref().map(Secret::expose),
             Some("sk-primary")
@@ -381,6 +397,7 @@ mod tests {
             api_key_env: None,
             price_in_per_mtok: 0.0,
             price_out_per_mtok: 0.0,
+            price_cached_in_per_mtok: None,
         });
         let err = s.config(Vec::new(), env).expect_err("blank fallback model");
         assert_eq!(err.to_string(), "llm.fallback.model must not be empty");
