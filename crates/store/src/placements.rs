@@ -99,6 +99,11 @@ fn placement_row<DB: Dialect>(c: &Cols<'_, DB>) -> Result<PlacementRow> {
     })
 }
 
+/// A placement read by a query that may find none.
+fn optional<DB: Dialect>(row: Option<DB::Row>) -> Result<Option<PlacementRow>> {
+    row.map(|r| placement_row(&Cols::<DB>::new(&r))).transpose()
+}
+
 /// The channel row of direct placements, made on first use.
 const ENSURE_DIRECT: &str = "INSERT INTO channels (handle, title, created_at)
      VALUES ($1, 'Direct placements', $2) ON CONFLICT (handle) DO NOTHING";
@@ -227,7 +232,7 @@ impl<DB: Dialect> PlacementStore for SqlStore<DB> {
         .int(chat_id)
         .fetch_optional(&self.write)
         .await?;
-        row.map(|r| placement_row(&Cols::<DB>::new(&r))).transpose()
+        optional::<DB>(row)
     }
 
     async fn save_placement_draft(
@@ -319,7 +324,7 @@ impl<DB: Dialect> PlacementStore for SqlStore<DB> {
             .int(id)
             .fetch_optional(&self.write)
             .await?;
-        row.map(|r| placement_row(&Cols::<DB>::new(&r))).transpose()
+        optional::<DB>(row)
     }
 
     async fn placements(
@@ -441,7 +446,7 @@ impl<DB: Dialect> PlacementStore for SqlStore<DB> {
         .int(id)
         .fetch_optional(&self.write)
         .await?;
-        row.map(|r| placement_row(&Cols::<DB>::new(&r))).transpose()
+        optional::<DB>(row)
     }
 
     async fn publish_placement(
@@ -618,7 +623,7 @@ impl<DB: Dialect> PlacementStore for SqlStore<DB> {
         .int(ms(now - stale))
         .fetch_optional(&self.write)
         .await?;
-        row.map(|r| placement_row(&Cols::<DB>::new(&r))).transpose()
+        optional::<DB>(row)
     }
 
     async fn placements_to_refund(

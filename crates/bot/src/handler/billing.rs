@@ -531,6 +531,34 @@ pub(crate) struct PaymentFacts {
     pub expires_at: Option<DateTime<Utc>>,
 }
 
+impl PaymentFacts {
+    /// The ledger row of this payment, for `plan_id` (a plan, or `placement`).
+    pub(crate) fn ledger_entry(
+        &self,
+        chat_id: i64,
+        plan_id: String,
+        nonce: Option<String>,
+        source: LedgerSource,
+        raw: String,
+    ) -> NewLedgerEntry {
+        NewLedgerEntry {
+            kind: LedgerKind::Payment,
+            charge_id: self.charge_id.clone(),
+            provider_charge_id: self.provider_charge_id.clone(),
+            chat_id,
+            plan_id: Some(plan_id),
+            nonce,
+            amount: self.amount,
+            currency: self.currency.clone(),
+            is_recurring: self.is_recurring,
+            is_first_recurring: self.is_first_recurring,
+            subscription_expires_at: self.expires_at,
+            source,
+            raw,
+        }
+    }
+}
+
 impl From<&SuccessfulPayment> for PaymentFacts {
     fn from(p: &SuccessfulPayment) -> Self {
         Self {
@@ -568,21 +596,13 @@ pub(crate) async fn apply_payment(
         Some(plan) => grant_of(plan, ends_at),
         None => grant_without_plan(&plan_id, ends_at, p.is_recurring),
     };
-    let entry = NewLedgerEntry {
-        kind: LedgerKind::Payment,
-        charge_id: p.charge_id.clone(),
-        provider_charge_id: p.provider_charge_id.clone(),
+    let entry = p.ledger_entry(
         chat_id,
-        plan_id: Some(plan_id.clone()),
-        nonce: payload.as_ref().map(|x| x.nonce.clone()),
-        amount: p.amount,
-        currency: p.currency.clone(),
-        is_recurring: p.is_recurring,
-        is_first_recurring: p.is_first_recurring,
-        subscription_expires_at: ends_at,
+        plan_id.clone(),
+        payload.as_ref().map(|x| x.nonce.clone()),
         source,
         raw,
-    };
+    );
     let now = inner.now();
     match inner.store.apply_payment(&entry, &grant, now).await? {
         PaymentOutcome::AlreadyApplied => {

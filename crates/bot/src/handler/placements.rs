@@ -10,9 +10,7 @@
 use jobwire_core::CategorySlug;
 use jobwire_core::format::{JobCard, render};
 use jobwire_core::placement::{self, MAX_CATEGORIES, PlacementPayload, PlacementStatus};
-use jobwire_store::{
-    LedgerKind, LedgerSource, NewLedgerEntry, PlacementDraft, PlacementPaid, PlacementRow,
-};
+use jobwire_store::{LedgerSource, PlacementDraft, PlacementPaid, PlacementRow};
 use teloxide::prelude::*;
 use teloxide::types::{
     InlineKeyboardButton, InlineKeyboardMarkup, LabeledPrice, MessageId, PreCheckoutQuery,
@@ -27,14 +25,28 @@ use crate::placements::{PlacementsConfig, text_of};
 use crate::runtime::Inner;
 use crate::texts::{self, Lang, placements as t};
 
-/// A placement's answers are all in: it can be previewed and paid.
-fn complete(p: &PlacementRow) -> bool {
+/// What a placement lacks, in the order it is asked for: one of the four questions, or its
+/// categories. `None`: it can be previewed and paid.
+enum Missing {
+    Answer(DialogueState),
+    Categories,
+}
+
+fn missing(p: &PlacementRow) -> Option<Missing> {
     let d = &p.draft;
-    d.title.is_some()
-        && d.body.is_some()
-        && d.budget.is_some()
-        && d.contact.is_some()
-        && !d.categories.is_empty()
+    let question = [
+        (d.title.is_none(), DialogueState::PlaceTitle),
+        (d.body.is_none(), DialogueState::PlaceBody),
+        (d.budget.is_none(), DialogueState::PlaceBudget),
+        (d.contact.is_none(), DialogueState::PlaceContact),
+    ]
+    .into_iter()
+    .find_map(|(lacks, state)| lacks.then_some(state));
+    match question {
+        Some(state) => Some(Missing::Answer(state)),
+        None if d.categories.is_empty() => Some(Missing::Categories),
+        None => None,
+    }
 }
 
 fn button(text: String, cb: &Callback) -> InlineKeyboardButton {
@@ -85,21 +97,11 @@ impl Turn<'_> {
 
     /// Asks the first question not answered yet, else shows the preview.
     async fn place_next(&self, p: &PlacementRow) -> Result<(), BotError> {
-        let d = &p.draft;
-        let state = if d.title.is_none() {
-            DialogueState::PlaceTitle
-        } else if d.body.is_none() {
-            DialogueState::PlaceBody
-        } else if d.budget.is_none() {
-            DialogueState::PlaceBudget
-        } else if d.contact.is_none() {
-            DialogueState::PlaceContact
-        } else if d.categories.is_empty() {
-            return self.place_categories(p, None).await;
-        } else {
-            return self.place_preview(p).await;
-        };
-        self.place_ask(state).await
+        match missing(p) {
+            Some(Missing::Answer(state)) => self.place_ask(state).await,
+            Some(Missing::Categories) => self.place_categories(p, None).await,
+            None => self.place_preview(p).await,
+        }
     }
 
     /// Asks one of the four questions.
@@ -284,12 +286,11 @@ impl Turn<'_> {
         for part in render(&card) {
             self.send(part, None).await;
         }
-        let parts: Vec<(String, u32)> = p
-            .draft
-            .categories
-            .iter()
-            .filter_map(|c| config.prices.get(c).map(|s| (c.clone(), *s)))
-            .map(|(c, s)| (self.category_names(&[c]).remove(0), s))
+        let parts: Vec<(String, u32)> = self
+            .category_names(&p.draft.categories)
+            .into_iter()
+            .zip(&p.draft.categories)
+            .filter_map(|(name, c)| config.prices.get(c).map(|s| (name, *s)))
             .collect();
         let keyboard = InlineKeyboardMarkup::new(vec![
             vec![button(
@@ -349,7 +350,7 @@ impl Turn<'_> {
             self.send(t::no_draft(self.lang), None).await;
             return Ok(());
         };
-        if !complete(&p) {
+        if missing(&p).is_some() {
             return self.place_next(&p).await;
         }
         let Some(stars) = config.price(&p.draft.categories) else {
@@ -441,21 +442,13 @@ pub(crate) async fn apply_placement_payment(
     raw: String,
 ) -> Result<Option<PlacementRow>, BotError> {
     let payload = PlacementPayload::parse(&p.invoice_payload);
-    let entry = NewLedgerEntry {
-        kind: LedgerKind::Payment,
-        charge_id: p.charge_id.clone(),
-        provider_charge_id: p.provider_charge_id.clone(),
+    let entry = p.ledger_entry(
         chat_id,
-        plan_id: Some("placement".to_owned()),
-        nonce: payload.as_ref().map(|x| x.nonce.clone()),
-        amount: p.amount,
-        currency: p.currency.clone(),
-        is_recurring: false,
-        is_first_recurring: false,
-        subscription_expires_at: None,
+        "placement".to_owned(),
+        payload.as_ref().map(|x| x.nonce.clone()),
         source,
         raw,
-    };
+    );
     // Placements switched off since the invoice: the payment is kept and refunded.
     let approval = inner.placements.as_ref().map(|c| c.approval);
     let outcome = inner

@@ -9,8 +9,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use jobwire::config::UpdatesMode;
-use jobwire::testbed::{Bed, bot_id, temp_db};
+use jobwire::testbed::{bot_id, temp_db};
 use jobwire_core::{IncomingPost, PostId};
 use jobwire_intake::stage::IntakeOutcome;
 use jobwire_store::{DeliveryStatus, QuietHoursSpec, ReportKind, ReportStatus, Store};
@@ -78,17 +77,7 @@ impl World {
         let telegram = fake_telegram(None).await;
         let llm = fake_llm(oracle).await;
         let (dir, db) = temp_db().unwrap();
-        let bed = Bed {
-            bots: vec!["dev".into(), "creative".into()],
-            routes: vec![
-                ("web".into(), "dev".into()),
-                ("design".into(), "creative".into()),
-            ],
-            main_bot: Some("creative".into()),
-            updates: UpdatesMode::Polling,
-            llm: Some(jobwire::cli::llm_section(&llm.url(), "fake-model")),
-            ..Bed::default()
-        };
+        let bed = web_and_main_bed(Some(&llm));
         let mut settings = bed.settings(telegram.url(), &db).unwrap();
         tune(&mut settings);
         let (running, store) = jobwire::testbed::start_pipeline_at(&settings, clock)
@@ -571,16 +560,7 @@ async fn resumes_reach_those_who_asked_for_them_and_never_mix_with_vacancies() {
     let telegram = fake_telegram(None).await;
     let (_dir, db) = temp_db().unwrap();
     // The local model: it reads a résumé's categories from the work it offers.
-    let bed = Bed {
-        bots: vec!["dev".into(), "creative".into()],
-        routes: vec![
-            ("web".into(), "dev".into()),
-            ("design".into(), "creative".into()),
-        ],
-        main_bot: Some("creative".into()),
-        updates: UpdatesMode::Polling,
-        ..Bed::default()
-    };
+    let bed = web_and_main_bed(None);
     let settings = bed.settings(telegram.url(), &db).unwrap();
     let (running, store) = jobwire::testbed::start_pipeline(&settings).await.unwrap();
     jobwire::subscribers::store_all(

@@ -8,8 +8,7 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use jobwire::config::UpdatesMode;
-use jobwire::testbed::{Bed, bot_id, temp_db};
+use jobwire::testbed::{bot_id, temp_db};
 use jobwire_core::CategorySlug;
 use jobwire_store::{PlacementStatus, Store};
 use jobwire_testkit::llm::{FakeLlm, OracleEntry};
@@ -51,17 +50,7 @@ impl World {
         let telegram = fake_telegram(None).await;
         let llm = fake_llm(oracle).await;
         let (dir, db) = temp_db().unwrap();
-        let bed = Bed {
-            bots: vec!["dev".into(), "creative".into()],
-            routes: vec![
-                ("web".into(), "dev".into()),
-                ("design".into(), "creative".into()),
-            ],
-            main_bot: Some("creative".into()),
-            updates: UpdatesMode::Polling,
-            llm: Some(jobwire::cli::llm_section(&llm.url(), "fake-model")),
-            ..Bed::default()
-        };
+        let bed = web_and_main_bed(Some(&llm));
         let mut settings = bed.settings(telegram.url(), &db).unwrap();
         let slug = |s: &str| CategorySlug::parse(s).unwrap();
         settings.placements = Some(jobwire_bot::PlacementsConfig {
@@ -283,7 +272,7 @@ async fn an_employers_paid_placement_reaches_subscribers_marked_and_a_non_vacanc
     w.say(employer, "30 000 ₽", "Шаг 4 из 5").await;
     w.say(employer, "напишите мне", "не похоже на контакт")
         .await;
-    w.say(employer, "/cancel", "").await;
+    w.say(employer, "/cancel", "Отменено").await;
     // /post continues the draft where it stopped.
     w.say(employer, "/post", "Шаг 4 из 5").await;
     w.say(employer, "/post", "Шаг 4 из 5").await;

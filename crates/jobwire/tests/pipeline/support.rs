@@ -162,3 +162,19 @@ pub fn button_tap(id: &str, user: i64, bot: u64, message_id: i64, data: &str) ->
         "data": data,
     }})
 }
+
+/// Two bots talked to by users: `dev` delivers web, `creative` is the main bot and delivers
+/// design; updates by long polling; the LLM answers every post when `llm` is given.
+pub fn web_and_main_bed(llm: Option<&FakeLlm>) -> jobwire::testbed::Bed {
+    jobwire::testbed::Bed {
+        bots: vec!["dev".into(), "creative".into()],
+        routes: vec![
+            ("web".into(), "dev".into()),
+            ("design".into(), "creative".into()),
+        ],
+        main_bot: Some("creative".into()),
+        updates: jobwire::config::UpdatesMode::Polling,
+        llm: llm.map(|l| jobwire::cli::llm_section(&l.url(), "fake-model")),
+        ..jobwire::testbed::Bed::default()
+    }
+}
