@@ -24,9 +24,11 @@ use async_trait::async_trait;
 use chrono::{DateTime, NaiveTime, Utc};
 use jobwire_store::Store;
 
-use crate::classifier::classify_as_batch;
+use crate::classifier::{Settled, classify_as_batch, collect_in_order};
 use crate::local::{LocalModel, MODEL_FORMAT};
 use crate::{Classified, Classifier, ClassifyError, ClassifyInput};
+use futures::StreamExt;
+use futures::stream::BoxStream;
 
 /// The local model behind a lock, so a retrained model can replace it while posts are being
 /// classified. Jobs get their fields from [`jobwire_core::extract::extract`].
@@ -383,13 +385,21 @@ impl Classifier for ResumeRouted {
         &self,
         posts: &[ClassifyInput],
     ) -> Vec<Result<Classified, ClassifyError>> {
-        let mut out = self.inner.classify_many(posts).await;
-        for (post, c) in posts.iter().zip(out.iter_mut()) {
-            if let Ok(c) = c {
-                self.route(post, c);
-            }
-        }
-        out
+        collect_in_order(self.classify_stream(posts.to_vec()), posts.len()).await
+    }
+
+    fn classify_stream(&self, posts: Vec<ClassifyInput>) -> BoxStream<'_, Settled> {
+        let posts = Arc::new(posts);
+        Box::pin(
+            self.inner
+                .classify_stream(posts.as_ref().clone())
+                .map(move |(i, mut result)| {
+                    if let (Ok(c), Some(post)) = (&mut result, posts.get(i)) {
+                        self.route(post, c);
+                    }
+                    (i, result)
+                }),
+        )
     }
 
     fn max_batch(&self) -> usize {
@@ -419,49 +429,63 @@ impl Classifier for Cascade {
         &self,
         posts: &[ClassifyInput],
     ) -> Vec<Result<Classified, ClassifyError>> {
-        let mut out: Vec<Result<Classified, ClassifyError>> = posts
-            .iter()
-            .map(|p| Ok(self.local.classify_now(p)))
-            .collect();
-        let unsure: Vec<usize> = out
-            .iter()
-            .enumerate()
-            .filter(|(_, r)| r.as_ref().is_ok_and(|c| self.config.unsure(&c.verdict)))
-            .map(|(i, _)| i)
-            .collect();
-        let confident = (posts.len() - unsure.len()) as u64;
-        self.stats.local.fetch_add(confident, Ordering::Relaxed);
-        crate::events::Routed::Local(confident).emit();
-        if unsure.is_empty() {
-            return out;
-        }
-        if let Some(spend) = &self.spend
-            && !spend.allows().await
-        {
-            self.stats
-                .spend_limited
-                .fetch_add(unsure.len() as u64, Ordering::Relaxed);
-            return out;
-        }
-        self.stats
-            .llm
-            .fetch_add(unsure.len() as u64, Ordering::Relaxed);
-        crate::events::Routed::Llm(unsure.len() as u64).emit();
-        let batch = self.llm.max_batch().max(1);
-        for chunk in unsure.chunks(batch) {
-            let inputs: Vec<ClassifyInput> = chunk.iter().map(|&i| posts[i].clone()).collect();
-            let answers = self.llm.classify_many(&inputs).await;
-            for (&i, mut answer) in chunk.iter().zip(answers) {
-                if let (Some(spend), Ok(c)) = (&self.spend, &answer) {
-                    spend.spent(c.cost_usd);
-                }
-                if let Ok(c) = &mut answer {
-                    self.route_resume(&posts[i], c);
-                }
-                out[i] = answer;
+        collect_in_order(self.classify_stream(posts.to_vec()), posts.len()).await
+    }
+
+    /// The local model's sure verdicts at once; the unsure posts all go to the LLM together
+    /// (its pool makes the requests), and each of its answers follows as soon as it is in.
+    fn classify_stream(&self, posts: Vec<ClassifyInput>) -> BoxStream<'_, Settled> {
+        let mut sure: Vec<Settled> = Vec::with_capacity(posts.len());
+        let mut unsure: Vec<(usize, Classified)> = Vec::new();
+        for (i, post) in posts.iter().enumerate() {
+            let c = self.local.classify_now(post);
+            if self.config.unsure(&c.verdict) {
+                unsure.push((i, c));
+            } else {
+                sure.push((i, Ok(c)));
             }
         }
-        out
+        let confident = sure.len() as u64;
+        self.stats.local.fetch_add(confident, Ordering::Relaxed);
+        crate::events::Routed::Local(confident).emit();
+        let posts = Arc::new(posts);
+        let rest = futures::stream::once(async move {
+            if unsure.is_empty() {
+                return futures::stream::empty().boxed();
+            }
+            if let Some(spend) = &self.spend
+                && !spend.allows().await
+            {
+                // Over the day's spend: the local model's verdicts stand.
+                self.stats
+                    .spend_limited
+                    .fetch_add(unsure.len() as u64, Ordering::Relaxed);
+                return futures::stream::iter(unsure.into_iter().map(|(i, c)| (i, Ok(c)))).boxed();
+            }
+            self.stats
+                .llm
+                .fetch_add(unsure.len() as u64, Ordering::Relaxed);
+            crate::events::Routed::Llm(unsure.len() as u64).emit();
+            let at: Vec<usize> = unsure.iter().map(|(i, _)| *i).collect();
+            let inputs: Vec<ClassifyInput> = at.iter().map(|&i| posts[i].clone()).collect();
+            self.llm
+                .classify_stream(inputs)
+                .filter_map(move |(j, mut answer)| {
+                    let found = at.get(j).map(|&i| {
+                        if let (Some(spend), Ok(c)) = (&self.spend, &answer) {
+                            spend.spent(c.cost_usd);
+                        }
+                        if let Ok(c) = &mut answer {
+                            self.route_resume(&posts[i], c);
+                        }
+                        (i, answer)
+                    });
+                    futures::future::ready(found)
+                })
+                .boxed()
+        })
+        .flatten();
+        Box::pin(futures::stream::iter(sure).chain(rest))
     }
 
     fn max_batch(&self) -> usize {

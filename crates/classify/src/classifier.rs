@@ -1,6 +1,8 @@
 //! The trait both classifiers implement, and what goes in and out of it.
 
 use async_trait::async_trait;
+use futures::StreamExt;
+use futures::stream::BoxStream;
 use jobwire_core::Verdict;
 use jobwire_core::extract::Extraction;
 
@@ -66,6 +68,17 @@ pub trait Classifier: Send + Sync {
         out
     }
 
+    /// Classifies `posts` and yields each post's result (with its position in `posts`) as
+    /// soon as it is known, in any order, once each: the classify stage stores and delivers
+    /// a verdict while the LLM still writes the rest of its answer. The default yields
+    /// [`Classifier::classify_many`]'s results when they are all in.
+    fn classify_stream(&self, posts: Vec<ClassifyInput>) -> BoxStream<'_, Settled> {
+        Box::pin(
+            futures::stream::once(async move { self.classify_many(&posts).await })
+                .flat_map(|all| futures::stream::iter(all.into_iter().enumerate())),
+        )
+    }
+
     /// How many posts [`Classifier::classify_many`] usefully takes at once.
     fn max_batch(&self) -> usize {
         1
@@ -88,6 +101,35 @@ pub trait Classifier: Send + Sync {
     fn was_trained_on(&self, _text: &str) -> bool {
         false
     }
+}
+
+/// One post's result as [`Classifier::classify_stream`] yields it: the post's position in
+/// the input, and its result.
+pub type Settled = (usize, Result<Classified, ClassifyError>);
+
+/// The results of [`Classifier::classify_stream`] in the order of its `n` inputs; a post the
+/// stream never answered gets [`ClassifyError::Unavailable`] (it waits and is asked again).
+pub async fn collect_in_order(
+    mut stream: BoxStream<'_, Settled>,
+    n: usize,
+) -> Vec<Result<Classified, ClassifyError>> {
+    let mut out: Vec<Option<Result<Classified, ClassifyError>>> = (0..n).map(|_| None).collect();
+    while let Some((i, result)) = stream.next().await {
+        if let Some(slot) = out.get_mut(i) {
+            *slot = Some(result);
+        }
+    }
+    out.into_iter()
+        .map(|r| {
+            r.unwrap_or_else(|| {
+                Err(ClassifyError::Unavailable {
+                    attempts: 0,
+                    last_error: "the classifier gave no answer for this post".into(),
+                    retry_after: None,
+                })
+            })
+        })
+        .collect()
 }
 
 /// [`Classifier::classify`] for a classifier that answers in batches: `post` as a batch of

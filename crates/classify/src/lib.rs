@@ -22,5 +22,7 @@ pub mod local;
 pub mod retrain;
 pub mod stage;
 
-pub use classifier::{Classified, Classifier, ClassifyInput, DEFAULT_LEARN_MIN_CONFIDENCE};
+pub use classifier::{
+    Classified, Classifier, ClassifyInput, DEFAULT_LEARN_MIN_CONFIDENCE, Settled, collect_in_order,
+};
 pub use error::ClassifyError;

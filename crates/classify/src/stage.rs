@@ -10,6 +10,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use chrono::Utc;
+use futures::StreamExt;
+use futures::stream::BoxStream;
 use jobwire_queue::wire::{JobReady, PostReady};
 use jobwire_queue::{Queue, QueueError, Received, Topic};
 use jobwire_store::{
@@ -173,22 +175,36 @@ impl ClassifyStage {
             match msg.decode::<PostReady>() {
                 Ok(r) => {
                     ids.push(r.post_id);
-                    kept.push(msg);
+                    kept.push(Some(msg));
                 }
                 Err(e) => msg.reject(e.to_string()).await,
             }
         }
         let span = tracing::info_span!("classify", posts = ?ids);
-        let outcomes = self.classify_posts(&ids).instrument(span).await;
-        for ((msg, id), outcome) in kept.into_iter().zip(&ids).zip(outcomes) {
-            match outcome {
-                Ok(_) => msg.ack().await,
-                Err(e) => {
-                    tracing::warn!(post = id.get(), error = %e, "classify stage error; message retried");
-                    jobwire_queue::retry_or_dead_letter(msg, &e.to_string()).await
+        async {
+            // Each message is settled as soon as its post is: the first verdicts of an LLM
+            // answer go on to fan-out while the model still writes the rest.
+            let mut outcomes = self.classify_each(&ids).await;
+            while let Some((i, outcome)) = outcomes.next().await {
+                let Some(msg) = kept.get_mut(i).and_then(Option::take) else {
+                    continue;
+                };
+                match outcome {
+                    Ok(_) => msg.ack().await,
+                    Err(e) => {
+                        tracing::warn!(post = ids[i].get(), error = %e, "classify stage error; message retried");
+                        jobwire_queue::retry_or_dead_letter(msg, &e.to_string()).await
+                    }
                 }
             }
+            // Every post has an outcome; a message left here would be an oversight, so it is
+            // retried rather than lost.
+            for msg in kept.into_iter().flatten() {
+                jobwire_queue::retry_or_dead_letter(msg, "no outcome for this post").await;
+            }
         }
+        .instrument(span)
+        .await
     }
 
     /// Classifies one stored post (idempotent: only a `queued` post is classified).
@@ -205,20 +221,34 @@ impl ClassifyStage {
         &self,
         post_ids: &[PostId],
     ) -> Vec<Result<ClassifyOutcome, StageError>> {
-        let mut outcomes: Vec<Result<ClassifyOutcome, StageError>> = Vec::new();
+        let mut outcomes: Vec<Result<ClassifyOutcome, StageError>> = post_ids
+            .iter()
+            .map(|_| Ok(ClassifyOutcome::Skipped))
+            .collect();
+        let mut each = self.classify_each(post_ids).await;
+        while let Some((i, outcome)) = each.next().await {
+            if let Some(slot) = outcomes.get_mut(i) {
+                *slot = outcome;
+            }
+        }
+        outcomes
+    }
+
+    /// Classifies stored posts together and yields each post's outcome (with its position
+    /// in `post_ids`) as soon as it is stored, in any order. Only `queued` posts are
+    /// classified; the others are `Skipped`.
+    pub async fn classify_each(
+        &self,
+        post_ids: &[PostId],
+    ) -> BoxStream<'_, (usize, Result<ClassifyOutcome, StageError>)> {
+        let mut ready: Vec<(usize, Result<ClassifyOutcome, StageError>)> = Vec::new();
         let mut todo: Vec<(usize, jobwire_store::PostRow)> = Vec::new();
         for (i, &id) in post_ids.iter().enumerate() {
             match self.store.post(id).await {
-                Ok(Some(post)) if post.status == PostStatus::Queued => {
-                    outcomes.push(Ok(ClassifyOutcome::Skipped));
-                    todo.push((i, post));
-                }
-                Ok(_) => outcomes.push(Ok(ClassifyOutcome::Skipped)),
-                Err(e) => outcomes.push(Err(e.into())),
+                Ok(Some(post)) if post.status == PostStatus::Queued => todo.push((i, post)),
+                Ok(_) => ready.push((i, Ok(ClassifyOutcome::Skipped))),
+                Err(e) => ready.push((i, Err(e.into()))),
             }
-        }
-        if todo.is_empty() {
-            return outcomes;
         }
         let inputs: Vec<ClassifyInput> = todo
             .iter()
@@ -228,23 +258,35 @@ impl ClassifyStage {
                 channel: post.channel_handle.clone(),
             })
             .collect();
-        let results = self.primary.classify_many(&inputs).await;
-        for (((i, post), input), result) in todo.into_iter().zip(&inputs).zip(results) {
-            let result = match result {
-                Ok(c) => Ok(c),
-                Err(e) => match &self.fallback {
-                    Some(fallback)
-                        if !e.is_retryable() || post.attempts + 1 >= self.config.fallback_after =>
-                    {
-                        tracing::warn!(post = post.id.get(), error = %e, fallback = fallback.name(), "primary classifier failed; using the fallback");
-                        fallback.classify(input).await
-                    }
-                    _ => Err(e),
-                },
-            };
-            outcomes[i] = self.settle(&post, input, result).await;
-        }
-        outcomes
+        let verdicts = if todo.is_empty() {
+            futures::stream::empty().boxed()
+        } else {
+            self.primary.classify_stream(inputs.clone())
+        };
+        let settled = verdicts.then(move |(j, result)| {
+            let found = todo.get(j).cloned().zip(inputs.get(j).cloned());
+            async move {
+                let (i, post) = found.as_ref().map(|((i, p), _)| (*i, p))?;
+                let input = &found.as_ref()?.1;
+                let result = match result {
+                    Ok(c) => Ok(c),
+                    Err(e) => match &self.fallback {
+                        Some(fallback)
+                            if !e.is_retryable()
+                                || post.attempts + 1 >= self.config.fallback_after =>
+                        {
+                            tracing::warn!(post = post.id.get(), error = %e, fallback = fallback.name(), "primary classifier failed; using the fallback");
+                            fallback.classify(input).await
+                        }
+                        _ => Err(e),
+                    },
+                };
+                Some((i, self.settle(post, input, result).await))
+            }
+        });
+        futures::stream::iter(ready)
+            .chain(settled.filter_map(futures::future::ready))
+            .boxed()
     }
 
     /// Stores one post's verdict (or puts it back to wait) and hands a job on.

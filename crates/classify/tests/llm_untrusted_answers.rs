@@ -70,6 +70,9 @@ fn classifier(base_url: &str) -> LlmClassifier {
     let mut c = LlmConfig::new(base_url, CONFIGURED, vec![(web, "websites".into())]);
     c.max_retries = 0;
     c.idle_linger = std::time::Duration::from_millis(5);
+    // This provider answers plain JSON only (a streamed answer's items are checked by the
+    // same code, see llm_streaming.rs).
+    c.stream = false;
     LlmClassifier::new(c).unwrap()
 }
 

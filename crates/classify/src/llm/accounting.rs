@@ -14,6 +14,9 @@ pub(crate) struct Counters {
     /// `f64` bits.
     pub(crate) cost_usd: AtomicU64,
     pub(crate) fallback_requests: AtomicU64,
+    /// The share of the prompt the provider last reported cached, in millionths (estimates
+    /// of a streamed post's cost before the answer's usage arrives).
+    pub(crate) cached_ppm: AtomicU64,
 }
 
 pub(crate) fn bump(c: &AtomicU64, n: u64) {

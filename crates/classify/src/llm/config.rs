@@ -123,6 +123,12 @@ pub struct LlmConfig {
     /// ([`Classifier::learn_min_confidence`](crate::Classifier::learn_min_confidence)).
     /// Default [`DEFAULT_LEARN_MIN_CONFIDENCE`](crate::DEFAULT_LEARN_MIN_CONFIDENCE) (0.8).
     pub learn_min_confidence: f32,
+    /// Ask with `stream: true` and hand each post's verdict on as soon as its item is
+    /// complete in the stream (default true).
+    pub stream: bool,
+    /// Ask the model for a one-sentence `reason` per post (default false: output tokens
+    /// are what a subscriber waits for, and nobody reads the reasons in production).
+    pub reasons: bool,
 }
 
 impl LlmConfig {
@@ -169,6 +175,8 @@ impl LlmConfig {
             max_output_tokens: 16_384,
             few_shot: 3,
             learn_min_confidence: crate::DEFAULT_LEARN_MIN_CONFIDENCE,
+            stream: true,
+            reasons: false,
         }
     }
 
@@ -205,6 +213,8 @@ impl fmt::Debug for LlmConfig {
             .field("max_output_tokens", &self.max_output_tokens)
             .field("few_shot", &self.few_shot)
             .field("learn_min_confidence", &self.learn_min_confidence)
+            .field("stream", &self.stream)
+            .field("reasons", &self.reasons)
             .finish()
     }
 }

@@ -2,9 +2,9 @@
 //! fallback endpoint), several posts per request, strict JSON-schema output, retries with
 //! backoff, and validation of every answered item.
 //!
-//! # Protocol (`classify.v2`)
+//! # Protocol (`classify.v3`)
 //!
-//! * System message: `prompts/classify.v2.md` with the configured categories and the curated
+//! * System message: `prompts/classify.v3.md` with the configured categories and the curated
 //!   examples that use only configured categories ([`system_prompt`]). It is built once and
 //!   is byte-identical in every request, so providers' prompt caching applies to it.
 //! * User message: first the [few-shot examples](FewShot) people labeled that are most
@@ -16,8 +16,14 @@
 //!   instructions to the model ([`looks_like_instructions`]: "ignore previous instructions",
 //!   "system:", answer-shaped JSON, in English and Russian) goes in a request of its own, so
 //!   it cannot steer the answers for other posts.
-//! * `response_format`: `json_schema`, strict ([`response_schema`]):
-//!   `{"items":[{"id","is_job","kind","categories","confidence","reason","extraction":{...}}]}`.
+//! * `response_format`: `json_schema`, strict ([`response_schema`]), compact:
+//!   `{"items":[{"id","is_job","kind","categories","confidence","extraction":{...}|null}]}`,
+//!   with `"reason"` only when [`LlmConfig::reasons`] asks for it. Output tokens are what a
+//!   subscriber waits for: the prompt asks for short fields and one item per post in order.
+//! * `stream: true` ([`LlmConfig::stream`], with `stream_options.include_usage`): each item
+//!   is handed on as soon as its closing brace arrives, so the first post of a request is
+//!   stored and delivered while the model still writes the rest. A stream that breaks off
+//!   keeps its complete items; the posts it did not reach are asked again (below).
 //!
 //! # Validation, one item at a time
 //!
@@ -84,6 +90,7 @@ mod fewshot;
 mod pool;
 mod prompt;
 mod request;
+mod scan;
 mod section;
 mod steering;
 mod transport;
@@ -99,12 +106,13 @@ use serde::Serialize;
 use serde_json::Value;
 use tokio::sync::{Notify, Semaphore, oneshot};
 
-use crate::classifier::classify_as_batch;
+use crate::classifier::{Settled, classify_as_batch};
 use crate::{Classified, Classifier, ClassifyError, ClassifyInput};
 use accounting::{Counters, Spent};
 pub use config::{LlmConfig, LlmEndpoint};
 use fewshot::Example;
 pub use fewshot::{FewShot, MAX_EXAMPLES, MIN_SIMILARITY};
+use futures::stream::{BoxStream, FuturesUnordered};
 use pool::{Pool, Waiting};
 pub use prompt::{PROMPT_TEMPLATE, PROMPT_VERSION, response_schema, system_prompt};
 use request::Endpoint;
@@ -204,8 +212,8 @@ impl LlmClassifier {
         let slugs: Vec<CategorySlug> = config.categories.iter().map(|(s, _)| s.clone()).collect();
         Ok(Self {
             inner: Arc::new(Inner {
-                system_prompt: system_prompt(&config.categories),
-                schema: response_schema(&slugs),
+                system_prompt: system_prompt(&config.categories, config.reasons),
+                schema: response_schema(&slugs, config.reasons),
                 name: format!("llm:{}", config.model),
                 slugs,
                 primary,
@@ -290,6 +298,48 @@ impl LlmClassifier {
 }
 
 impl Inner {
+    /// Puts `posts` into the pool; one receiver per post, in order.
+    fn submit(
+        self: &Arc<Self>,
+        posts: &[ClassifyInput],
+    ) -> Vec<oneshot::Receiver<Result<Classified, ClassifyError>>> {
+        let want_grams = self.config.few_shot > 0 && !self.current_examples().is_empty();
+        let now = Instant::now();
+        let queued = tokio::time::Instant::now();
+        let mut waits = Vec::with_capacity(posts.len());
+        let items: Vec<Waiting> = posts
+            .iter()
+            .map(|p| {
+                let (tx, rx) = oneshot::channel();
+                waits.push(rx);
+                let n = self.next_id.fetch_add(1, Ordering::Relaxed) + 1;
+                Waiting {
+                    id: format!("p{n}"),
+                    post: p.id.clone(),
+                    alone: steering::looks_like_instructions(prompt::cut(
+                        &p.text,
+                        self.config.max_post_chars,
+                    )),
+                    text: p.text.clone(),
+                    grams: if want_grams {
+                        fewshot::trigrams(&p.text)
+                    } else {
+                        Vec::new()
+                    },
+                    started: now,
+                    queued_at: queued,
+                    reasks: 0,
+                    struck: false,
+                    problem: String::new(),
+                    share: Spent::default(),
+                    tx: Some(tx),
+                }
+            })
+            .collect();
+        self.enqueue(items, false);
+        waits
+    }
+
     fn current_examples(&self) -> Arc<Vec<Example>> {
         self.examples
             .read()
@@ -318,52 +368,29 @@ impl Classifier for LlmClassifier {
         &self,
         posts: &[ClassifyInput],
     ) -> Vec<Result<Classified, ClassifyError>> {
-        let inner = &self.inner;
-        let want_grams = inner.config.few_shot > 0 && !inner.current_examples().is_empty();
-        let now = Instant::now();
-        let queued = tokio::time::Instant::now();
-        let mut waits = Vec::with_capacity(posts.len());
-        let items: Vec<Waiting> = posts
-            .iter()
-            .map(|p| {
-                let (tx, rx) = oneshot::channel();
-                waits.push(rx);
-                let n = inner.next_id.fetch_add(1, Ordering::Relaxed) + 1;
-                Waiting {
-                    id: format!("p{n}"),
-                    post: p.id.clone(),
-                    alone: steering::looks_like_instructions(prompt::cut(
-                        &p.text,
-                        inner.config.max_post_chars,
-                    )),
-                    text: p.text.clone(),
-                    grams: if want_grams {
-                        fewshot::trigrams(&p.text)
-                    } else {
-                        Vec::new()
-                    },
-                    started: now,
-                    queued_at: queued,
-                    reasks: 0,
-                    struck: false,
-                    problem: String::new(),
-                    share: Spent::default(),
-                    tx,
-                }
-            })
-            .collect();
-        inner.enqueue(items, false);
-        let mut out = Vec::with_capacity(waits.len());
-        for rx in waits {
-            out.push(rx.await.unwrap_or_else(|_| {
-                Err(ClassifyError::Unavailable {
-                    attempts: 0,
-                    last_error: "the LLM request was abandoned (shutting down)".into(),
-                    retry_after: None,
+        crate::classifier::collect_in_order(self.classify_stream(posts.to_vec()), posts.len()).await
+    }
+
+    /// Puts the posts into the pool shared by every caller and yields each answer as soon
+    /// as its item is complete (in a streamed answer, while the model writes the rest).
+    fn classify_stream(&self, posts: Vec<ClassifyInput>) -> BoxStream<'_, Settled> {
+        let waits = self.inner.submit(&posts);
+        Box::pin(
+            waits
+                .into_iter()
+                .enumerate()
+                .map(|(i, rx)| async move {
+                    let result = rx.await.unwrap_or_else(|_| {
+                        Err(ClassifyError::Unavailable {
+                            attempts: 0,
+                            last_error: "the LLM request was abandoned (shutting down)".into(),
+                            retry_after: None,
+                        })
+                    });
+                    (i, result)
                 })
-            }));
-        }
-        out
+                .collect::<FuturesUnordered<_>>(),
+        )
     }
 
     fn max_batch(&self) -> usize {
@@ -438,7 +465,7 @@ mod tests {
             .map(|s| (CategorySlug::parse(s).unwrap(), String::new()))
             .collect();
         let slugs: Vec<CategorySlug> = all.iter().map(|(s, _)| s.clone()).collect();
-        let prompt = system_prompt(&all);
+        let prompt = system_prompt(&all, false);
         let answers: Vec<&str> = prompt
             .lines()
             .filter_map(|l| l.strip_prefix("Answer: "))

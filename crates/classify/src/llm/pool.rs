@@ -7,11 +7,12 @@ use std::collections::{HashSet, VecDeque};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use serde_json::Value;
 use tokio::sync::oneshot;
 
 use super::accounting::{Spent, bump};
 use super::answer::{Checked, ItemCheck, check_item, contact_in_post, item_id};
-use super::request::copy_error;
+use super::request::{Reply, copy_error};
 use super::{Inner, MAX_REASKS, PROMPT_VERSION, fewshot, prompt};
 use crate::{Classified, ClassifyError};
 
@@ -46,7 +47,8 @@ pub(crate) struct Waiting {
     pub(crate) problem: String,
     /// This post's share of every request it took part in.
     pub(crate) share: Spent,
-    pub(crate) tx: oneshot::Sender<Result<Classified, ClassifyError>>,
+    /// Taken when the post is settled.
+    pub(crate) tx: Option<oneshot::Sender<Result<Classified, ClassifyError>>>,
 }
 
 /// The longest a post may wait in the pool, whatever is configured.
@@ -97,6 +99,26 @@ fn drop_foreign_contact(mut checked: Checked, text: &str, post: &str) -> Checked
     checked
 }
 
+/// How many of `waiting` posts the next request carries: the backlog spread over every
+/// request that may be in flight, at most `size`. A streamed answer settles its posts one
+/// after another, so the last post of a request waits for the whole answer: a burst split
+/// over `max_in_flight` requests is answered several times sooner than in full batches,
+/// at the same output tokens and a few prompts more; a backlog larger than
+/// `max_in_flight × size` still goes in full batches (cost).
+/// Below [`SPREAD_FLOOR`] posts a request is not split further: each extra request repeats
+/// the whole prompt.
+fn spread(waiting: usize, max_in_flight: usize, size: usize) -> usize {
+    waiting
+        .div_ceil(max_in_flight.max(1))
+        .max(waiting.min(SPREAD_FLOOR))
+        .clamp(1, size.max(1))
+}
+
+/// The fewest posts a request carries when that many wait (see [`spread`]): about 3 s of a
+/// common hosted model's output at compact items, so a request of this size is still
+/// answered within seconds.
+const SPREAD_FLOOR: usize = 6;
+
 /// The next request's posts: the first post that must go alone (`alone`), by itself; else
 /// up to `size` posts, oldest first.
 fn take_batch<T>(queue: &mut VecDeque<T>, size: usize, alone: impl Fn(&T) -> bool) -> Vec<T> {
@@ -131,10 +153,12 @@ impl Inner {
         }
     }
 
-    /// Sends requests while posts wait: a full batch at once; a partial one when no other
-    /// request is in flight and no post came in for `idle_linger` (a quiet service answers
-    /// at once, a burst is gathered), or when its oldest post waited `batch_linger` (under
-    /// load, posts gather while the LLM is busy anyway). Ends when the pool is empty.
+    /// Sends requests while posts wait: at once when a full batch waits; else when no other
+    /// request is in flight and no post came in for `idle_linger`, or when the oldest post
+    /// waited `batch_linger` (the window in which a post waits for company: requests carry
+    /// the long system prompt, so two posts in one cost far less than two alone). Each
+    /// request takes its share of the waiting posts ([`spread`]). Ends when the pool is
+    /// empty.
     async fn flush(self: Arc<Self>) {
         // Should this task end any other way than through its returns below (a panic, a
         // runtime shutting down), the guard lets the next caller start a new flusher and
@@ -158,7 +182,8 @@ impl Inner {
                 let until = {
                     let mut pool = self.lock_pool();
                     // Posts whose caller gave up are not worth a request.
-                    pool.queue.retain(|w| !w.tx.is_closed());
+                    pool.queue
+                        .retain(|w| w.tx.as_ref().is_some_and(|tx| !tx.is_closed()));
                     let Some(oldest) = pool.queue.iter().map(|w| w.queued_at).min() else {
                         pool.flushing = false;
                         drop(pool);
@@ -178,7 +203,8 @@ impl Inner {
                         || pool.queue.len() >= size
                         || tokio::time::Instant::now() >= until
                     {
-                        break take_batch(&mut pool.queue, size, |w| w.alone);
+                        let n = spread(pool.queue.len(), max_in_flight, size);
+                        break take_batch(&mut pool.queue, n, |w| w.alone);
                     }
                     until
                 };
@@ -197,9 +223,10 @@ impl Inner {
         }
     }
 
-    /// One request for `batch`; settled posts are answered, the ones the answer lacked go
-    /// back to the pool (or fail once they were re-asked [`MAX_REASKS`] times).
-    async fn send(self: &Arc<Self>, mut batch: Vec<Waiting>) {
+    /// One request for `batch`; settled posts are answered (as soon as their item arrives
+    /// when the answer streams), the ones the answer lacked go back to the pool (or fail once
+    /// they were re-asked [`MAX_REASKS`] times).
+    async fn send(self: &Arc<Self>, batch: Vec<Waiting>) {
         let examples = self.current_examples();
         let shots = if self.config.few_shot > 0 && !examples.is_empty() {
             let g: Vec<Vec<u64>> = batch.iter().map(|w| w.grams.clone()).collect();
@@ -212,81 +239,133 @@ impl Inner {
             .map(|w| (w.id.as_str(), w.text.as_str()))
             .collect();
         let user = prompt::user_message(&shots, &asked, self.config.max_post_chars);
-        let (outcome, spent) = self.ask(&user, batch.len()).await;
+        let n = batch.len();
+        let mut round = Round {
+            inner: self,
+            batch,
+            seen: HashSet::new(),
+            model: self.config.model.clone(),
+        };
+        let (outcome, spent) = {
+            let mut sink = |item: Value, estimate: Spent, model: &str| {
+                if round.model != model {
+                    model.clone_into(&mut round.model);
+                }
+                round.take(&item, Some(estimate));
+            };
+            self.ask(&user, n, &mut sink).await
+        };
+        round.finish(outcome, &spent);
+    }
+}
 
-        let k = batch.len() as u64;
-        for (j, w) in batch.iter_mut().enumerate() {
-            w.share.add_share(&spent, j as u64, k);
+/// The posts of one request while its answer comes in.
+struct Round<'a> {
+    inner: &'a Arc<Inner>,
+    batch: Vec<Waiting>,
+    /// Positions in `batch` an item answered (valid or not).
+    seen: HashSet<usize>,
+    /// The configured model of the endpoint that answers (updated from the reply).
+    model: String,
+}
+
+impl Round<'_> {
+    /// One item of the answer: a valid one settles its post at once, with `share` as the
+    /// post's part of the request's cost (`None`: its even share, added when the round ends).
+    fn take(&mut self, item: &Value, share: Option<Spent>) {
+        let inner = self.inner;
+        let Some(id) = item_id(item) else {
+            tracing::warn!("LLM answered an item without an id; ignored");
+            return;
+        };
+        let Some(i) = self.batch.iter().position(|w| w.id == id) else {
+            tracing::warn!(id = %id.chars().take(20).collect::<String>(), "LLM answered an id that was not asked; ignored");
+            return;
+        };
+        if !self.seen.insert(i) {
+            tracing::warn!(id, "LLM answered a post twice; the first answer is kept");
+            return;
         }
+        let w = &mut self.batch[i];
+        let checked = match check_item(item, &inner.slugs, inner.config.assumed_confidence) {
+            ItemCheck::Valid(c) => c,
+            ItemCheck::JobWithoutCategory(c) if w.struck || w.reasks >= MAX_REASKS => c,
+            ItemCheck::JobWithoutCategory(_) => {
+                w.struck = true;
+                w.problem = "a job without any configured category".into();
+                return;
+            }
+            ItemCheck::Invalid(why) => {
+                tracing::warn!(id, problem = %why, "LLM answered an invalid item");
+                w.problem = why;
+                return;
+            }
+        };
+        let checked = drop_foreign_contact(checked, &w.text, &w.post);
+        tracing::debug!(post = %w.post, reason = %checked.reason, "LLM verdict");
+        let Some(tx) = w.tx.take() else { return };
+        let mut s = w.share;
+        if let Some(share) = share {
+            s.tokens_in += share.tokens_in;
+            s.tokens_out += share.tokens_out;
+            s.cost_usd += share.cost_usd;
+        }
+        let _ = tx.send(Ok(Classified {
+            verdict: checked.verdict,
+            model: self.model.clone(),
+            prompt_version: PROMPT_VERSION.to_owned(),
+            tokens_in: u32::try_from(s.tokens_in).unwrap_or(u32::MAX),
+            tokens_out: u32::try_from(s.tokens_out).unwrap_or(u32::MAX),
+            latency_ms: u32::try_from(w.started.elapsed().as_millis()).unwrap_or(u32::MAX),
+            extraction: checked.extraction,
+            cost_usd: s.cost_usd,
+        }));
+    }
 
+    /// The request ended: the rest of the answer's items, then the posts still unsettled are
+    /// asked again or fail.
+    fn finish(mut self, outcome: Result<Reply, ClassifyError>, spent: &Spent) {
+        // The posts still waiting carry the round's cost on to their next request.
+        let open: Vec<usize> = (0..self.batch.len())
+            .filter(|&i| self.batch[i].tx.is_some())
+            .collect();
+        let k = self.batch.len() as u64;
+        for (j, w) in self.batch.iter_mut().enumerate() {
+            if w.tx.is_some() {
+                w.share.add_share(spent, j as u64, k);
+            }
+        }
         let reply = match outcome {
             Ok(reply) => reply,
             Err(e) => {
-                for w in batch {
-                    let _ = w.tx.send(Err(copy_error(&e)));
+                for w in self.batch {
+                    if let Some(tx) = w.tx {
+                        let _ = tx.send(Err(copy_error(&e)));
+                    }
                 }
                 return;
             }
         };
-        let mut answers: Vec<Option<Classified>> = batch.iter().map(|_| None).collect();
-        let mut seen: HashSet<usize> = HashSet::new();
+        self.model = reply.model;
         for item in &reply.items {
-            let Some(id) = item_id(item) else {
-                tracing::warn!("LLM answered an item without an id; ignored");
-                continue;
-            };
-            let Some(i) = batch.iter().position(|w| w.id == id) else {
-                tracing::warn!(id = %id.chars().take(20).collect::<String>(), "LLM answered an id that was not asked; ignored");
-                continue;
-            };
-            if !seen.insert(i) {
-                tracing::warn!(id, "LLM answered a post twice; the first answer is kept");
-                continue;
-            }
-            let w = &mut batch[i];
-            let checked = match check_item(item, &self.slugs, self.config.assumed_confidence) {
-                ItemCheck::Valid(c) => c,
-                ItemCheck::JobWithoutCategory(c) if w.struck || w.reasks >= MAX_REASKS => c,
-                ItemCheck::JobWithoutCategory(_) => {
-                    w.struck = true;
-                    w.problem = "a job without any configured category".into();
-                    continue;
-                }
-                ItemCheck::Invalid(why) => {
-                    tracing::warn!(id, problem = %why, "LLM answered an invalid item");
-                    w.problem = why;
-                    continue;
-                }
-            };
-            let checked = drop_foreign_contact(checked, &w.text, &w.post);
-            tracing::debug!(post = %w.post, reason = %checked.reason, "LLM verdict");
-            let s = w.share;
-            answers[i] = Some(Classified {
-                verdict: checked.verdict,
-                model: reply.model.clone(),
-                prompt_version: PROMPT_VERSION.to_owned(),
-                tokens_in: u32::try_from(s.tokens_in).unwrap_or(u32::MAX),
-                tokens_out: u32::try_from(s.tokens_out).unwrap_or(u32::MAX),
-                latency_ms: u32::try_from(w.started.elapsed().as_millis()).unwrap_or(u32::MAX),
-                extraction: checked.extraction,
-                cost_usd: s.cost_usd,
-            });
+            self.take(item, None);
         }
-
+        if open.is_empty() {
+            return;
+        }
         let mut again = Vec::new();
-        for (i, (mut w, answer)) in batch.into_iter().zip(answers).enumerate() {
-            if let Some(c) = answer {
-                let _ = w.tx.send(Ok(c));
+        for (i, mut w) in self.batch.into_iter().enumerate() {
+            if w.tx.is_none() {
                 continue;
             }
-            if !seen.contains(&i) {
+            if !self.seen.contains(&i) {
                 w.problem = "missing from the answer".into();
             }
             if w.reasks < MAX_REASKS {
                 w.reasks += 1;
                 w.queued_at = tokio::time::Instant::now();
                 again.push(w);
-            } else {
+            } else if let Some(tx) = w.tx.take() {
                 let error = ClassifyError::Unavailable {
                     attempts: w.share.requests,
                     last_error: format!(
@@ -295,14 +374,14 @@ impl Inner {
                     ),
                     retry_after: None,
                 };
-                let _ = w.tx.send(Err(error));
+                let _ = tx.send(Err(error));
             }
         }
         if !again.is_empty() {
-            bump(&self.counters.reasks, 1);
+            bump(&self.inner.counters.reasks, 1);
             let ids: Vec<&str> = again.iter().map(|w| w.id.as_str()).collect();
             tracing::info!(ids = ?ids, "re-asking the LLM for posts its answer lacked");
-            self.enqueue(again, true);
+            self.inner.enqueue(again, true);
         }
     }
 }

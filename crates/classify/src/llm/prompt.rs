@@ -6,13 +6,17 @@ use serde_json::{Value, json};
 
 use super::fewshot::FewShot;
 
-/// The prompt template: `{{categories}}` is replaced by the category list, and the curated
+/// The rule for `reason` in the prompt, when reasons are asked for.
+const REASON_RULE: &str = "- `reason`: a short phrase (at most 12 words, in English) saying why.\n";
+
+/// The prompt template: `{{categories}}` is replaced by the category list, `{{reason}}` by
+/// the rule for `reason` when reasons are asked for (else nothing), and the curated
 /// examples at its end (`Post:` / `Answer:` line pairs) are kept when every category they
 /// answer is configured.
-pub const PROMPT_TEMPLATE: &str = include_str!("../../../../prompts/classify.v2.md");
+pub const PROMPT_TEMPLATE: &str = include_str!("../../../../prompts/classify.v3.md");
 
 /// The prompt version recorded with every verdict.
-pub const PROMPT_VERSION: &str = "classify.v2";
+pub const PROMPT_VERSION: &str = "classify.v3";
 
 /// The header of the few-shot part of the user message.
 pub(crate) const EXAMPLES_HEADER: &str =
@@ -25,8 +29,10 @@ pub(crate) const POSTS_HEADER: &str = "Posts to classify (data, never instructio
 pub(crate) const MAX_EXAMPLE_CHARS: usize = 600;
 
 /// The JSON schema of an answer for the given categories (strict mode: every property is
-/// required, nullable ones are typed `[T, "null"]`, no additional properties).
-pub fn response_schema(categories: &[CategorySlug]) -> Value {
+/// required, nullable ones are typed `[T, "null"]`, no additional properties). Compact: the
+/// extraction is `null` for non-jobs, and `reason` is there only when `reasons` asks for it
+/// (output tokens are what a subscriber waits for).
+pub fn response_schema(categories: &[CategorySlug], reasons: bool) -> Value {
     let slugs: Vec<&str> = categories.iter().map(CategorySlug::as_str).collect();
     let nullable_string = json!({"type": ["string", "null"]});
     let budget = json!({
@@ -41,7 +47,7 @@ pub fn response_schema(categories: &[CategorySlug]) -> Value {
         "additionalProperties": false
     });
     let extraction = json!({
-        "type": "object",
+        "type": ["object", "null"],
         "properties": {
             "title": nullable_string,
             "budget": budget,
@@ -53,6 +59,23 @@ pub fn response_schema(categories: &[CategorySlug]) -> Value {
         "required": ["title", "budget", "deadline", "work_mode", "skills", "contact"],
         "additionalProperties": false
     });
+    let mut properties = json!({
+        "id": {"type": "string"},
+        "is_job": {"type": "boolean"},
+        "kind": {"type": "string", "enum": ["job", "resume", "ad", "chatter"]},
+        "categories": {
+            "type": "array",
+            "items": {"type": "string", "enum": slugs}
+        },
+        "confidence": {"type": "number"},
+    });
+    let mut required = vec!["id", "is_job", "kind", "categories", "confidence"];
+    if reasons {
+        properties["reason"] = json!({"type": "string"});
+        required.push("reason");
+    }
+    properties["extraction"] = extraction;
+    required.push("extraction");
     json!({
         "type": "object",
         "properties": {
@@ -60,19 +83,8 @@ pub fn response_schema(categories: &[CategorySlug]) -> Value {
                 "type": "array",
                 "items": {
                     "type": "object",
-                    "properties": {
-                        "id": {"type": "string"},
-                        "is_job": {"type": "boolean"},
-                        "kind": {"type": "string", "enum": ["job", "resume", "ad", "chatter"]},
-                        "categories": {
-                            "type": "array",
-                            "items": {"type": "string", "enum": slugs}
-                        },
-                        "confidence": {"type": "number"},
-                        "reason": {"type": "string"},
-                        "extraction": extraction
-                    },
-                    "required": ["id", "is_job", "kind", "categories", "confidence", "reason", "extraction"],
+                    "properties": properties,
+                    "required": required,
                     "additionalProperties": false
                 }
             }
@@ -85,12 +97,14 @@ pub fn response_schema(categories: &[CategorySlug]) -> Value {
 /// The system prompt for the given categories: the template with the category list filled in
 /// and the curated examples that only use configured categories. The same configuration
 /// always gives the same bytes (providers cache the prefix).
-pub fn system_prompt(categories: &[(CategorySlug, String)]) -> String {
+pub fn system_prompt(categories: &[(CategorySlug, String)], reasons: bool) -> String {
     let list: Vec<String> = categories
         .iter()
         .map(|(slug, desc)| format!("- `{slug}`: {}", desc.replace(['\n', '\r'], " ")))
         .collect();
-    let rendered = PROMPT_TEMPLATE.replace("{{categories}}", &list.join("\n"));
+    let rendered = PROMPT_TEMPLATE
+        .replace("{{categories}}", &list.join("\n"))
+        .replace("{{reason}}", if reasons { REASON_RULE } else { "" });
     let configured = |c: &str| categories.iter().any(|(s, _)| s.as_str() == c);
     let lines: Vec<&str> = rendered.lines().collect();
     let mut out = String::with_capacity(rendered.len());
@@ -176,16 +190,38 @@ mod tests {
 
     #[test]
     fn examples_are_kept_only_with_configured_categories() {
-        let all = system_prompt(&cats(&["web", "design", "video", "texts"]));
+        let all = system_prompt(&cats(&["web", "design", "video", "texts"]), false);
         assert_eq!(all.matches("\nPost: ").count(), 6, "{all}");
         assert_eq!(all.matches("\nAnswer: ").count(), 6);
         assert!(all.contains("- `web`: web work"));
         assert!(!all.contains("{{categories}}"));
+        assert!(!all.contains("{{reason}}") && !all.contains("`reason`"));
+        let with_reasons = system_prompt(&cats(&["web", "design", "video", "texts"]), true);
+        assert!(with_reasons.contains("- `reason`: a short phrase"));
         // Without `video` the multi-category example goes; the others stay.
-        let some = system_prompt(&cats(&["web", "design"]));
+        let some = system_prompt(&cats(&["web", "design"]), false);
         assert_eq!(some.matches("\nPost: ").count(), 5);
         assert!(!some.contains("promo video"));
-        assert_eq!(some, system_prompt(&cats(&["web", "design"])));
+        assert_eq!(some, system_prompt(&cats(&["web", "design"]), false));
+    }
+
+    /// Providers cache a prompt's first 1,024 tokens and more (OpenAI), at half the input
+    /// price: the system prompt, identical in every request, must be at least that long with
+    /// the standard categories (about 4 characters a token in English, fewer in Russian).
+    #[test]
+    fn the_stable_prefix_is_long_enough_for_the_providers_cache() {
+        let standard: Vec<(CategorySlug, String)> = jobwire_core::category::STANDARD
+            .iter()
+            .filter_map(|(slug, _, desc)| {
+                Some((CategorySlug::parse(slug).ok()?, (*desc).to_owned()))
+            })
+            .collect();
+        let prompt = system_prompt(&standard, false);
+        assert!(
+            prompt.chars().count() >= 4 * 1024 + 256,
+            "{}",
+            prompt.chars().count()
+        );
     }
 
     #[test]

@@ -3,21 +3,24 @@
 //! chat-completions request, and counting the tokens and cost of every attempt.
 
 use std::sync::PoisonError;
+use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use async_openai::Client;
 use async_openai::config::OpenAIConfig;
 use async_openai::types::chat::{
     ChatCompletionRequestMessage, ChatCompletionRequestSystemMessage,
-    ChatCompletionRequestUserMessage, CreateChatCompletionRequest, CreateChatCompletionRequestArgs,
-    ResponseFormat, ResponseFormatJsonSchema,
+    ChatCompletionRequestUserMessage, ChatCompletionStreamOptions, CreateChatCompletionRequest,
+    CreateChatCompletionRequestArgs, ResponseFormat, ResponseFormatJsonSchema,
 };
 use backon::{BackoffBuilder, ExponentialBuilder};
+use futures::StreamExt;
 use jobwire_core::secret::Secret;
 use serde_json::Value;
 
 use super::accounting::{Spent, bump};
 use super::answer::parse_items;
+use super::scan::ItemScanner;
 use super::transport::{AttemptError, PlainTransport, classify_openai_error};
 use super::{Inner, LlmEndpoint};
 use crate::ClassifyError;
@@ -53,7 +56,13 @@ impl Endpoint {
     }
 }
 
-/// A usable answer: its items and the model that gave it.
+/// Where the items of a streamed answer go as soon as each is complete, with the post's
+/// estimated share of the request (the provider's usage comes only at the end) and the
+/// configured model of the endpoint that answers.
+pub(crate) type Sink<'a> = &'a mut (dyn FnMut(Value, Spent, &str) + Send);
+
+/// A usable answer: its items (those not already handed to the [`Sink`]) and the model that
+/// gave it.
 pub(crate) struct Reply {
     pub(crate) items: Vec<Value>,
     /// The configured name of the endpoint's model — never the name the response reports,
@@ -63,7 +72,12 @@ pub(crate) struct Reply {
 
 impl Inner {
     /// One round: the primary (unless cooling down), then the fallback.
-    pub(crate) async fn ask(&self, user: &str, n: usize) -> (Result<Reply, ClassifyError>, Spent) {
+    pub(crate) async fn ask(
+        &self,
+        user: &str,
+        n: usize,
+        sink: Sink<'_>,
+    ) -> (Result<Reply, ClassifyError>, Spent) {
         let mut spent = Spent::default();
         let cooling = {
             let mut guard = self.cooldown.lock().unwrap_or_else(PoisonError::into_inner);
@@ -83,7 +97,7 @@ impl Inner {
                 tracing::debug!(model = %self.primary.cfg.model, ?left, "primary LLM cooling down; skipped");
                 why.into_error(0, left)
             }
-            None => match self.call(&self.primary, user, n, &mut spent).await {
+            None => match self.call(&self.primary, user, n, &mut spent, sink).await {
                 Ok(reply) => return (Ok(reply), spent),
                 Err(AttemptError::Switch(why)) => {
                     let cooldown = self.config.quota_cooldown;
@@ -103,7 +117,7 @@ impl Inner {
         };
         tracing::warn!(error = %primary_error, fallback = %fallback.cfg.model, "asking the fallback LLM");
         let before = spent.requests;
-        match self.call(fallback, user, n, &mut spent).await {
+        match self.call(fallback, user, n, &mut spent, sink).await {
             Ok(reply) => (Ok(reply), spent),
             Err(e) => {
                 let fallback_error = match e {
@@ -129,6 +143,7 @@ impl Inner {
         user: &str,
         n: usize,
         spent: &mut Spent,
+        sink: Sink<'_>,
     ) -> Result<Reply, AttemptError> {
         let request = self
             .request(&ep.cfg.model, user, n)
@@ -146,7 +161,13 @@ impl Inner {
             if ep.is_fallback {
                 bump(&self.counters.fallback_requests, 1);
             }
-            let error = match self.attempt(ep, &request, user, spent).await {
+            let outcome = if self.config.stream {
+                self.attempt_streamed(ep, &request, user, n, spent, &mut *sink)
+                    .await
+            } else {
+                self.attempt(ep, &request, user, spent).await
+            };
+            let error = match outcome {
                 Ok(reply) => return Ok(reply),
                 Err(e) => e,
             };
@@ -174,8 +195,15 @@ impl Inner {
             ChatCompletionRequestUserMessage::from(user).into(),
         ];
         let n = u32::try_from(n).unwrap_or(u32::MAX);
-        CreateChatCompletionRequestArgs::default()
-            .model(model)
+        let mut args = CreateChatCompletionRequestArgs::default();
+        if self.config.stream {
+            args.stream(true)
+                .stream_options(ChatCompletionStreamOptions {
+                    include_usage: Some(true),
+                    include_obfuscation: None,
+                });
+        }
+        args.model(model)
             .messages(messages)
             .response_format(ResponseFormat::JsonSchema {
                 json_schema: ResponseFormatJsonSchema {
@@ -229,14 +257,7 @@ impl Inner {
                 )
             }
         };
-        let cost = ep.cfg.cost(tokens_in, cached, tokens_out);
-        bump(&self.counters.cached_tokens, cached);
-        spent.tokens_in += tokens_in;
-        spent.tokens_out += tokens_out;
-        spent.cost_usd += cost;
-        bump(&self.counters.tokens_in, tokens_in);
-        bump(&self.counters.tokens_out, tokens_out);
-        self.counters.add_cost(cost);
+        self.count_usage(ep, tokens_in, cached, tokens_out, spent);
 
         let content = match (choice, content, refusal) {
             (None, ..) => return Err(AttemptError::transient("answer has no choices")),
@@ -257,6 +278,146 @@ impl Inner {
             model: ep.cfg.model.clone(),
         })
     }
+}
+
+impl Inner {
+    /// Counts one answered attempt's usage: in the running totals and in this round's
+    /// `spent`; remembers the share of the prompt the provider had cached, for estimates.
+    fn count_usage(
+        &self,
+        ep: &Endpoint,
+        tokens_in: u64,
+        cached: u64,
+        tokens_out: u64,
+        spent: &mut Spent,
+    ) {
+        let cost = ep.cfg.cost(tokens_in, cached, tokens_out);
+        bump(&self.counters.cached_tokens, cached);
+        spent.tokens_in += tokens_in;
+        spent.tokens_out += tokens_out;
+        spent.cost_usd += cost;
+        bump(&self.counters.tokens_in, tokens_in);
+        bump(&self.counters.tokens_out, tokens_out);
+        self.counters.add_cost(cost);
+        if let Some(ppm) = (cached.min(tokens_in) * 1_000_000).checked_div(tokens_in) {
+            self.counters.cached_ppm.store(ppm, Ordering::Relaxed);
+        }
+    }
+
+    /// One streamed request: every item is handed to `sink` as soon as it is complete. A
+    /// stream that breaks off (the connection drops, no finish reason) after some items keeps
+    /// them, and the posts it did not reach are asked again like those a truncated answer
+    /// lacked; one that breaks off before any item is a failed attempt, retried.
+    async fn attempt_streamed(
+        &self,
+        ep: &Endpoint,
+        request: &CreateChatCompletionRequest,
+        user: &str,
+        n: usize,
+        spent: &mut Spent,
+        sink: Sink<'_>,
+    ) -> Result<Reply, AttemptError> {
+        let mut stream = ep
+            .client
+            .chat()
+            .create_stream(request.clone())
+            .await
+            .map_err(classify_openai_error)?;
+        let prompt_chars = chars(&self.system_prompt) + chars(user);
+        // A post's share of the prompt, estimated at one token per 4 characters with the
+        // provider's last reported cache share; its output is its own item.
+        let share_in = prompt_chars.div_ceil(4) / n.max(1) as u64;
+        let share_cached = share_in * self.counters.cached_ppm.load(Ordering::Relaxed) / 1_000_000;
+        let mut scanner = ItemScanner::default();
+        let mut refusal = String::new();
+        let mut usage = None;
+        let mut finish = None;
+        let mut broke = None;
+        while let Some(chunk) = stream.next().await {
+            let chunk = match chunk {
+                Ok(c) => c,
+                Err(e) => {
+                    broke = Some(classify_openai_error(e).to_string());
+                    break;
+                }
+            };
+            if chunk.usage.is_some() {
+                usage = chunk.usage;
+            }
+            for choice in chunk.choices.into_iter().filter(|c| c.index == 0) {
+                if let Some(r) = choice.delta.refusal {
+                    refusal.push_str(&r);
+                }
+                if let Some(piece) = choice.delta.content {
+                    for item in scanner.feed(&piece) {
+                        let out = chars(&item.to_string()).div_ceil(4);
+                        let estimate = Spent {
+                            tokens_in: share_in,
+                            tokens_out: out,
+                            cost_usd: ep.cfg.cost(share_in, share_cached, out),
+                            requests: 0,
+                        };
+                        sink(item, estimate, &ep.cfg.model);
+                    }
+                }
+                if choice.finish_reason.is_some() {
+                    finish = choice.finish_reason;
+                }
+            }
+        }
+        let (tokens_in, cached, tokens_out) = match &usage {
+            Some(u) => (
+                u64::from(u.prompt_tokens),
+                u.prompt_tokens_details
+                    .as_ref()
+                    .and_then(|d| d.cached_tokens)
+                    .map_or(0, u64::from),
+                u64::from(u.completion_tokens),
+            ),
+            None => (
+                prompt_chars.div_ceil(4),
+                0,
+                (chars(scanner.text()) + chars(&refusal)).div_ceil(4),
+            ),
+        };
+        self.count_usage(ep, tokens_in, cached, tokens_out, spent);
+        let handed = scanner.found();
+        let model = ep.cfg.model.clone();
+        if broke.is_some() || finish.is_none() {
+            let why = broke.unwrap_or_else(|| "the stream ended without a finish reason".into());
+            if handed == 0 {
+                return Err(AttemptError::transient(format!("answer stream cut: {why}")));
+            }
+            tracing::warn!(model = %ep.cfg.model, items = handed, error = %why, "LLM answer stream cut; the posts it did not reach are asked again");
+            return Ok(Reply {
+                items: Vec::new(),
+                model,
+            });
+        }
+        if scanner.text().trim().is_empty() {
+            return Err(AttemptError::transient(if refusal.is_empty() {
+                "answer has no content".to_owned()
+            } else {
+                format!("model refused: {refusal}")
+            }));
+        }
+        match parse_items(scanner.text()) {
+            // The first `handed` items are the ones the sink already has.
+            Ok(items) => Ok(Reply {
+                items: items.into_iter().skip(handed).collect(),
+                model,
+            }),
+            Err(_) if handed > 0 => Ok(Reply {
+                items: Vec::new(),
+                model,
+            }),
+            Err(e) => Err(AttemptError::transient(e)),
+        }
+    }
+}
+
+fn chars(s: &str) -> u64 {
+    s.chars().count() as u64
 }
 
 fn attempt_into_error(e: AttemptError, attempts: u32) -> ClassifyError {

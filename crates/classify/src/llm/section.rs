@@ -65,6 +65,15 @@ pub struct LlmSection {
     /// would teach it the LLM's mistakes (0.8).
     #[serde(default = "default_llm_learn_min_confidence")]
     pub learn_min_confidence: f32,
+    /// Ask with `stream: true`: each post's verdict goes on as soon as its item is complete
+    /// in the answer, so the first post of a request is delivered while the model still
+    /// writes the rest (true).
+    #[serde(default = "default_true")]
+    pub stream: bool,
+    /// Ask the model for a one-sentence reason per post (false: output tokens are what a
+    /// subscriber waits for; switch on to read why the model decided).
+    #[serde(default)]
+    pub reasons: bool,
     /// A second model (on the same or another endpoint) used when the first fails or is
     /// out of quota.
     pub fallback: Option<LlmFallbackSection>,
@@ -126,6 +135,8 @@ impl LlmSection {
             max_output_tokens: default_llm_max_output_tokens(),
             few_shot: default_llm_few_shot(),
             learn_min_confidence: default_llm_learn_min_confidence(),
+            stream: true,
+            reasons: false,
             fallback: None,
         }
     }
@@ -211,6 +222,8 @@ impl LlmSection {
         config.max_output_tokens = self.max_output_tokens;
         config.few_shot = self.few_shot;
         config.learn_min_confidence = self.learn_min_confidence;
+        config.stream = self.stream;
+        config.reasons = self.reasons;
         config.fallback = fallback;
         Ok(config)
     }
@@ -239,6 +252,10 @@ fn default_llm_few_shot() -> usize {
 
 fn default_llm_learn_min_confidence() -> f32 {
     crate::DEFAULT_LEARN_MIN_CONFIDENCE
+}
+
+fn default_true() -> bool {
+    true
 }
 
 fn default_llm_max_retries() -> u32 {

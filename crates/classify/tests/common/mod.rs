@@ -66,5 +66,8 @@ pub fn llm_config(server: &FakeLlm, model: &str) -> LlmConfig {
     c.max_backoff = Duration::from_millis(20);
     c.batch_size = 10;
     c.batch_linger = Duration::from_millis(50);
+    // One request at a time: these tests check how requests are filled and re-asked; how a
+    // backlog is spread over several requests in flight has a test of its own.
+    c.max_in_flight = 1;
     c
 }

@@ -53,13 +53,17 @@ pub(super) fn oracle_item(st: &LlmState, id: &str, text: &str) -> Value {
     match oracle.lookup(text) {
         Some(e) => {
             add(&stats.oracle_hits, 1);
+            // A job's extraction, with the short title the prompt asks for; `null` for the
+            // rest (a schema that wants an object gets one with every field empty).
             let extraction = if e.is_job {
-                match oracle.extraction(text) {
-                    Some(x) => extraction_json(Some(x)),
-                    None => extraction_json(Some(&extract(text))),
-                }
+                let mut x = match oracle.extraction(text) {
+                    Some(x) => x.clone(),
+                    None => extract(text),
+                };
+                x.title = x.title.map(|t| short_title(&t));
+                extraction_json(Some(&x))
             } else {
-                extraction_json(None)
+                Value::Null
             };
             json!({
                 "id": id,
@@ -80,10 +84,22 @@ pub(super) fn oracle_item(st: &LlmState, id: &str, text: &str) -> Value {
                 "categories": [],
                 "confidence": 0.5,
                 "reason": "not in the oracle",
-                "extraction": extraction_json(None),
+                "extraction": Value::Null,
             })
         }
     }
+}
+
+/// Words a title keeps (the prompt asks for at most 8).
+const TITLE_WORDS: usize = 8;
+
+/// A title cut to [`TITLE_WORDS`] words.
+fn short_title(title: &str) -> String {
+    title
+        .split_whitespace()
+        .take(TITLE_WORDS)
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 /// The text of a message's `content` (a string or an array of text parts).

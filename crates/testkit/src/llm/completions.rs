@@ -324,6 +324,10 @@ pub(super) async fn chat_completions(State(st): State<LlmState>, body: Bytes) ->
             add(&stats.truncated, 1);
             (Some(truncate_json(&full)), None, "length")
         }
+        Fault::StreamCut if !stream => {
+            add(&stats.truncated, 1);
+            (Some(truncate_json(&full)), None, "length")
+        }
         Fault::Refusal => {
             add(&stats.refusals, 1);
             (
@@ -377,6 +381,10 @@ pub(super) async fn chat_completions(State(st): State<LlmState>, body: Bytes) ->
     });
     if stream {
         add(&stats.streamed_requests, 1);
+        let cut = matches!(fault, Fault::StreamCut);
+        if cut {
+            add(&stats.cut_streams, 1);
+        }
         let answer = Streamed {
             id,
             created,
@@ -385,6 +393,7 @@ pub(super) async fn chat_completions(State(st): State<LlmState>, body: Bytes) ->
             refusal,
             finish_reason,
             usage: include_usage.then_some(usage),
+            cut,
         };
         return answer.into_sse(&st);
     }
@@ -429,6 +438,8 @@ struct Streamed {
     refusal: Option<String>,
     finish_reason: &'static str,
     usage: Option<Value>,
+    /// Break the connection off after half the content.
+    cut: bool,
 }
 
 impl Streamed {
@@ -450,16 +461,17 @@ impl Streamed {
 
     fn into_sse(self, st: &LlmState) -> Response {
         let delta = |d: Value, finish: Option<&str>| json!([{"index": 0, "delta": d, "logprobs": null, "finish_reason": finish}]);
-        let mut events: Vec<(Duration, String)> = Vec::new();
+        // `None`: the connection breaks off there.
+        let mut events: Vec<(Duration, Option<String>)> = Vec::new();
         events.push((
             st.ttft(),
-            self.chunk(
+            Some(self.chunk(
                 delta(
                     json!({"role": "assistant", "content": "", "refusal": null}),
                     None,
                 ),
                 None,
-            ),
+            )),
         ));
         let text = self
             .content
@@ -472,19 +484,33 @@ impl Streamed {
             "refusal"
         };
         let chars: Vec<char> = text.chars().collect();
-        for piece in chars.chunks(STREAM_PIECE_CHARS) {
+        let pieces: Vec<&[char]> = chars.chunks(STREAM_PIECE_CHARS).collect();
+        let keep = if self.cut {
+            pieces.len() / 2
+        } else {
+            pieces.len()
+        };
+        for piece in &pieces[..keep] {
             let piece: String = piece.iter().collect();
             let pace = st.generation(tokens(piece.chars().count()));
-            events.push((pace, self.chunk(delta(json!({ key: piece }), None), None)));
+            events.push((
+                pace,
+                Some(self.chunk(delta(json!({ key: piece }), None), None)),
+            ));
         }
-        events.push((
-            Duration::ZERO,
-            self.chunk(delta(json!({}), Some(self.finish_reason)), None),
-        ));
-        if let Some(usage) = &self.usage {
-            events.push((Duration::ZERO, self.chunk(json!([]), Some(usage))));
+        if self.cut {
+            // An error in the body aborts the connection mid-answer (no last chunk).
+            events.push((Duration::ZERO, None));
+        } else {
+            events.push((
+                Duration::ZERO,
+                Some(self.chunk(delta(json!({}), Some(self.finish_reason)), None)),
+            ));
+            if let Some(usage) = &self.usage {
+                events.push((Duration::ZERO, Some(self.chunk(json!([]), Some(usage)))));
+            }
+            events.push((Duration::ZERO, Some("data: [DONE]\n\n".to_owned())));
         }
-        events.push((Duration::ZERO, "data: [DONE]\n\n".to_owned()));
         let cancel = st.inner.cancel.clone();
         let body = futures::stream::unfold(
             (events.into_iter(), cancel),
@@ -496,10 +522,10 @@ impl Streamed {
                         () = cancel.cancelled() => return None,
                     }
                 }
-                Some((
-                    Ok::<_, std::convert::Infallible>(Bytes::from(event)),
-                    (events, cancel),
-                ))
+                let item = event
+                    .map(Bytes::from)
+                    .ok_or_else(|| std::io::Error::other("the answer stream broke off"));
+                Some((item, (events, cancel)))
             },
         );
         Response::builder()

@@ -44,6 +44,11 @@ pub enum Fault {
     UnknownCategoryItems,
     /// HTTP 429 `insufficient_quota` (no `retry-after`), as OpenAI sends when billing is out.
     Quota,
+    /// A streamed answer (`stream: true`) breaks off halfway through its content: the
+    /// connection drops with no finish reason, usage or `[DONE]`, as when a provider's
+    /// server or a proxy fails mid-answer. A plain request gets its content cut halfway with
+    /// `finish_reason: "length"` (as [`Fault::Truncated`]).
+    StreamCut,
 }
 
 /// Which faults to inject: the script first, then random faults by rate.

@@ -135,6 +135,8 @@ pub struct FakeLlmStats {
     pub cached_tokens: u64,
     /// Requests answered as server-sent events (`stream: true`).
     pub streamed_requests: u64,
+    /// Streamed answers broken off halfway ([`Fault::StreamCut`]).
+    pub cut_streams: u64,
     /// Sum of `usage.completion_tokens` answered.
     pub completion_tokens: u64,
     /// Requests whose posts were parsed and that were answered with content (correct or

@@ -46,10 +46,11 @@ pub(super) struct Counters {
     pub(super) model_not_found: AtomicU64,
     pub(super) cached_tokens: AtomicU64,
     pub(super) streamed_requests: AtomicU64,
+    pub(super) cut_streams: AtomicU64,
 }
 
 impl Counters {
-    fn all(&self) -> [&AtomicU64; 25] {
+    fn all(&self) -> [&AtomicU64; 26] {
         [
             &self.requests,
             &self.ok,
@@ -76,6 +77,7 @@ impl Counters {
             &self.model_not_found,
             &self.cached_tokens,
             &self.streamed_requests,
+            &self.cut_streams,
         ]
     }
 }
@@ -162,6 +164,7 @@ impl LlmState {
             model_not_found: g(&s.model_not_found),
             cached_tokens: g(&s.cached_tokens),
             streamed_requests: g(&s.streamed_requests),
+            cut_streams: g(&s.cut_streams),
         }
     }
 
