@@ -13,6 +13,10 @@ pub const CLASSIFY_LATENCY_SECONDS: &str = "jobwire_classify_latency_seconds";
 pub const LLM_TOKENS_TOTAL: &str = "jobwire_llm_tokens_total";
 /// `jobwire_llm_cost_microusd_total{model}`.
 pub const LLM_COST_MICROUSD_TOTAL: &str = "jobwire_llm_cost_microusd_total";
+/// `jobwire_llm_post_cost_microusd{model}`: what each post the LLM classified cost (its
+/// share of the requests it took part in; for a streamed answer, estimated when its item
+/// arrived). `_sum / _count` is the cost per LLM post.
+pub const LLM_POST_COST_MICROUSD: &str = "jobwire_llm_post_cost_microusd";
 /// `jobwire_classify_route_total{route}`: where the cascade sent posts.
 pub const CLASSIFY_ROUTE_TOTAL: &str = "jobwire_classify_route_total";
 
@@ -36,6 +40,8 @@ impl PostClassified<'_> {
                 .increment(u64::from(c.tokens_out));
             metrics::counter!(LLM_COST_MICROUSD_TOTAL, "model" => c.model.clone())
                 .increment((c.cost_usd * 1e6).round().max(0.0) as u64);
+            metrics::histogram!(LLM_POST_COST_MICROUSD, "model" => c.model.clone())
+                .record((c.cost_usd * 1e6).max(0.0));
         }
         let verdict = if c.verdict.is_job { "job" } else { "not_job" };
         metrics::counter!(CLASSIFIED_TOTAL, "verdict" => verdict, "route" => route).increment(1);

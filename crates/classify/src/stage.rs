@@ -43,7 +43,7 @@ pub struct ClassifyStageConfig {
 impl Default for ClassifyStageConfig {
     fn default() -> Self {
         Self {
-            concurrency: 8,
+            concurrency: 64,
             retry_base: Duration::from_secs(5),
             retry_max: Duration::from_secs(600),
             fallback_after: 3,

@@ -66,6 +66,14 @@ pub enum Bench {
         #[command(flatten)]
         services: Services,
     },
+    /// The LLM path at a real model's speed: intake to the fake Telegram's receipt for posts
+    /// the LLM classified and those the local model did, requests, output tokens and dollars
+    /// per 1,000 posts; the cascade streamed, not streamed, and the naive design (the LLM
+    /// alone, one post per request) at once.
+    Llm {
+        #[command(flatten)]
+        args: crate::bench_llm::LlmBenchArgs,
+    },
 }
 
 /// The services a distributed benchmark runs against.
@@ -100,6 +108,7 @@ pub async fn run(which: &Bench) -> anyhow::Result<()> {
         Bench::DistributedLatency { posts, services } => {
             crate::bench_distributed::latency(*posts, services).await?
         }
+        Bench::Llm { args } => crate::bench_llm::run(*args).await?,
     };
     println!("{result}");
     Ok(())
@@ -311,7 +320,7 @@ pub(crate) async fn one_at_a_time(
 }
 
 /// An active subscriber of `categories` with no filters.
-fn subscriber(chat_id: i64, categories: Vec<CategorySlug>) -> SubscriberSpec {
+pub(crate) fn subscriber(chat_id: i64, categories: Vec<CategorySlug>) -> SubscriberSpec {
     SubscriberSpec {
         chat_id,
         name: None,

@@ -5,6 +5,7 @@
 pub mod admin_api;
 pub mod bench;
 pub mod bench_distributed;
+pub mod bench_llm;
 pub mod broadcast;
 pub mod classifiers;
 pub mod cli;

@@ -94,19 +94,18 @@ pub fn render(
         .map(|t| t.posts)
         .sum();
     let cost: f64 = totals.iter().map(|t| t.cost_usd).sum();
+    let per = |total: f64, n: u64| if n == 0 { 0.0 } else { total / n as f64 };
     let _ = writeln!(
         out,
-        "last {hours} h: {posts} posts classified, {jobs} jobs; {llm_posts} by the LLM ({:.1}%), ${cost:.4}",
-        if posts == 0 {
-            0.0
-        } else {
-            llm_posts as f64 * 100.0 / posts as f64
-        }
+        "last {hours} h: {posts} posts classified, {jobs} jobs; {llm_posts} by the LLM ({:.1}%), ${cost:.4}: ${:.4} per 1000 posts, ${:.6} per LLM post",
+        per(llm_posts as f64 * 100.0, posts),
+        per(cost * 1000.0, posts),
+        per(cost, llm_posts),
     );
     for t in totals {
         let _ = writeln!(
             out,
-            "  {:<28} {:<12} {:>6} posts {:>6} jobs {:>9} tokens in {:>8} out  ${:.4}  {:.0} ms avg",
+            "  {:<28} {:<12} {:>6} posts {:>6} jobs {:>9} tokens in {:>8} out  ${:.4} (${:.6}/post)  {:.0} ms avg",
             t.model,
             t.prompt_version.as_deref().unwrap_or("-"),
             t.posts,
@@ -114,6 +113,7 @@ pub fn render(
             t.tokens_in,
             t.tokens_out,
             t.cost_usd,
+            per(t.cost_usd, t.posts),
             if t.posts == 0 {
                 0.0
             } else {
@@ -178,7 +178,7 @@ mod tests {
             },
             ClassificationTotals {
                 model: "gpt-4o-mini".into(),
-                prompt_version: Some("classify.v2".into()),
+                prompt_version: Some("classify.v3".into()),
                 posts: 25,
                 jobs: 10,
                 tokens_in: 20_000,
@@ -190,11 +190,12 @@ mod tests {
         let text = render(&totals, &jobwire_store::PipelineCounts::default(), 24);
         assert!(
             text.starts_with(
-                "last 24 h: 100 posts classified, 50 jobs; 25 by the LLM (25.0%), $0.0048"
+                "last 24 h: 100 posts classified, 50 jobs; 25 by the LLM (25.0%), $0.0048: $0.0480 per 1000 posts, $0.000192 per LLM post"
             ),
             "{text}"
         );
         assert!(text.contains("gpt-4o-mini"), "{text}");
+        assert!(text.contains("$0.0048 ($0.000192/post)"), "{text}");
         assert!(text.contains("1000 ms avg"), "{text}");
     }
 }

@@ -12,7 +12,7 @@ use chrono::Utc;
 use jobwire_deliver::RateLimitConfig;
 use jobwire_queue::Queue;
 use jobwire_store::{ClassificationRecord, NewPost, PostId, PostStatus, Store};
-use jobwire_testkit::llm::{FakeLlm, FakeLlmConfig, load_oracle_jsonl};
+use jobwire_testkit::llm::{FakeLlm, FakeLlmConfig, OracleEntry, load_oracle_jsonl};
 use jobwire_testkit::telegram::{FakeTelegram, FakeTelegramConfig, RateLimits};
 
 use crate::config::{
@@ -71,7 +71,7 @@ impl Default for Bed {
             limits: RateLimitConfig::default(),
             llm: None,
             scheduler_tick_ms: 50,
-            classifier_concurrency: 8,
+            classifier_concurrency: 64,
             classifier_retry_base_ms: 100,
             fallback_after: 3,
             classifier_kind: None,
@@ -173,6 +173,16 @@ pub async fn fake_telegram(limits: Option<RateLimits>) -> anyhow::Result<FakeTel
 pub async fn fake_llm() -> anyhow::Result<FakeLlm> {
     let config = FakeLlmConfig {
         oracle: load_oracle_jsonl(crate::pipeline::SHIPPED_TRAINING_DATA)?,
+        ..FakeLlmConfig::default()
+    };
+    Ok(FakeLlm::start(SocketAddr::from(([127, 0, 0, 1], 0)), config).await?)
+}
+
+/// A zero-latency fake LLM on a free local port that answers from `oracle` (set its speed
+/// with `state().set_speed`).
+pub async fn fake_llm_answering(oracle: Vec<OracleEntry>) -> anyhow::Result<FakeLlm> {
+    let config = FakeLlmConfig {
+        oracle,
         ..FakeLlmConfig::default()
     };
     Ok(FakeLlm::start(SocketAddr::from(([127, 0, 0, 1], 0)), config).await?)

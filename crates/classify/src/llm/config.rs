@@ -114,6 +114,10 @@ pub struct LlmConfig {
     pub idle_linger: Duration,
     /// Requests in flight at once; while all are busy, posts keep gathering in the pool.
     pub max_in_flight: usize,
+    /// A request goes as soon as this many posts wait and a request may start, without
+    /// waiting out the lingers (default 2): two posts share one copy of the system prompt,
+    /// and the second does not wait for a third.
+    pub quick_batch: usize,
     /// The most completion tokens a request may ask for (the per-request budget is 300 plus
     /// 200 per post, capped by this; some models accept no more than 4,096).
     pub max_output_tokens: u32,
@@ -134,7 +138,8 @@ pub struct LlmConfig {
 impl LlmConfig {
     /// A configuration with defaults: 120 s timeout (a full batch's answer takes a while), 4 retries, backoff 0.5–20 s, confidence
     /// 0.9 when missing, posts cut at 8000 characters, 30 posts a request gathered for at
-    /// most 20 ms when the LLM is idle and 1 s while requests are in flight, 8 requests in
+    /// most 1 s (a request carries a long system prompt: two posts in one cost far less than two
+    /// alone), a backlog spread over 8 requests in
     /// flight, at most 16,384 completion tokens, 3 few-shot examples, answers learned from
     /// confidence 0.8,
     /// no fallback, 10 min quota cool-down, prices 0 (the primary starts as a new
@@ -170,8 +175,9 @@ impl LlmConfig {
             max_post_chars: 8000,
             batch_size: DEFAULT_BATCH,
             batch_linger: Duration::from_secs(1),
-            idle_linger: Duration::from_millis(20),
+            idle_linger: Duration::from_secs(1),
             max_in_flight: 8,
+            quick_batch: 2,
             max_output_tokens: 16_384,
             few_shot: 3,
             learn_min_confidence: crate::DEFAULT_LEARN_MIN_CONFIDENCE,
@@ -210,6 +216,7 @@ impl fmt::Debug for LlmConfig {
             .field("batch_linger", &self.batch_linger)
             .field("idle_linger", &self.idle_linger)
             .field("max_in_flight", &self.max_in_flight)
+            .field("quick_batch", &self.quick_batch)
             .field("max_output_tokens", &self.max_output_tokens)
             .field("few_shot", &self.few_shot)
             .field("learn_min_confidence", &self.learn_min_confidence)

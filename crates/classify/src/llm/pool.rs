@@ -153,7 +153,8 @@ impl Inner {
         }
     }
 
-    /// Sends requests while posts wait: at once when a full batch waits; else when no other
+    /// Sends requests while posts wait: at once when a full batch or `quick_batch` posts
+    /// wait (a slot being free); else when no other
     /// request is in flight and no post came in for `idle_linger`, or when the oldest post
     /// waited `batch_linger` (the window in which a post waits for company: requests carry
     /// the long system prompt, so two posts in one cost far less than two alone). Each
@@ -172,6 +173,7 @@ impl Inner {
         let linger = self.config.batch_linger.min(MAX_LINGER);
         let idle_linger = self.config.idle_linger.min(linger);
         let max_in_flight = self.config.max_in_flight.max(1);
+        let quick = self.config.quick_batch.max(1);
         loop {
             let Ok(permit) = self.slots.clone().acquire_owned().await else {
                 self.lock_pool().flushing = false;
@@ -200,7 +202,7 @@ impl Inner {
                     };
                     // A post that goes alone is a full request by itself.
                     if pool.queue.iter().any(|w| w.alone)
-                        || pool.queue.len() >= size
+                        || pool.queue.len() >= size.min(quick)
                         || tokio::time::Instant::now() >= until
                     {
                         let n = spread(pool.queue.len(), max_in_flight, size);

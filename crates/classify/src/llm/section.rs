@@ -48,12 +48,17 @@ pub struct LlmSection {
     #[serde(default = "default_llm_batch_linger_ms")]
     pub batch_linger_ms: u64,
     /// When no request is in flight, a partial request goes once no unsure post came in for
-    /// this long (0-60000 ms; short: a quiet service answers at once, a burst is gathered).
+    /// this long (0-60000 ms; 1000: every request repeats the ~1,500-token system prompt, so
+    /// a post waits up to a second for company; lower it for latency at a higher cost).
     #[serde(default = "default_llm_idle_linger_ms")]
     pub idle_linger_ms: u64,
     /// LLM requests in flight at once (1-64).
     #[serde(default = "default_llm_max_in_flight")]
     pub max_in_flight: usize,
+    /// A request goes as soon as this many unsure posts wait (1-50, 2): two posts share one
+    /// copy of the system prompt, and the second need not wait for a third.
+    #[serde(default = "default_llm_quick_batch")]
+    pub quick_batch: usize,
     /// The most completion tokens one request may ask for (some models allow 4,096 only).
     #[serde(default = "default_llm_max_output_tokens")]
     pub max_output_tokens: u32,
@@ -132,6 +137,7 @@ impl LlmSection {
             batch_linger_ms: default_llm_batch_linger_ms(),
             idle_linger_ms: default_llm_idle_linger_ms(),
             max_in_flight: default_llm_max_in_flight(),
+            quick_batch: default_llm_quick_batch(),
             max_output_tokens: default_llm_max_output_tokens(),
             few_shot: default_llm_few_shot(),
             learn_min_confidence: default_llm_learn_min_confidence(),
@@ -166,6 +172,9 @@ impl LlmSection {
         let idle_linger = linger("llm.idle_linger_ms", self.idle_linger_ms)?;
         if !(1..=64).contains(&self.max_in_flight) {
             return Err(invalid("llm.max_in_flight", "must be between 1 and 64"));
+        }
+        if !(1..=50).contains(&self.quick_batch) {
+            return Err(invalid("llm.quick_batch", "must be between 1 and 50"));
         }
         if self.max_output_tokens < 256 {
             return Err(invalid("llm.max_output_tokens", "must be at least 256"));
@@ -219,6 +228,7 @@ impl LlmSection {
         config.batch_linger = batch_linger;
         config.idle_linger = idle_linger;
         config.max_in_flight = self.max_in_flight;
+        config.quick_batch = self.quick_batch;
         config.max_output_tokens = self.max_output_tokens;
         config.few_shot = self.few_shot;
         config.learn_min_confidence = self.learn_min_confidence;
@@ -246,6 +256,10 @@ fn default_llm_max_in_flight() -> usize {
     8
 }
 
+fn default_llm_quick_batch() -> usize {
+    2
+}
+
 fn default_llm_few_shot() -> usize {
     3
 }
@@ -267,7 +281,7 @@ fn default_llm_batch_linger_ms() -> u64 {
 }
 
 fn default_llm_idle_linger_ms() -> u64 {
-    20
+    1000
 }
 
 fn default_llm_max_output_tokens() -> u32 {
@@ -320,8 +334,16 @@ mod tests {
         assert_eq!(config.max_retries, 3);
         assert_eq!(config.batch_size, 30);
         assert_eq!(config.batch_linger, Duration::from_secs(1));
-        assert_eq!(config.idle_linger, Duration::from_millis(20));
+        assert_eq!(config.idle_linger, Duration::from_secs(1));
         assert_eq!(config.max_in_flight, 8);
+        assert_eq!(config.quick_batch, 2);
+        assert!(config.stream && !config.reasons);
+        let set = section("stream = false\nreasons = true\nquick_batch = 5")
+            .config(Vec::new(), env)
+            .expect("valid");
+        assert!(!set.stream && set.reasons && set.quick_batch == 5);
+        let bad = section("quick_batch = 0").config(Vec::new(), env);
+        assert_eq!(bad.map(|_| ()).map_err(|e| e.key), Err("llm.quick_batch"));
         assert_eq!(config.max_output_tokens, 16_384);
         assert_eq!(config.few_shot, 3);
         assert_eq!(config.learn_min_confidence, 0.8);

@@ -69,5 +69,7 @@ pub fn llm_config(server: &FakeLlm, model: &str) -> LlmConfig {
     // One request at a time: these tests check how requests are filled and re-asked; how a
     // backlog is spread over several requests in flight has a test of its own.
     c.max_in_flight = 1;
+    // …and requests wait to be full (or for the lingers), as these tests count them.
+    c.quick_batch = 50;
     c
 }

@@ -409,7 +409,7 @@ impl Default for ClassifierSection {
         Self {
             kind: ClassifierKind::Auto,
             training_data: None,
-            concurrency: 8,
+            concurrency: 64,
             fallback_after: 3,
             retry_base_ms: 5000,
             retry_max_secs: 600,

@@ -66,6 +66,60 @@ async fn every_subscriber_gets_exactly_the_jobs_that_match_them() {
     assert!(llm.stats().requests > 0);
 }
 
+/// Streamed answers cut halfway through their batch (the connection drops mid-answer): the
+/// verdicts already written are kept, the rest are asked again, and every subscriber still
+/// gets exactly the jobs that match them, once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn answers_cut_halfway_through_a_batch_still_deliver_every_job_once() {
+    use jobwire_testkit::llm::{Fault, FaultPlan};
+    init();
+    let (fake_limits, limits) = scaled_limits(20);
+    let telegram = fake_telegram(Some(fake_limits)).await;
+    let llm = fake_llm(shipped_oracle()).await;
+    // Paced like a model (a few ms a token), so the cuts land while items are being written.
+    llm.state().set_speed(Duration::from_millis(20), 2_000);
+    llm.set_faults(FaultPlan::scripted([
+        Fault::StreamCut,
+        Fault::Ok,
+        Fault::StreamCut,
+        Fault::StreamCut,
+    ]));
+    let (_dir, db) = temp_db().unwrap();
+    let section = jobwire::cli::llm_section(&llm.url(), "fake-model");
+    assert!(section.stream, "answers are streamed by default");
+    let bed = Bed {
+        limits,
+        llm: Some(section),
+        ..Bed::default()
+    };
+    let mut settings = bed.settings(telegram.url(), &db).unwrap();
+    settings.channels = channel_rules();
+    for bot in 0..bed.bots.len() {
+        telegram.block_chat(jobwire::testbed::bot_id(bot), BLOCKED);
+    }
+    let (mut running, store) = jobwire::testbed::start_pipeline(&settings).await.unwrap();
+    jobwire::subscribers::store_all(store.as_ref(), &subscribers())
+        .await
+        .unwrap();
+    ingest_all(&running, &dataset()).await;
+    let counts = running
+        .wait_settled(Duration::from_secs(180))
+        .await
+        .unwrap();
+    running.shutdown().await.unwrap();
+    let stats = llm.stats();
+    assert_eq!(stats.cut_streams, 3, "{stats:?}");
+    assert_eq!(stats.streamed_requests, stats.requests, "{stats:?}");
+    verify(
+        store.as_ref(),
+        &telegram,
+        &bed,
+        &settings.channels,
+        counts.jobs,
+    )
+    .await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn during_an_llm_outage_posts_wait_and_are_classified_when_it_returns() {
     use jobwire_testkit::llm::FaultPlan;

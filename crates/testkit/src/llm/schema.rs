@@ -84,6 +84,8 @@ pub(crate) fn conform(hint: Option<&Value>, schema: &Value, root: &Value, depth:
             let t = json_type(h);
             if types.contains(&t) { t } else { "number" }
         }
+        // Nothing to say where null is allowed: null, as a model writes it.
+        None | Some(Value::Null) if types.contains(&"null") => "null",
         _ => types
             .iter()
             .copied()
@@ -177,7 +179,7 @@ mod tests {
         let out = conform(Some(&hint), &schema, &schema, 0);
         assert_eq!(
             out,
-            json!({"results": [{"id": "1", "is_job": true, "kind": "job", "categories": ["web"], "confidence": 0, "reason": ""}]})
+            json!({"results": [{"id": "1", "is_job": true, "kind": "job", "categories": ["web"], "confidence": null, "reason": ""}]})
         );
     }
 }
