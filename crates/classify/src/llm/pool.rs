@@ -328,9 +328,6 @@ impl Round<'_> {
     /// asked again or fail.
     fn finish(mut self, outcome: Result<Reply, ClassifyError>, spent: &Spent) {
         // The posts still waiting carry the round's cost on to their next request.
-        let open: Vec<usize> = (0..self.batch.len())
-            .filter(|&i| self.batch[i].tx.is_some())
-            .collect();
         let k = self.batch.len() as u64;
         for (j, w) in self.batch.iter_mut().enumerate() {
             if w.tx.is_some() {
@@ -351,9 +348,6 @@ impl Round<'_> {
         self.model = reply.model;
         for item in &reply.items {
             self.take(item, None);
-        }
-        if open.is_empty() {
-            return;
         }
         let mut again = Vec::new();
         for (i, mut w) in self.batch.into_iter().enumerate() {

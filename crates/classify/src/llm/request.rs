@@ -8,6 +8,7 @@ use std::time::{Duration, Instant};
 
 use async_openai::Client;
 use async_openai::config::OpenAIConfig;
+use async_openai::types::chat::CompletionUsage;
 use async_openai::types::chat::{
     ChatCompletionRequestMessage, ChatCompletionRequestSystemMessage,
     ChatCompletionRequestUserMessage, ChatCompletionStreamOptions, CreateChatCompletionRequest,
@@ -240,14 +241,7 @@ impl Inner {
         let content = choice.and_then(|c| c.message.content.as_deref());
         let refusal = choice.and_then(|c| c.message.refusal.as_deref());
         let (tokens_in, cached, tokens_out) = match &response.usage {
-            Some(u) => (
-                u64::from(u.prompt_tokens),
-                u.prompt_tokens_details
-                    .as_ref()
-                    .and_then(|d| d.cached_tokens)
-                    .map_or(0, u64::from),
-                u64::from(u.completion_tokens),
-            ),
+            Some(u) => usage_tokens(u),
             None => {
                 let chars = |s: &str| s.chars().count() as u64;
                 (
@@ -366,14 +360,7 @@ impl Inner {
             }
         }
         let (tokens_in, cached, tokens_out) = match &usage {
-            Some(u) => (
-                u64::from(u.prompt_tokens),
-                u.prompt_tokens_details
-                    .as_ref()
-                    .and_then(|d| d.cached_tokens)
-                    .map_or(0, u64::from),
-                u64::from(u.completion_tokens),
-            ),
+            Some(u) => usage_tokens(u),
             None => (
                 prompt_chars.div_ceil(4),
                 0,
@@ -414,6 +401,18 @@ impl Inner {
             Err(e) => Err(AttemptError::transient(e)),
         }
     }
+}
+
+/// Prompt tokens, the cached part of them, and completion tokens, as the provider billed.
+fn usage_tokens(u: &CompletionUsage) -> (u64, u64, u64) {
+    (
+        u64::from(u.prompt_tokens),
+        u.prompt_tokens_details
+            .as_ref()
+            .and_then(|d| d.cached_tokens)
+            .map_or(0, u64::from),
+        u64::from(u.completion_tokens),
+    )
 }
 
 fn chars(s: &str) -> u64 {
