@@ -112,13 +112,20 @@ impl Pipeline {
         let settings = &parts.settings;
         let (store, queue) = (parts.store.clone(), parts.queue.clone());
         let has = |r: Role| roles.contains(&r);
+        let health = parts.health.clone();
         if has(Role::Parser) || has(Role::Dispatcher) {
-            apply_channels(settings, store.as_ref()).await?;
+            until_available(health.as_deref(), "applying channels", || {
+                apply_channels(settings, store.as_ref())
+            })
+            .await?;
         }
         if has(Role::Dispatcher)
             && let Some(path) = &settings.subscribers_file
         {
-            let n = crate::subscribers::load_file(store.as_ref(), path).await?;
+            let n = until_available(health.as_deref(), "loading subscribers", || {
+                crate::subscribers::load_file(store.as_ref(), path)
+            })
+            .await?;
             tracing::info!(subscribers = n, file = %path.display(), "subscribers loaded");
         }
 
@@ -141,7 +148,10 @@ impl Pipeline {
         let redrive = if is_embedded(settings) {
             redrive(store.as_ref(), queue.as_ref(), Some(Utc::now())).await?
         } else if has(Role::Dispatcher) {
-            redrive(store.as_ref(), queue.as_ref(), None).await?
+            until_available(health.as_deref(), "re-driving unfinished work", || {
+                redrive(store.as_ref(), queue.as_ref(), None)
+            })
+            .await?
         } else {
             Redrive::default()
         };
@@ -245,6 +255,61 @@ impl Pipeline {
     }
 }
 
+/// Whether an error comes from a database or broker that could not be reached (worth
+/// trying again), rather than from bad input.
+pub(crate) fn is_unavailable(e: &anyhow::Error) -> bool {
+    e.chain().any(|c| {
+        c.downcast_ref::<jobwire_store::StoreError>()
+            .is_some_and(jobwire_store::StoreError::is_unavailable)
+            || matches!(
+                c.downcast_ref::<jobwire_queue::QueueError>(),
+                Some(jobwire_queue::QueueError::Backend(_))
+            )
+    })
+}
+
+/// Runs a start-up step of a long-running process (`health` given), trying again with backoff
+/// while the database or broker is unreachable: a role restarted during an outage reports
+/// not-ready on `/readyz` and starts when the service is back instead of exiting. Any other
+/// error (a bad subscribers file, a bad value) fails at once; without `health` (tests, one-shot
+/// commands) every error does.
+async fn until_available<T, F, Fut>(
+    health: Option<&Health>,
+    step: &'static str,
+    mut attempt: F,
+) -> anyhow::Result<T>
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = anyhow::Result<T>>,
+{
+    let mut wait = Duration::from_millis(500);
+    loop {
+        match attempt().await {
+            Ok(v) => {
+                if let Some(h) = health {
+                    h.set("start-up", Ok(()));
+                }
+                return Ok(v);
+            }
+            Err(e) => {
+                let Some(h) = health.filter(|_| is_unavailable(&e)) else {
+                    return Err(e.context(step));
+                };
+                let message =
+                    jobwire_core::secret::redact_url(&format!("{step}: {e:#}").replace('\n', " "));
+                tracing::warn!(
+                    error = %message,
+                    retry_in_ms = wait.as_millis() as u64,
+                    "a service is unreachable during start-up; retrying"
+                );
+                h.set("start-up", Err(message));
+                tokio::time::sleep(wait).await;
+                wait = (wait * 2).min(Duration::from_secs(10));
+            }
+        }
+    }
+}
+
 /// Publishes everything the database says is between stages. With `interrupted_before`,
 /// deliveries left `sending` before then are re-sent too (a single process at start-up).
 pub async fn redrive(
@@ -322,4 +387,62 @@ async fn publish_all<T: jobwire_queue::wire::WireMessage>(
         .try_collect::<Vec<()>>()
         .await?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::{AtomicU32, Ordering};
+
+    use super::*;
+
+    fn unreachable_db() -> anyhow::Error {
+        anyhow::Error::new(jobwire_store::StoreError::Database(
+            sqlx::Error::PoolTimedOut,
+        ))
+        .context("upserting a channel")
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_start_up_step_waits_for_the_database_and_reports_not_ready_meanwhile() {
+        let health = Health::new();
+        let calls = AtomicU32::new(0);
+        let seen_not_ready = AtomicU32::new(0);
+        let out = until_available(Some(&*health), "applying channels", || {
+            let n = calls.fetch_add(1, Ordering::SeqCst);
+            if n > 0 && !health.is_ready() {
+                seen_not_ready.fetch_add(1, Ordering::SeqCst);
+            }
+            async move { if n < 3 { Err(unreachable_db()) } else { Ok(n) } }
+        })
+        .await
+        .expect("succeeds once the database is back");
+        assert_eq!(out, 3);
+        assert_eq!(calls.load(Ordering::SeqCst), 4);
+        assert_eq!(seen_not_ready.load(Ordering::SeqCst), 3);
+        assert!(health.is_ready(), "ready again after the step went through");
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn bad_input_and_one_shot_commands_fail_at_once() {
+        let health = Health::new();
+        let calls = AtomicU32::new(0);
+        let err = until_available(Some(&*health), "loading subscribers", || {
+            calls.fetch_add(1, Ordering::SeqCst);
+            async { Err::<(), _>(anyhow::anyhow!("subscribers_file: line 3: bad chat id")) }
+        })
+        .await
+        .expect_err("bad input is not retried");
+        assert_eq!(calls.load(Ordering::SeqCst), 1);
+        assert!(format!("{err:#}").contains("loading subscribers"));
+        assert!(format!("{err:#}").contains("bad chat id"));
+
+        let calls = AtomicU32::new(0);
+        until_available(None, "applying channels", || {
+            calls.fetch_add(1, Ordering::SeqCst);
+            async { Err::<(), _>(unreachable_db()) }
+        })
+        .await
+        .expect_err("without health (tests, one-shot commands) nothing is retried");
+        assert_eq!(calls.load(Ordering::SeqCst), 1);
+    }
 }

@@ -108,7 +108,11 @@ pub async fn run_roles(
         admin.attach_store(parts.store.clone());
     }
     tracing::info!(?roles, classifier = ?classifiers, "starting");
-    let (mut running, redrive) = Pipeline::start_roles(parts.clone(), &roles, classifiers).await?;
+    // Start-up writes wait for an unreachable database or broker; a stop signal ends the wait.
+    let (mut running, redrive) = tokio::select! {
+        started = Pipeline::start_roles(parts.clone(), &roles, classifiers) => started?,
+        _ = shutdown.cancelled() => return Ok(()),
+    };
     tracing::info!(?redrive, "re-drove unfinished work");
     health.set("pipeline", Ok(()));
     let (watched, token) = (health.clone(), running.shutdown_token());

@@ -77,6 +77,30 @@ pub enum StoreError {
     UnsupportedUrl(String),
 }
 
+impl StoreError {
+    /// Whether the database could not be reached or dropped the connection (down, restarting,
+    /// refusing connections, pool exhausted): the same call is worth making again later.
+    /// Constraint violations, bad values and migrations are not.
+    pub fn is_unavailable(&self) -> bool {
+        match self {
+            StoreError::Database(e) => match e {
+                sqlx::Error::Io(_)
+                | sqlx::Error::Tls(_)
+                | sqlx::Error::PoolTimedOut
+                | sqlx::Error::PoolClosed
+                | sqlx::Error::WorkerCrashed
+                | sqlx::Error::Protocol(_) => true,
+                // Connection exceptions (08…), shutdown in progress, cannot connect now.
+                sqlx::Error::Database(db) => db
+                    .code()
+                    .is_some_and(|c| c.starts_with("08") || c.starts_with("57P")),
+                _ => false,
+            },
+            _ => false,
+        }
+    }
+}
+
 pub type Result<T, E = StoreError> = std::result::Result<T, E>;
 
 /// Opens the store a database URL names: `sqlite://PATH` (or `sqlite:PATH`) for the
