@@ -258,8 +258,8 @@ pub struct CascadeConfig {
 /// The default thresholds: the cheapest pair `jobwire eval --classifier cascade` recommends
 /// on `data/dev.jsonl` (5-fold cross-validated against the oracle: is_job F1 within 1 point
 /// of it, category micro-F1 within 5; see BENCHMARKS.md).
-pub const DEFAULT_THRESHOLD: f32 = 0.8;
-pub const DEFAULT_CATEGORY_THRESHOLD: f32 = 0.8;
+pub const DEFAULT_THRESHOLD: f32 = 0.65;
+pub const DEFAULT_CATEGORY_THRESHOLD: f32 = 0.55;
 
 impl Default for CascadeConfig {
     fn default() -> Self {

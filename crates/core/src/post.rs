@@ -75,10 +75,11 @@ pub struct Verdict {
     pub categories: Vec<CategorySlug>,
     /// Calibrated probability that `is_job` is right, in `0.0..=1.0`.
     pub confidence: f32,
-    /// How sure the categories are, in `0.5..=1.0`: for the local model, the sigmoid of the
-    /// smallest distance (in logits) between a category's probability and its threshold, so
-    /// a category on the edge of being chosen (or dropped) makes it low. 1.0 when there is
-    /// nothing to decide (not a job) and for answers taken as right (the LLM's).
+    /// How sure the categories are, in `0.0..=1.0`: for the local model, the calibrated
+    /// probability that the whole category set is right (the product over the categories of
+    /// the probability that choosing, or not choosing, each one is right), so one category
+    /// on the edge of being chosen (or dropped) makes it low, and several lower still. 1.0
+    /// when there is nothing to decide (not a job) and for answers taken as right (the LLM's).
     pub category_confidence: f32,
 }
 

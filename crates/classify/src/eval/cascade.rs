@@ -71,12 +71,14 @@ pub struct SelfTraining {
 }
 
 /// Thresholds the curve is drawn at.
-pub const CURVE_THRESHOLDS: [f32; 12] = [
-    0.5, 0.6, 0.7, 0.75, 0.8, 0.85, 0.88, 0.9, 0.92, 0.94, 0.96, 0.98,
+pub const CURVE_THRESHOLDS: [f32; 16] = [
+    0.5, 0.55, 0.6, 0.65, 0.7, 0.75, 0.78, 0.8, 0.82, 0.85, 0.88, 0.9, 0.92, 0.94, 0.96, 0.98,
 ];
 
 /// Category thresholds the curve is drawn at (0: routing on is-job alone).
-pub const CURVE_CATEGORY_THRESHOLDS: [f32; 8] = [0.0, 0.6, 0.7, 0.75, 0.8, 0.85, 0.9, 0.95];
+pub const CURVE_CATEGORY_THRESHOLDS: [f32; 16] = [
+    0.0, 0.3, 0.4, 0.5, 0.55, 0.6, 0.65, 0.7, 0.75, 0.78, 0.8, 0.82, 0.85, 0.88, 0.9, 0.95,
+];
 
 /// Evaluates the cascade: per fold, trains the local model on the other folds; the LLM
 /// answers every post once (for the curve and the LLM-alone score); then the real cascade

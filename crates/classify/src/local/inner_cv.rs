@@ -22,7 +22,7 @@ impl LocalModel {
         categories: &[CategorySlug],
         opts: &TrainOptions,
         lexicon: &Arc<Lexicon>,
-    ) -> Option<(Platt, Vec<f32>)> {
+    ) -> Option<(Platt, Vec<f32>, Vec<Platt>)> {
         let k = opts.calibration_folds;
         let n_jobs = prepared.iter().filter(|p| p.label.is_job).count();
         if k < 2 || n_jobs < 2 * k || prepared.len() - n_jobs < 2 * k {
@@ -84,7 +84,21 @@ impl LocalModel {
             opts.category_threshold,
             f64::from(opts.threshold_min_gain),
         );
-        Some((platt, thresholds))
+        // Each head's distance to its threshold, calibrated on whether the category applies:
+        // heads differ in scale (a rare category's scores are flatter), so raw distances do
+        // not compare across heads. A head without positives (or negatives) keeps the
+        // identity.
+        let category_calibration = (0..categories.len())
+            .map(|c| {
+                let t = calibrate::logit(thresholds[c]);
+                let points: Vec<(f32, bool, f32)> = cat_points
+                    .iter()
+                    .map(|pt| (calibrate::logit(pt.p[c]) - t, pt.truth[c], pt.weight))
+                    .collect();
+                Platt::fit(&points).unwrap_or_default()
+            })
+            .collect();
+        Some((platt, thresholds, category_calibration))
     }
 }
 

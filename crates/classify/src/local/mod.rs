@@ -148,6 +148,10 @@ pub struct LocalModel {
     /// Maps the logit of the raw job score to a calibrated probability.
     calibration: Platt,
     category_thresholds: Vec<f32>,
+    /// Per category head, Platt scaling of its distance to its threshold
+    /// (`logit(p) - logit(t)`) into the probability that the category applies, fitted on
+    /// the inner folds' out-of-fold scores. Empty: uncalibrated (older model files).
+    category_calibration: Vec<Platt>,
     max_categories: usize,
     /// Feature hash of each row, in row order.
     vocab: Vec<u32>,

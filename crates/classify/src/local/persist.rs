@@ -44,6 +44,9 @@ struct WireModel {
     #[serde(default)]
     calibration: Platt,
     category_thresholds: Vec<f32>,
+    /// Absent in files of older versions: category confidence from raw margins.
+    #[serde(default)]
+    category_calibration: Vec<Platt>,
     max_categories: usize,
     vocab: Vec<u32>,
     idf: Vec<f32>,
@@ -66,6 +69,7 @@ impl LocalModel {
             kind_blend: self.kind_blend,
             calibration: self.calibration,
             category_thresholds: self.category_thresholds.clone(),
+            category_calibration: self.category_calibration.clone(),
             max_categories: self.max_categories,
             vocab: self.vocab.clone(),
             idf: self.idf.clone(),
@@ -104,6 +108,14 @@ impl LocalModel {
         if !(w.calibration.a.is_finite() && w.calibration.b.is_finite()) {
             return bad("calibration is not finite");
         }
+        if !w.category_calibration.is_empty()
+            && (w.category_calibration.len() != categories.len()
+                || w.category_calibration
+                    .iter()
+                    .any(|c| !(c.a.is_finite() && c.b.is_finite())))
+        {
+            return bad("category calibration does not match the categories");
+        }
         let index = w
             .vocab
             .iter()
@@ -123,6 +135,7 @@ impl LocalModel {
             kind_blend: w.kind_blend,
             calibration: w.calibration,
             category_thresholds: w.category_thresholds,
+            category_calibration: w.category_calibration,
             max_categories: w.max_categories.max(1),
             vocab: w.vocab,
             idf: w.idf,

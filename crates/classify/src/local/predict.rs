@@ -155,6 +155,33 @@ impl LocalModel {
         }
     }
 
+    /// How likely the whole category decision is right. With calibrated heads: the product,
+    /// over the categories, of the calibrated probability that the decision on that category
+    /// (chosen or not) is right, so several categories near their thresholds doubt the set
+    /// more than one. Without (model files from before the calibration):
+    /// [`LocalModel::category_margin`].
+    pub(crate) fn category_certainty(&self, probabilities: &[f32]) -> f32 {
+        if self.category_calibration.len() != probabilities.len() {
+            return self.category_margin(probabilities);
+        }
+        let chosen = calibrate::choose_categories(
+            probabilities,
+            &self.category_thresholds,
+            self.max_categories,
+        );
+        probabilities
+            .iter()
+            .zip(&self.category_calibration)
+            .zip(&self.category_thresholds)
+            .enumerate()
+            .map(|(c, ((&p, cal), &t))| {
+                let q = cal.apply(logit(p) - logit(t));
+                if chosen.contains(&c) { q } else { 1.0 - q }
+            })
+            .product::<f32>()
+            .clamp(0.0, 1.0)
+    }
+
     /// Classifies one text. Never fails and never panics; categories are always members of
     /// the configured set, and only jobs get categories. `confidence` is the calibrated
     /// probability that `is_job` is right: `max(p, 1 - p)` of [`LocalModel::job_probability`].
@@ -188,7 +215,7 @@ impl LocalModel {
         };
         let confidence = if is_job { p_job } else { 1.0 - p_job };
         let category_confidence = if is_job {
-            self.category_margin(&s.categories)
+            self.category_certainty(&s.categories)
         } else {
             1.0
         };

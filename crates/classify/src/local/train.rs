@@ -102,9 +102,10 @@ impl LocalModel {
             let model = Self::fit(&prepared, &all, categories, opts, &lexicon);
             (model, calibration.join().ok().flatten())
         });
-        if let Some((calibration, thresholds)) = calibration {
+        if let Some((calibration, thresholds, category_calibration)) = calibration {
             model.calibration = calibration;
             model.category_thresholds = thresholds;
+            model.category_calibration = category_calibration;
         }
         let mut fps: Vec<u64> = examples
             .iter()
@@ -163,6 +164,7 @@ impl LocalModel {
             kind_blend: opts.kind_blend.clamp(0.0, 1.0),
             calibration: Platt::default(),
             category_thresholds: vec![opts.category_threshold; categories.len()],
+            category_calibration: Vec::new(),
             max_categories: opts.max_categories.max(1),
             vocab: Vec::with_capacity(kept.len()),
             idf: Vec::with_capacity(kept.len()),
