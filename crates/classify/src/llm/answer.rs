@@ -130,9 +130,12 @@ pub(crate) fn item_id(item: &Value) -> Option<&str> {
 
 /// One item as the schema describes it. `confidence`, `reason` and `extraction` may be
 /// missing (a provider without strict mode); a wrong type anywhere else makes it invalid.
+/// `is_job` is not asked for since `classify.v4` (a job is `kind: "job"`, one field fewer
+/// to write per post); a model that still writes it must agree with its `kind`.
 #[derive(Deserialize)]
 struct WireItem {
-    is_job: bool,
+    #[serde(default)]
+    is_job: Option<bool>,
     kind: String,
     categories: Vec<String>,
     #[serde(default)]
@@ -176,15 +179,17 @@ pub(crate) fn check_item(
         let shown: String = w.kind.chars().take(20).collect();
         return ItemCheck::Invalid(format!("unknown kind {shown:?}"));
     };
-    if w.is_job != (kind == PostKind::Job) {
+    let is_job = kind == PostKind::Job;
+    if let Some(said) = w.is_job
+        && said != is_job
+    {
         return ItemCheck::Invalid(format!(
-            "is_job {} disagrees with kind {}",
-            w.is_job,
+            "is_job {said} disagrees with kind {}",
             kind.as_str()
         ));
     }
     let mut categories: Vec<CategorySlug> = Vec::new();
-    if w.is_job {
+    if is_job {
         for c in &w.categories {
             match slugs.iter().find(|s| s.as_str() == c) {
                 Some(s) if !categories.contains(s) => categories.push(s.clone()),
@@ -200,7 +205,7 @@ pub(crate) fn check_item(
         Some(c) if c.is_finite() => (c as f32).clamp(0.0, 1.0),
         _ => assumed_confidence.clamp(0.0, 1.0),
     };
-    let extraction = if w.is_job {
+    let extraction = if is_job {
         w.extraction
             .as_ref()
             .map(to_extraction)
@@ -210,7 +215,7 @@ pub(crate) fn check_item(
     };
     let checked = Checked {
         verdict: Verdict {
-            is_job: w.is_job,
+            is_job,
             kind,
             categories,
             confidence,
@@ -380,7 +385,7 @@ mod tests {
     }
 
     fn item(extra: Value) -> Value {
-        let mut base = json!({"id": "p1", "is_job": true, "kind": "job", "categories": ["web"],
+        let mut base = json!({"id": "p1", "kind": "job", "categories": ["web"],
             "confidence": 0.8, "reason": "r", "extraction": null});
         for (k, v) in extra.as_object().unwrap() {
             base[k] = v.clone();
@@ -407,8 +412,9 @@ mod tests {
         for bad in [
             json!({"kind": "vacancy"}),
             json!({"is_job": "yes"}),
+            // Older prompts' `is_job`, when a model still writes it, must agree with `kind`.
             json!({"is_job": false}),
-            json!({"kind": "resume"}),
+            json!({"is_job": true, "kind": "resume"}),
             json!({"categories": "web"}),
         ] {
             assert!(
@@ -419,9 +425,13 @@ mod tests {
                 "{bad}"
             );
         }
+        let ItemCheck::Valid(old) = check_item(&item(json!({"is_job": true})), &s, 0.9) else {
+            panic!("an agreeing is_job is accepted");
+        };
+        assert!(old.verdict.is_job);
         let ItemCheck::Valid(ad) = check_item(
             &item(
-                json!({"is_job": false, "kind": "ad", "categories": ["web"], "confidence": 7.0,
+                json!({"kind": "ad", "categories": ["web"], "confidence": 7.0,
                 "extraction": {"title": "x"}}),
             ),
             &s,

@@ -2,9 +2,9 @@
 //! fallback endpoint), several posts per request, strict JSON-schema output, retries with
 //! backoff, and validation of every answered item.
 //!
-//! # Protocol (`classify.v3`)
+//! # Protocol (`classify.v4`)
 //!
-//! * System message: `prompts/classify.v3.md` with the configured categories and the curated
+//! * System message: `prompts/classify.v4.md` with the configured categories and the curated
 //!   examples that use only configured categories ([`system_prompt`]). It is built once and
 //!   is byte-identical in every request, so providers' prompt caching applies to it.
 //! * User message: first the [few-shot examples](FewShot) people labeled that are most
@@ -17,7 +17,8 @@
 //!   "system:", answer-shaped JSON, in English and Russian) goes in a request of its own, so
 //!   it cannot steer the answers for other posts.
 //! * `response_format`: `json_schema`, strict ([`response_schema`]), compact:
-//!   `{"items":[{"id","is_job","kind","categories","confidence","extraction":{...}|null}]}`,
+//!   `{"items":[{"id","kind","categories","confidence","extraction":{...}|null}]}` (a job
+//!   is `kind: "job"`; earlier versions also asked for a redundant `is_job`),
 //!   with `"reason"` only when [`LlmConfig::reasons`] asks for it. Output tokens are what a
 //!   subscriber waits for: the prompt asks for short fields and one item per post in order.
 //! * `stream: true` ([`LlmConfig::stream`], with `stream_options.include_usage`): each item
@@ -31,8 +32,8 @@
 //! without strict structured output answer so); an answer cut short (out of tokens) keeps
 //! its complete items and the rest are asked again. Content with no usable JSON or no
 //! `items` array is a failed attempt (retried with backoff). Otherwise every item is checked on its own: an unknown id is ignored, for a
-//! duplicate id the first item wins, `kind` must be `job`/`resume`/`ad`/`chatter` and agree
-//! with `is_job`, categories outside the configured set are dropped (never fatal), and the
+//! duplicate id the first item wins, `kind` must be `job`/`resume`/`ad`/`chatter` (and agree
+//! with `is_job` when a model still writes one), categories outside the configured set are dropped (never fatal), and the
 //! extraction (jobs only) is cleaned field by field: the title is one line of at most
 //! `MAX_TITLE_CHARS` characters; at most `MAX_SKILLS` distinct skills; a budget needs a
 //! finite positive `min`, a currency of 3–4 letters (uppercased) and a basis

@@ -13,10 +13,10 @@ const REASON_RULE: &str = "- `reason`: a short phrase (at most 12 words, in Engl
 /// the rule for `reason` when reasons are asked for (else nothing), and the curated
 /// examples at its end (`Post:` / `Answer:` line pairs) are kept when every category they
 /// answer is configured.
-pub const PROMPT_TEMPLATE: &str = include_str!("../../../../prompts/classify.v3.md");
+pub const PROMPT_TEMPLATE: &str = include_str!("../../../../prompts/classify.v4.md");
 
 /// The prompt version recorded with every verdict.
-pub const PROMPT_VERSION: &str = "classify.v3";
+pub const PROMPT_VERSION: &str = "classify.v4";
 
 /// The header of the few-shot part of the user message.
 pub(crate) const EXAMPLES_HEADER: &str =
@@ -61,7 +61,6 @@ pub fn response_schema(categories: &[CategorySlug], reasons: bool) -> Value {
     });
     let mut properties = json!({
         "id": {"type": "string"},
-        "is_job": {"type": "boolean"},
         "kind": {"type": "string", "enum": ["job", "resume", "ad", "chatter"]},
         "categories": {
             "type": "array",
@@ -69,7 +68,7 @@ pub fn response_schema(categories: &[CategorySlug], reasons: bool) -> Value {
         },
         "confidence": {"type": "number"},
     });
-    let mut required = vec!["id", "is_job", "kind", "categories", "confidence"];
+    let mut required = vec!["id", "kind", "categories", "confidence"];
     if reasons {
         properties["reason"] = json!({"type": "string"});
         required.push("reason");
@@ -157,7 +156,6 @@ pub(crate) fn user_message(
             let cats: Vec<&str> = e.categories.iter().map(CategorySlug::as_str).collect();
             let line = json!({
                 "text": cut(&e.text, MAX_EXAMPLE_CHARS.min(max_chars)),
-                "is_job": e.is_job,
                 "kind": e.kind.as_str(),
                 "categories": cats,
             });

@@ -422,9 +422,10 @@ pub(super) async fn chat_completions(State(st): State<LlmState>, body: Bytes) ->
     .into_response()
 }
 
-/// Characters per streamed piece (OpenAI sends about a token per chunk; a few tokens keep
-/// the fake's event count reasonable).
-const STREAM_PIECE_CHARS: usize = 16;
+/// Characters per streamed piece: about one token, as OpenAI sends them (an item is
+/// complete when the piece with its closing brace arrives, so coarser pieces would add
+/// their own delay to every item).
+const STREAM_PIECE_CHARS: usize = 4;
 
 /// An answer sent as server-sent events, as OpenAI streams one: a first chunk with the
 /// role, the content in pieces paced at the model's speed after its time to first token, a
