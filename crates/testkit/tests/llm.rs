@@ -451,7 +451,7 @@ async fn v2_answers_items_with_extractions_and_logs_requests() {
     let ex = &items[0]["extraction"];
     assert_eq!(
         ex["budget"],
-        json!({"min": 15000.0, "max": null, "currency": "RUB", "basis": "fixed"})
+        json!({"min": 15000, "max": null, "currency": "RUB", "basis": "fixed"})
     );
     assert_eq!(
         (

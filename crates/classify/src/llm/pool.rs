@@ -99,6 +99,24 @@ fn drop_foreign_contact(mut checked: Checked, text: &str, post: &str) -> Checked
     checked
 }
 
+/// A job's extraction completed with what the rules of [`jobwire_core::extract`] find as
+/// well as a model: the contact (copied from the post) and the work mode (a keyword), which
+/// `classify.v4` no longer asks for. A field the model did give is kept.
+fn with_rule_fields(mut checked: Checked, text: &str) -> Checked {
+    if !checked.verdict.is_job {
+        return checked;
+    }
+    let mut ex = checked.extraction.take().unwrap_or_default();
+    if ex.contact.is_none() {
+        ex.contact = jobwire_core::extract::extract_contact(text);
+    }
+    if ex.work_mode.is_none() {
+        ex.work_mode = jobwire_core::extract::extract_work_mode(text);
+    }
+    checked.extraction = (ex != jobwire_core::extract::Extraction::default()).then_some(ex);
+    checked
+}
+
 /// How many of `waiting` posts the next request carries: the backlog spread over every
 /// request that may be in flight, at most `size`. A streamed answer settles its posts one
 /// after another, so the last post of a request waits for the whole answer: a burst split
@@ -247,6 +265,7 @@ impl Inner {
             batch,
             seen: HashSet::new(),
             model: self.config.model.clone(),
+            sent: tokio::time::Instant::now(),
         };
         let (outcome, spent) = {
             let mut sink = |item: Value, estimate: Spent, model: &str| {
@@ -269,6 +288,8 @@ struct Round<'a> {
     seen: HashSet<usize>,
     /// The configured model of the endpoint that answers (updated from the reply).
     model: String,
+    /// When the request went out.
+    sent: tokio::time::Instant,
 }
 
 impl Round<'_> {
@@ -288,6 +309,7 @@ impl Round<'_> {
             tracing::warn!(id, "LLM answered a post twice; the first answer is kept");
             return;
         }
+        let of = self.batch.len();
         let w = &mut self.batch[i];
         let checked = match check_item(item, &inner.slugs, inner.config.assumed_confidence) {
             ItemCheck::Valid(c) => c,
@@ -303,8 +325,17 @@ impl Round<'_> {
                 return;
             }
         };
-        let checked = drop_foreign_contact(checked, &w.text, &w.post);
-        tracing::debug!(post = %w.post, reason = %checked.reason, "LLM verdict");
+        let checked = with_rule_fields(drop_foreign_contact(checked, &w.text, &w.post), &w.text);
+        tracing::debug!(
+            post = %w.post,
+            reason = %checked.reason,
+            is_job = checked.verdict.is_job,
+            position = i,
+            of,
+            pooled_ms = self.sent.saturating_duration_since(w.queued_at).as_millis() as u64,
+            answered_ms = self.sent.elapsed().as_millis() as u64,
+            "LLM verdict"
+        );
         let Some(tx) = w.tx.take() else { return };
         let mut s = w.share;
         if let Some(share) = share {
@@ -379,5 +410,61 @@ impl Round<'_> {
             tracing::info!(ids = ?ids, "re-asking the LLM for posts its answer lacked");
             self.inner.enqueue(again, true);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use jobwire_core::extract::{Extraction, WorkMode};
+    use jobwire_core::{PostKind, Verdict};
+
+    use super::*;
+
+    fn checked(kind: PostKind, extraction: Option<Extraction>) -> Checked {
+        Checked {
+            verdict: Verdict {
+                is_job: kind == PostKind::Job,
+                kind,
+                categories: Vec::new(),
+                confidence: 0.9,
+                category_confidence: 1.0,
+            },
+            extraction,
+            reason: String::new(),
+        }
+    }
+
+    #[test]
+    fn a_jobs_contact_and_work_mode_come_from_the_post() {
+        let text = "Нужен лендинг на Tilda, работа удалённо. Пишите @shop_owner";
+        let model = Extraction {
+            title: Some("Лендинг на Tilda".into()),
+            ..Extraction::default()
+        };
+        let job = with_rule_fields(checked(PostKind::Job, Some(model)), text);
+        let ex = job.extraction.expect("an extraction");
+        assert_eq!(ex.title.as_deref(), Some("Лендинг на Tilda"));
+        assert_eq!(ex.contact.as_deref(), Some("@shop_owner"));
+        assert_eq!(ex.work_mode, Some(WorkMode::Remote));
+
+        // A job the model gave nothing for still gets what the post states.
+        let bare = with_rule_fields(checked(PostKind::Job, None), text);
+        assert_eq!(
+            bare.extraction.and_then(|e| e.contact).as_deref(),
+            Some("@shop_owner")
+        );
+        // What the model did give is kept; a post without either gets neither.
+        let given = Extraction {
+            contact: Some("https://t.me/shop_owner".into()),
+            work_mode: Some(WorkMode::Hybrid),
+            ..Extraction::default()
+        };
+        let kept = with_rule_fields(checked(PostKind::Job, Some(given.clone())), text);
+        assert_eq!(kept.extraction, Some(given));
+        let plain = with_rule_fields(checked(PostKind::Job, None), "Нужен лендинг на Tilda");
+        assert_eq!(plain.extraction, None);
+        // A non-job gets no extraction at all.
+        let resume = with_rule_fields(checked(PostKind::Resume, None), text);
+        assert_eq!(resume.extraction, None);
     }
 }

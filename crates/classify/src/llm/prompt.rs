@@ -31,7 +31,9 @@ pub(crate) const MAX_EXAMPLE_CHARS: usize = 600;
 /// The JSON schema of an answer for the given categories (strict mode: every property is
 /// required, nullable ones are typed `[T, "null"]`, no additional properties). Compact: the
 /// extraction is `null` for non-jobs, and `reason` is there only when `reasons` asks for it
-/// (output tokens are what a subscriber waits for).
+/// (output tokens are what a subscriber waits for). The contact and the work mode are not
+/// asked for: the rules of `jobwire_core::extract` find them as well (a contact is copied
+/// from the post, a work mode is a keyword), and they would be a sixth of a job's item.
 pub fn response_schema(categories: &[CategorySlug], reasons: bool) -> Value {
     let slugs: Vec<&str> = categories.iter().map(CategorySlug::as_str).collect();
     let nullable_string = json!({"type": ["string", "null"]});
@@ -52,11 +54,9 @@ pub fn response_schema(categories: &[CategorySlug], reasons: bool) -> Value {
             "title": nullable_string,
             "budget": budget,
             "deadline": nullable_string,
-            "work_mode": {"type": ["string", "null"], "enum": ["remote", "on_site", "hybrid", null]},
-            "skills": {"type": "array", "items": {"type": "string"}},
-            "contact": nullable_string
+            "skills": {"type": "array", "items": {"type": "string"}}
         },
-        "required": ["title", "budget", "deadline", "work_mode", "skills", "contact"],
+        "required": ["title", "budget", "deadline", "skills"],
         "additionalProperties": false
     });
     let mut properties = json!({

@@ -24,6 +24,15 @@ pub(super) fn parse_posts(message: &str) -> Option<Vec<Value>> {
     })
 }
 
+/// An amount as a model writes it: `45000`, not `45000.0`.
+fn number(x: f64) -> Value {
+    if x.fract() == 0.0 && x.abs() < 1e15 {
+        json!(x as i64)
+    } else {
+        json!(x)
+    }
+}
+
 /// The extraction JSON of the `classify.v2` schema (every key present, `null` when unknown).
 fn extraction_json(e: Option<&Extraction>) -> Value {
     let empty = Extraction::default();
@@ -34,7 +43,7 @@ fn extraction_json(e: Option<&Extraction>) -> Value {
             BudgetBasis::Hourly => "hourly",
             BudgetBasis::Monthly => "monthly",
         };
-        json!({"min": b.min, "max": b.max, "currency": b.currency, "basis": basis})
+        json!({"min": number(b.min), "max": b.max.map(number), "currency": b.currency, "basis": basis})
     });
     json!({
         "title": e.title,
