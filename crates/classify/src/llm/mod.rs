@@ -18,7 +18,9 @@
 //!   it cannot steer the answers for other posts.
 //! * `response_format`: `json_schema`, strict ([`response_schema`]), compact:
 //!   `{"items":[{"id","kind","categories","confidence","extraction":{...}|null}]}` (a job
-//!   is `kind: "job"`; earlier versions also asked for a redundant `is_job`),
+//!   is `kind: "job"`; earlier versions also asked for a redundant `is_job`; the extraction
+//!   is the title, budget, deadline and skills — the contact and the work mode are added
+//!   from the post by the rules of `jobwire_core::extract`),
 //!   with `"reason"` only when [`LlmConfig::reasons`] asks for it. Output tokens are what a
 //!   subscriber waits for: the prompt asks for short fields and one item per post in order.
 //! * `stream: true` ([`LlmConfig::stream`], with `stream_options.include_usage`): each item
