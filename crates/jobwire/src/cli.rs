@@ -181,6 +181,32 @@ pub enum Command {
         #[command(subcommand)]
         action: BroadcastAction,
     },
+    /// Admin accounts of the web panel (argon2id hashes in the database).
+    Admin {
+        #[command(subcommand)]
+        action: AdminAction,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum AdminAction {
+    /// Creates an account; the password is read from standard input (one line).
+    Create {
+        /// 3-32 latin letters, digits, `_`, `.` or `-` (stored lower-cased).
+        #[arg(long)]
+        username: String,
+        /// Read the password from standard input (the only way: an argument would show in
+        /// the process list).
+        #[arg(long, required = true)]
+        password_stdin: bool,
+    },
+    /// Replaces an account's password, read from standard input (one line).
+    SetPassword {
+        #[arg(long)]
+        username: String,
+        #[arg(long, required = true)]
+        password_stdin: bool,
+    },
 }
 
 #[derive(Debug, Subcommand)]

@@ -91,6 +91,44 @@ pub async fn execute(cli: Cli) -> anyhow::Result<()> {
             );
             Ok(())
         }
+        Command::Admin { action } => {
+            use std::io::Read as _;
+            let (cli::AdminAction::Create { username, .. }
+            | cli::AdminAction::SetPassword { username, .. }) = action;
+            // Checked before anything is read or opened.
+            crate::admin_accounts::username(username)?;
+            // A terminal is asked without echo; a pipe is read to its end (one line).
+            let stdin = std::io::stdin();
+            let input = if std::io::IsTerminal::is_terminal(&stdin) {
+                eprint!("Password for {}: ", username.trim());
+                crate::telegram::read_hidden(&mut stdin.lock(), &stdin)
+                    .context("reading the password")?
+            } else {
+                let mut input = String::new();
+                stdin
+                    .take(64 * 1024)
+                    .read_to_string(&mut input)
+                    .context("reading the password from standard input")?;
+                input
+            };
+            let password = crate::admin_accounts::password_from_input(&input)?;
+            let settings = cli::settings(&cli)?;
+            let store = pipeline::open_store(&settings).await?;
+            match action {
+                cli::AdminAction::Create { .. } => {
+                    let name =
+                        crate::admin_accounts::create(store.as_ref(), username, password).await?;
+                    println!("admin {name} created");
+                }
+                cli::AdminAction::SetPassword { .. } => {
+                    let name =
+                        crate::admin_accounts::set_password(store.as_ref(), username, password)
+                            .await?;
+                    println!("admin {name}: password changed");
+                }
+            }
+            Ok(())
+        }
         Command::Broadcast { action } => {
             let settings = cli::settings(&cli)?;
             let store = pipeline::open_store(&settings).await?;

@@ -2,6 +2,7 @@
 //! commands of the `jobwire` binary. The binary itself (`main.rs`) only parses the command
 //! line and calls into this library, so integration tests drive exactly what users run.
 
+pub mod admin_accounts;
 pub mod admin_api;
 pub mod bench;
 pub mod bench_distributed;

@@ -12,6 +12,7 @@
 //! crate; both databases run the same queries (one file per concern: `channels.rs`, `posts.rs`,
 //! …) and pass the same test suite.
 
+mod admins;
 mod billing;
 mod broadcasts;
 mod cards;
@@ -36,6 +37,7 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 
+pub use admins::{AdminRow, AdminStore};
 pub use billing::{
     AccessPeriodId, AccessPeriodRow, BillingCounts, BillingStore, Grant, InvoiceRow, LedgerId,
     LedgerKind, LedgerRow, LedgerSource, NewInvoice, NewLedgerEntry, PaymentOutcome, access_of,
@@ -131,6 +133,7 @@ pub trait Store:
     + CardStore
     + BroadcastStore
     + PlacementStore
+    + AdminStore
     + Send
     + Sync
     + std::fmt::Debug

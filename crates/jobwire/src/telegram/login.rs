@@ -52,7 +52,10 @@ fn read_answer(input: &mut impl BufRead) -> std::io::Result<String> {
 /// terminal. A Ctrl-C still ends the process at once, which can leave the terminal without
 /// echo (`stty echo` brings it back).
 #[cfg(unix)]
-fn read_hidden(input: &mut impl BufRead, fd: impl std::os::fd::AsFd) -> std::io::Result<String> {
+pub(crate) fn read_hidden(
+    input: &mut impl BufRead,
+    fd: impl std::os::fd::AsFd,
+) -> std::io::Result<String> {
     use rustix::termios::{LocalModes, OptionalActions, isatty, tcgetattr, tcsetattr};
 
     /// Puts the terminal's settings back when dropped.
@@ -77,7 +80,7 @@ fn read_hidden(input: &mut impl BufRead, fd: impl std::os::fd::AsFd) -> std::io:
 
 /// Elsewhere there is no portable way to hide input: read the line as it comes.
 #[cfg(not(unix))]
-fn read_hidden<F>(input: &mut impl BufRead, _fd: F) -> std::io::Result<String> {
+pub(crate) fn read_hidden<F>(input: &mut impl BufRead, _fd: F) -> std::io::Result<String> {
     read_answer(input)
 }
 

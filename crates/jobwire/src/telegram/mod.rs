@@ -20,6 +20,7 @@
 mod alerts;
 pub(crate) mod doctor;
 mod login;
+pub(crate) use login::read_hidden;
 mod reader;
 mod reader_store;
 mod section;

@@ -209,3 +209,107 @@ fn a_malformed_export_message_is_reported_skipped_and_counted_unless_strict() {
         "the bad message is named: {stderr}"
     );
 }
+
+/// `jobwire admin create` with `password` on standard input.
+fn admin(action: &str, username: &str, password: &str, db: &str) -> Output {
+    use std::io::Write as _;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_jobwire"))
+        .args(["admin", action, "--username", username, "--password-stdin"])
+        .env_remove("JOBWIRE_CONFIG")
+        .env("RUST_LOG", "info")
+        .env("JOBWIRE__DATABASE__URL", db)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("jobwire runs");
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(password.as_bytes())
+        .unwrap();
+    child.wait_with_output().unwrap()
+}
+
+#[tokio::test]
+async fn an_admin_account_is_created_from_a_password_on_stdin_and_never_shown() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = format!("sqlite://{}", dir.path().join("j.db").display());
+    let secret = "correct horse battery staple";
+    let shown = |o: &Output| {
+        format!(
+            "{}{}",
+            String::from_utf8_lossy(&o.stdout),
+            String::from_utf8_lossy(&o.stderr)
+        )
+    };
+
+    let out = admin("create", "Alice", &format!("{secret}\n"), &db);
+    assert!(out.status.success(), "{}", shown(&out));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout).trim(),
+        "admin alice created"
+    );
+    assert!(!shown(&out).contains(secret));
+
+    // The database holds an argon2id hash that verifies the password, not the password.
+    let store = jobwire_store::open(&db).await.unwrap();
+    let row = store.admin_by_username("alice").await.unwrap().unwrap();
+    assert!(row.password_hash.starts_with("$argon2id$"));
+    assert!(jobwire::admin_accounts::verify_password(
+        secret,
+        &row.password_hash
+    ));
+    assert!(!jobwire::admin_accounts::verify_password(
+        "wrong password!",
+        &row.password_hash
+    ));
+
+    // A second account of the same name (any case), a short password, a bad name and a
+    // missing --password-stdin are refused with one clear line each; nothing changes.
+    for (args, password, expected) in [
+        (("create", "ALICE"), format!("{secret}\n"), "exists"),
+        (("create", "bob"), "short\n".to_owned(), "too short"),
+        (
+            ("create", "<b>bob</b>"),
+            format!("{secret}\n"),
+            "a username is",
+        ),
+        (
+            ("set-password", "carol"),
+            format!("{secret}\n"),
+            "no admin \"carol\"",
+        ),
+    ] {
+        let out = admin(args.0, args.1, &password, &db);
+        let text = shown(&out);
+        assert!(!out.status.success(), "{args:?}: {text}");
+        assert!(text.contains(expected), "{args:?}: {text}");
+        assert!(
+            !text.contains(secret) && !text.contains("short\n"),
+            "{text}"
+        );
+    }
+    let without = jobwire(
+        &["admin", "create", "--username", "dave"],
+        &[("JOBWIRE__DATABASE__URL", &db)],
+    );
+    assert!(!without.status.success());
+    assert!(String::from_utf8_lossy(&without.stderr).contains("--password-stdin"));
+    assert_eq!(store.admin_by_username("bob").await.unwrap(), None);
+    assert_eq!(store.admin_by_username("dave").await.unwrap(), None);
+
+    // The password can be changed; the old one stops working.
+    let out = admin("set-password", "alice", "another long password\n", &db);
+    assert!(out.status.success(), "{}", shown(&out));
+    let row = store.admin_by_username("alice").await.unwrap().unwrap();
+    assert!(jobwire::admin_accounts::verify_password(
+        "another long password",
+        &row.password_hash
+    ));
+    assert!(!jobwire::admin_accounts::verify_password(
+        secret,
+        &row.password_hash
+    ));
+}

@@ -70,6 +70,7 @@ macro_rules! every_check {
             check_placement_lifecycle,
             check_placement_refusals_and_refunds,
             check_placement_leftovers_are_refunded,
+            check_admin_accounts,
         );
     };
 }
@@ -1258,6 +1259,56 @@ pub async fn measure_claim_batches(store: &dyn Store, backend: &str) {
 }
 
 /// Source state: put, overwrite, get, list by namespace.
+/// Admin accounts: one per username; the hash is replaced in place; `Debug` hides it.
+pub async fn check_admin_accounts(store: &dyn Store) {
+    assert_eq!(store.admin_by_username("alice").await.unwrap(), None);
+    let id = store
+        .create_admin(
+            "alice",
+            "$argon2id$v=19$m=19456,t=2,p=1$c2FsdA$aGFzaA",
+            t0(),
+        )
+        .await
+        .unwrap()
+        .expect("a new account");
+    assert_eq!(
+        store
+            .create_admin("alice", "$argon2id$other", t0() + secs(1))
+            .await
+            .unwrap(),
+        None,
+        "a taken username is refused"
+    );
+    let a = store.admin_by_username("alice").await.unwrap().unwrap();
+    assert_eq!(
+        (a.id, a.username.as_str(), a.created_at, a.updated_at),
+        (id, "alice", t0(), t0())
+    );
+    assert_eq!(
+        a.password_hash,
+        "$argon2id$v=19$m=19456,t=2,p=1$c2FsdA$aGFzaA"
+    );
+    assert!(!format!("{a:?}").contains("argon2id"), "{a:?}");
+    assert_eq!(store.admin_by_username("Alice").await.unwrap(), None);
+    assert!(
+        store
+            .set_admin_password("alice", "$argon2id$new", t0() + secs(5))
+            .await
+            .unwrap()
+    );
+    assert!(
+        !store
+            .set_admin_password("bob", "$argon2id$new", t0())
+            .await
+            .unwrap()
+    );
+    let a = store.admin_by_username("alice").await.unwrap().unwrap();
+    assert_eq!(
+        (a.password_hash.as_str(), a.created_at, a.updated_at),
+        ("$argon2id$new", t0(), t0() + secs(5))
+    );
+}
+
 pub async fn check_source_state(store: &dyn Store) {
     assert_eq!(store.state_get("tg.cursor", "@a").await.unwrap(), None);
     store

@@ -1,0 +1,178 @@
+//! Admin accounts of the web panel: usernames, password rules and argon2id hashes.
+//! `jobwire admin create --username NAME --password-stdin` makes one; the panel's login
+//! checks a password with [`verify_password`]. Passwords are read from standard input only
+//! (never an argument, which other users of the machine can see in the process list) and
+//! never printed, logged or stored.
+
+use argon2::Argon2;
+use argon2::password_hash::phc::PasswordHash;
+use argon2::password_hash::{PasswordHasher, PasswordVerifier};
+use chrono::Utc;
+use jobwire_store::Store;
+
+/// The shortest password accepted, in characters.
+pub const MIN_PASSWORD_CHARS: usize = 12;
+/// The longest password accepted, in characters (hashing is deliberately slow).
+pub const MAX_PASSWORD_CHARS: usize = 1024;
+
+#[derive(Debug, thiserror::Error)]
+pub enum AccountError {
+    #[error("a username is 3-32 characters: latin letters, digits, `_`, `.` or `-` (got {0:?})")]
+    BadUsername(String),
+    #[error(
+        "the password must be {MIN_PASSWORD_CHARS}-{MAX_PASSWORD_CHARS} characters on one line (got {0})"
+    )]
+    BadPassword(&'static str),
+    #[error(
+        "admin {0:?} exists; `jobwire admin set-password --username {0} --password-stdin` changes its password"
+    )]
+    Exists(String),
+    #[error("there is no admin {0:?}; `jobwire admin create` makes one")]
+    Unknown(String),
+    #[error("hashing the password: {0}")]
+    Hash(String),
+    #[error(transparent)]
+    Store(#[from] jobwire_store::StoreError),
+}
+
+/// A username as stored: trimmed and lower-cased (`Alice` and `alice` are one account).
+pub fn username(raw: &str) -> Result<String, AccountError> {
+    let name = raw.trim().to_lowercase();
+    let ok = (3..=32).contains(&name.chars().count())
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-'));
+    if ok {
+        Ok(name)
+    } else {
+        Err(AccountError::BadUsername(raw.chars().take(40).collect()))
+    }
+}
+
+/// The password in what was read from standard input: one line, its line ending dropped
+/// (spaces inside and at the ends are part of it).
+pub fn password_from_input(input: &str) -> Result<&str, AccountError> {
+    let pw = input
+        .strip_suffix("\r\n")
+        .or_else(|| input.strip_suffix('\n'))
+        .unwrap_or(input);
+    if pw.contains(['\n', '\r']) {
+        return Err(AccountError::BadPassword("several lines"));
+    }
+    let n = pw.chars().count();
+    if n < MIN_PASSWORD_CHARS {
+        return Err(AccountError::BadPassword("too short"));
+    }
+    if n > MAX_PASSWORD_CHARS {
+        return Err(AccountError::BadPassword("too long"));
+    }
+    if pw.trim().is_empty() {
+        return Err(AccountError::BadPassword("only spaces"));
+    }
+    Ok(pw)
+}
+
+/// An argon2id hash of `password` with a fresh random salt, in PHC string form (OWASP's
+/// parameters: 19 MiB, 2 passes, 1 lane).
+pub fn hash_password(password: &str) -> Result<String, AccountError> {
+    Argon2::default()
+        .hash_password(password.as_bytes())
+        .map(|h| h.to_string())
+        .map_err(|e| AccountError::Hash(e.to_string()))
+}
+
+/// Whether `password` matches a stored hash (a malformed hash matches nothing).
+pub fn verify_password(password: &str, phc: &str) -> bool {
+    PasswordHash::new(phc).is_ok_and(|h| {
+        Argon2::default()
+            .verify_password(password.as_bytes(), &h)
+            .is_ok()
+    })
+}
+
+/// Creates an account; returns the stored username.
+pub async fn create(
+    store: &dyn Store,
+    raw_username: &str,
+    password: &str,
+) -> Result<String, AccountError> {
+    let name = username(raw_username)?;
+    let hash = hash_password(password)?;
+    match store.create_admin(&name, &hash, Utc::now()).await? {
+        Some(_) => Ok(name),
+        None => Err(AccountError::Exists(name)),
+    }
+}
+
+/// Replaces an account's password; returns the stored username.
+pub async fn set_password(
+    store: &dyn Store,
+    raw_username: &str,
+    password: &str,
+) -> Result<String, AccountError> {
+    let name = username(raw_username)?;
+    let hash = hash_password(password)?;
+    if store.set_admin_password(&name, &hash, Utc::now()).await? {
+        Ok(name)
+    } else {
+        Err(AccountError::Unknown(name))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    #[test]
+    fn usernames_are_checked_and_folded() {
+        assert_eq!(username(" Alice.Ops ").unwrap(), "alice.ops");
+        for bad in ["al", "a b c", "алиса", "x".repeat(33).as_str(), "<script>"] {
+            assert!(
+                matches!(username(bad), Err(AccountError::BadUsername(_))),
+                "{bad}"
+            );
+        }
+    }
+
+    #[test]
+    fn the_password_is_one_line_of_at_least_twelve_characters() {
+        assert_eq!(
+            password_from_input("  correct horse  \n").unwrap(),
+            "  correct horse  "
+        );
+        assert_eq!(
+            password_from_input("correct horse\r\n").unwrap(),
+            "correct horse"
+        );
+        assert_eq!(
+            password_from_input("пароль-пароль").unwrap(),
+            "пароль-пароль"
+        );
+        for (bad, why) in [
+            ("short\n", "too short"),
+            ("correct horse\nbattery\n", "several lines"),
+            ("             \n", "only spaces"),
+        ] {
+            let err = password_from_input(bad).unwrap_err();
+            assert!(err.to_string().contains(why), "{err}");
+            assert!(!err.to_string().contains("horse"), "never echoes it: {err}");
+        }
+        assert!(password_from_input(&"x".repeat(MAX_PASSWORD_CHARS + 1)).is_err());
+    }
+
+    #[test]
+    fn a_hash_verifies_its_password_only() {
+        let hash = hash_password("correct horse battery").unwrap();
+        assert!(hash.starts_with("$argon2id$"), "{hash}");
+        assert!(!hash.contains("correct horse"));
+        assert!(verify_password("correct horse battery", &hash));
+        assert!(!verify_password("correct horse battery ", &hash));
+        assert!(!verify_password("correct horse battery", "not a hash"));
+        assert_ne!(
+            hash,
+            hash_password("correct horse battery").unwrap(),
+            "salted"
+        );
+    }
+}
