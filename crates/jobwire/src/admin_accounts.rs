@@ -90,32 +90,33 @@ pub fn verify_password(password: &str, phc: &str) -> bool {
     })
 }
 
-/// Creates an account; returns the stored username.
-pub async fn create(
-    store: &dyn Store,
-    raw_username: &str,
-    password: &str,
-) -> Result<String, AccountError> {
-    let name = username(raw_username)?;
-    let hash = hash_password(password)?;
-    match store.create_admin(&name, &hash, Utc::now()).await? {
-        Some(_) => Ok(name),
-        None => Err(AccountError::Exists(name)),
-    }
+/// What `jobwire admin …` does to an account.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Change {
+    /// A new account (refused when the username is taken).
+    Create,
+    /// A new password for an existing account.
+    SetPassword,
 }
 
-/// Replaces an account's password; returns the stored username.
-pub async fn set_password(
+/// Creates an account or replaces its password; returns the stored username.
+pub async fn apply(
     store: &dyn Store,
+    change: Change,
     raw_username: &str,
     password: &str,
 ) -> Result<String, AccountError> {
     let name = username(raw_username)?;
     let hash = hash_password(password)?;
-    if store.set_admin_password(&name, &hash, Utc::now()).await? {
-        Ok(name)
-    } else {
-        Err(AccountError::Unknown(name))
+    let now = Utc::now();
+    match change {
+        Change::Create if store.create_admin(&name, &hash, now).await?.is_none() => {
+            Err(AccountError::Exists(name))
+        }
+        Change::SetPassword if !store.set_admin_password(&name, &hash, now).await? => {
+            Err(AccountError::Unknown(name))
+        }
+        _ => Ok(name),
     }
 }
 

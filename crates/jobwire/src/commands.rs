@@ -114,19 +114,18 @@ pub async fn execute(cli: Cli) -> anyhow::Result<()> {
             let password = crate::admin_accounts::password_from_input(&input)?;
             let settings = cli::settings(&cli)?;
             let store = pipeline::open_store(&settings).await?;
-            match action {
+            let (change, done) = match action {
                 cli::AdminAction::Create { .. } => {
-                    let name =
-                        crate::admin_accounts::create(store.as_ref(), username, password).await?;
-                    println!("admin {name} created");
+                    (crate::admin_accounts::Change::Create, "created")
                 }
-                cli::AdminAction::SetPassword { .. } => {
-                    let name =
-                        crate::admin_accounts::set_password(store.as_ref(), username, password)
-                            .await?;
-                    println!("admin {name}: password changed");
-                }
-            }
+                cli::AdminAction::SetPassword { .. } => (
+                    crate::admin_accounts::Change::SetPassword,
+                    "password changed",
+                ),
+            };
+            let name =
+                crate::admin_accounts::apply(store.as_ref(), change, username, password).await?;
+            println!("admin {name} {done}");
             Ok(())
         }
         Command::Broadcast { action } => {

@@ -303,6 +303,10 @@ async fn an_admin_account_is_created_from_a_password_on_stdin_and_never_shown() 
     // The password can be changed; the old one stops working.
     let out = admin("set-password", "alice", "another long password\n", &db);
     assert!(out.status.success(), "{}", shown(&out));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout).trim(),
+        "admin alice password changed"
+    );
     let row = store.admin_by_username("alice").await.unwrap().unwrap();
     assert!(jobwire::admin_accounts::verify_password(
         "another long password",
