@@ -191,22 +191,20 @@ pub enum Command {
 #[derive(Debug, Subcommand)]
 pub enum AdminAction {
     /// Creates an account; the password is read from standard input (one line).
-    Create {
-        /// 3-32 latin letters, digits, `_`, `.` or `-` (stored lower-cased).
-        #[arg(long)]
-        username: String,
-        /// Read the password from standard input (the only way: an argument would show in
-        /// the process list).
-        #[arg(long, required = true)]
-        password_stdin: bool,
-    },
+    Create(AdminAccount),
     /// Replaces an account's password, read from standard input (one line).
-    SetPassword {
-        #[arg(long)]
-        username: String,
-        #[arg(long, required = true)]
-        password_stdin: bool,
-    },
+    SetPassword(AdminAccount),
+}
+
+#[derive(Debug, clap::Args)]
+pub struct AdminAccount {
+    /// 3-32 latin letters, digits, `_`, `.` or `-` (stored lower-cased).
+    #[arg(long)]
+    pub username: String,
+    /// Read the password from standard input (the only way: an argument would show in the
+    /// process list).
+    #[arg(long, required = true)]
+    pub password_stdin: bool,
 }
 
 #[derive(Debug, Subcommand)]

@@ -92,9 +92,14 @@ pub async fn execute(cli: Cli) -> anyhow::Result<()> {
             Ok(())
         }
         Command::Admin { action } => {
+            use crate::admin_accounts::Change;
             use std::io::Read as _;
-            let (cli::AdminAction::Create { username, .. }
-            | cli::AdminAction::SetPassword { username, .. }) = action;
+            let (change, done, cli::AdminAccount { username, .. }) = match action {
+                cli::AdminAction::Create(account) => (Change::Create, "created", account),
+                cli::AdminAction::SetPassword(account) => {
+                    (Change::SetPassword, "password changed", account)
+                }
+            };
             // Checked before anything is read or opened.
             crate::admin_accounts::username(username)?;
             // A terminal is asked without echo; a pipe is read to its end (one line).
@@ -114,15 +119,6 @@ pub async fn execute(cli: Cli) -> anyhow::Result<()> {
             let password = crate::admin_accounts::password_from_input(&input)?;
             let settings = cli::settings(&cli)?;
             let store = pipeline::open_store(&settings).await?;
-            let (change, done) = match action {
-                cli::AdminAction::Create { .. } => {
-                    (crate::admin_accounts::Change::Create, "created")
-                }
-                cli::AdminAction::SetPassword { .. } => (
-                    crate::admin_accounts::Change::SetPassword,
-                    "password changed",
-                ),
-            };
             let name =
                 crate::admin_accounts::apply(store.as_ref(), change, username, password).await?;
             println!("admin {name} {done}");

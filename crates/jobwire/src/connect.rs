@@ -105,34 +105,64 @@ where
     F: FnMut() -> Fut,
     Fut: std::future::Future<Output = anyhow::Result<T>>,
 {
-    let mut wait = Duration::from_millis(500);
     health.set(component, Err(format!("connecting to {url}")));
+    let target = url.to_string();
+    let connect = with_backoff(
+        health,
+        component,
+        &target,
+        |_| true,
+        || {
+            let answer = tokio::time::timeout(Duration::from_secs(10), attempt());
+            async move {
+                answer
+                    .await
+                    .unwrap_or_else(|_| Err(anyhow::anyhow!("no answer within 10 s")))
+            }
+        },
+    );
+    tokio::select! {
+        connected = connect => connected.ok(),
+        _ = shutdown.cancelled() => None,
+    }
+}
+
+/// Runs `attempt` until it succeeds, waiting 0.5 s (doubling up to 10 s) between tries, with
+/// `component` not ready on `/readyz` meanwhile and ready once it succeeds. An error
+/// `worth_retrying` refuses is returned at once. `target` names what is tried in the log.
+pub(crate) async fn with_backoff<T, F, Fut>(
+    health: &crate::server::Health,
+    component: &'static str,
+    target: &str,
+    worth_retrying: impl Fn(&anyhow::Error) -> bool,
+    mut attempt: F,
+) -> anyhow::Result<T>
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = anyhow::Result<T>>,
+{
+    let mut wait = Duration::from_millis(500);
     loop {
-        let result = match tokio::time::timeout(Duration::from_secs(10), attempt()).await {
-            Ok(r) => r,
-            Err(_) => Err(anyhow::anyhow!("no answer within 10 s")),
-        };
-        match result {
+        match attempt().await {
             Ok(v) => {
                 health.set(component, Ok(()));
-                return Some(v);
+                return Ok(v);
             }
-            Err(e) => {
-                let message = format!("{:#}", e).replace('\n', " ");
+            Err(e) if worth_retrying(&e) => {
+                let message =
+                    jobwire_core::secret::redact_url(&format!("{e:#}").replace('\n', " "));
                 tracing::warn!(
                     component,
-                    %url,
+                    target,
                     error = %message,
                     retry_in_ms = wait.as_millis() as u64,
                     "not reachable; retrying"
                 );
                 health.set(component, Err(message));
             }
+            Err(e) => return Err(e),
         }
-        tokio::select! {
-            _ = shutdown.cancelled() => return None,
-            _ = tokio::time::sleep(wait) => {}
-        }
+        tokio::time::sleep(wait).await;
         wait = (wait * 2).min(Duration::from_secs(10));
     }
 }

@@ -282,32 +282,11 @@ where
     F: FnMut() -> Fut,
     Fut: std::future::Future<Output = anyhow::Result<T>>,
 {
-    let mut wait = Duration::from_millis(500);
-    loop {
-        match attempt().await {
-            Ok(v) => {
-                if let Some(h) = health {
-                    h.set("start-up", Ok(()));
-                }
-                return Ok(v);
-            }
-            Err(e) => {
-                let Some(h) = health.filter(|_| is_unavailable(&e)) else {
-                    return Err(e.context(step));
-                };
-                let message =
-                    jobwire_core::secret::redact_url(&format!("{step}: {e:#}").replace('\n', " "));
-                tracing::warn!(
-                    error = %message,
-                    retry_in_ms = wait.as_millis() as u64,
-                    "a service is unreachable during start-up; retrying"
-                );
-                h.set("start-up", Err(message));
-                tokio::time::sleep(wait).await;
-                wait = (wait * 2).min(Duration::from_secs(10));
-            }
-        }
-    }
+    let done = match health {
+        Some(h) => crate::connect::with_backoff(h, "start-up", step, is_unavailable, attempt).await,
+        None => attempt().await,
+    };
+    done.map_err(|e| e.context(step))
 }
 
 /// Publishes everything the database says is between stages. With `interrupted_before`,

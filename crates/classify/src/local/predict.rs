@@ -160,15 +160,11 @@ impl LocalModel {
     /// (chosen or not) is right, so several categories near their thresholds doubt the set
     /// more than one. Without (model files from before the calibration):
     /// [`LocalModel::category_margin`].
-    pub(crate) fn category_certainty(&self, probabilities: &[f32]) -> f32 {
+    /// `chosen`: the indices of the categories decided on.
+    pub(crate) fn category_certainty(&self, probabilities: &[f32], chosen: &[usize]) -> f32 {
         if self.category_calibration.len() != probabilities.len() {
             return self.category_margin(probabilities);
         }
-        let chosen = calibrate::choose_categories(
-            probabilities,
-            &self.category_thresholds,
-            self.max_categories,
-        );
         probabilities
             .iter()
             .zip(&self.category_calibration)
@@ -201,24 +197,19 @@ impl LocalModel {
             }
             KINDS[best]
         };
-        let categories = if is_job {
-            calibrate::choose_categories(
+        let (categories, category_confidence) = if is_job {
+            let chosen = calibrate::choose_categories(
                 &s.categories,
                 &self.category_thresholds,
                 self.max_categories,
-            )
-            .into_iter()
-            .map(|c| self.categories[c].clone())
-            .collect()
+            );
+            let certainty = self.category_certainty(&s.categories, &chosen);
+            let slugs = chosen.iter().map(|&c| self.categories[c].clone()).collect();
+            (slugs, certainty)
         } else {
-            Vec::new()
+            (Vec::new(), 1.0)
         };
         let confidence = if is_job { p_job } else { 1.0 - p_job };
-        let category_confidence = if is_job {
-            self.category_certainty(&s.categories)
-        } else {
-            1.0
-        };
         Verdict {
             is_job,
             kind,
