@@ -278,7 +278,7 @@ async fn broadcast_command(
                 plan: plan.clone(),
                 language: language.clone(),
             };
-            let b = create(settings, store, &text, &audience).await?;
+            let b = create(&settings.broadcast_setup(), store, &text, &audience).await?;
             println!("{}", progress_line(&b));
             Ok(())
         }

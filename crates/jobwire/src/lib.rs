@@ -2,12 +2,12 @@
 //! commands of the `jobwire` binary. The binary itself (`main.rs`) only parses the command
 //! line and calls into this library, so integration tests drive exactly what users run.
 
-pub mod admin_accounts;
-pub mod admin_api;
+pub use jobwire_admin::accounts as admin_accounts;
+pub use jobwire_admin::api as admin_api;
 pub mod bench;
 pub mod bench_distributed;
 pub mod bench_llm;
-pub mod broadcast;
+pub use jobwire_admin::broadcasts as broadcast;
 pub mod classifiers;
 pub mod cli;
 pub mod commands;

@@ -74,7 +74,10 @@ pub async fn run_roles(
         if let Some(bot) = settings.bots.iter().find(|b| Some(b.name.as_str()) == main) {
             api.attach_main_bot(settings.api_url.clone(), bot.token.clone());
         }
-        api.attach_settings(settings.clone());
+        api.attach_broadcasts(settings.broadcast_setup());
+        api.set_panel_options(jobwire_admin::PanelOptions {
+            secure_cookies: settings.admin_secure_cookies,
+        });
         api
     });
     crate::server::serve_roles(

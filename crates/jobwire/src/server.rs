@@ -1,6 +1,6 @@
 //! The small HTTP server every role runs: `/healthz` (the process is alive), `/readyz` (its
 //! dependencies answer; 503 naming the ones that do not) and `/metrics` (Prometheus).
-//! The admin role adds the admin API under `/api` ([`crate::admin_api`]). Served by
+//! The admin role adds the web panel and its API ([`jobwire_admin`]). Served by
 //! [`crate::http`], with its timeouts and connection limit.
 
 use std::collections::BTreeMap;
@@ -125,9 +125,10 @@ pub fn router(health: Arc<Health>) -> Router {
         })
 }
 
-/// [`router`] plus the admin API's `/api` routes.
+/// [`router`] plus the admin role's web panel and its API (`/api`).
 pub fn router_with_admin(health: Arc<Health>, admin: Arc<AdminApi>) -> Router {
-    router(health).merge(admin_api::router(admin))
+    let panel = jobwire_admin::Panel::new(admin.clone(), admin.panel_options());
+    router(health).merge(jobwire_admin::router(admin, panel))
 }
 
 async fn readyz(State(state): State<AppState>) -> impl IntoResponse {
@@ -193,7 +194,7 @@ pub async fn serve_roles_with(
             admin.check_token()?;
             (
                 router_with_admin(health, admin),
-                "/healthz /readyz /metrics, admin API on /api",
+                "/healthz /readyz /metrics, the admin panel on / and its API on /api",
             )
         }
         None => (router(health), "/healthz /readyz /metrics"),

@@ -206,7 +206,7 @@ async fn requests_without_the_right_token_are_refused() {
 }
 
 #[tokio::test]
-async fn without_a_configured_token_the_api_is_disabled() {
+async fn without_a_configured_token_only_a_panel_login_opens_the_api() {
     let s = start(None).await;
     let r = s
         .client
@@ -215,10 +215,11 @@ async fn without_a_configured_token_the_api_is_disabled() {
         .send()
         .await
         .unwrap();
-    assert_eq!(r.status().as_u16(), 503);
+    assert_eq!(r.status().as_u16(), 401);
     let body: Value = r.json().await.unwrap();
     assert_eq!(
-        body["error"], "admin API disabled: set JOBWIRE_ADMIN_TOKEN",
+        body["error"],
+        "log in to the panel at /login, or set JOBWIRE_ADMIN_TOKEN and send it as a bearer token",
         "{body}"
     );
 }
@@ -592,7 +593,7 @@ async fn a_short_admin_token_stops_the_start_up_without_showing_it() {
     assert!(!message.contains(short), "{message}");
     assert!(!message.contains('\n'), "{message}");
 
-    // 32 characters are enough; an empty token disables the API (503), as an unset one.
+    // 32 characters are enough; an empty token, as an unset one, leaves only a panel login.
     let s = start(Some("0123456789abcdef0123456789abcdef")).await;
     let r = s
         .client
@@ -604,7 +605,7 @@ async fn a_short_admin_token_stops_the_start_up_without_showing_it() {
     assert_eq!(r.status().as_u16(), 200);
     let s = start(Some("")).await;
     let (code, _) = s.get("/api/reports").await;
-    assert_eq!(code, 503);
+    assert_eq!(code, 401);
 }
 
 #[tokio::test]
@@ -774,7 +775,7 @@ async fn broadcasts_are_checked_started_and_steered_over_the_api() {
     let settings = jobwire::testbed::Bed::default()
         .settings("http://127.0.0.1:9/".parse().unwrap(), &db)
         .unwrap();
-    s.api.attach_settings(settings);
+    s.api.attach_broadcasts(settings.broadcast_setup());
     let sub = |chat: i64, cat: &str| jobwire_store::SubscriberSpec {
         chat_id: chat,
         name: None,
@@ -985,7 +986,7 @@ async fn a_broadcast_audience_is_chosen_by_language_plan_and_category() {
         categories: vec![],
         provider_price: None,
     }];
-    s.api.attach_settings(settings);
+    s.api.attach_broadcasts(settings.broadcast_setup());
     for (chat, cat) in [(1, "web"), (2, "web"), (3, "design"), (4, "web")] {
         let spec = jobwire_store::SubscriberSpec {
             chat_id: chat,

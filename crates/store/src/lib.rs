@@ -20,6 +20,7 @@ mod channels;
 mod codec;
 mod deliveries;
 mod learning;
+mod panel;
 mod placements;
 mod postgres;
 mod posts;
@@ -49,6 +50,10 @@ pub use cards::{CardReport, CardStore, HiddenAuthorRow, RecentJob};
 pub use channels::ChannelStore;
 pub use deliveries::DeliveryStore;
 pub use learning::LearningStore;
+pub use panel::{
+    AuditEntry, DashboardBucket, DashboardTotals, NewSession, PanelStore, PostFilter, PostListRow,
+    SessionRow,
+};
 pub use placements::{
     PlacementDraft, PlacementPaid, PlacementRow, PlacementStatus, PlacementStore, REASON_CHANGED,
     REASON_NOT_A_VACANCY, REASON_NOT_CHECKED, REASON_OFF,
@@ -134,6 +139,7 @@ pub trait Store:
     + BroadcastStore
     + PlacementStore
     + AdminStore
+    + PanelStore
     + Send
     + Sync
     + std::fmt::Debug

@@ -314,6 +314,7 @@ impl Config {
             stuck_after: Duration::from_secs(self.scheduler.stuck_after_secs.max(1)),
             redis: self.redis.clone(),
             admin_listen: self.admin.listen,
+            admin_secure_cookies: self.admin.secure_cookies,
         })
     }
 }

@@ -300,14 +300,19 @@ pub struct RedisSection {
 #[serde(deny_unknown_fields)]
 #[serde(default)]
 pub struct AdminSection {
-    /// Where `/healthz`, `/readyz` and `/metrics` are served (port 0: any free port).
+    /// Where `/healthz`, `/readyz` and `/metrics` are served (port 0: any free port), and,
+    /// by the admin role, the web panel and the admin API.
     pub listen: std::net::SocketAddr,
+    /// Mark the panel's session cookie `Secure`: set it when the panel is reached over
+    /// HTTPS (directly or through a proxy); plain `http://127.0.0.1` needs it off.
+    pub secure_cookies: bool,
 }
 
 impl Default for AdminSection {
     fn default() -> Self {
         Self {
             listen: default_admin_listen(),
+            secure_cookies: false,
         }
     }
 }

@@ -52,6 +52,8 @@ pub struct Settings {
     pub stuck_after: Duration,
     pub redis: Option<RedisSection>,
     pub admin_listen: std::net::SocketAddr,
+    /// `[admin] secure_cookies`.
+    pub admin_secure_cookies: bool,
     /// Plans, trials and payments (`[billing]`, `[[plans]]`).
     pub billing: jobwire_bot::BillingConfig,
     /// The daily public digest (`[digest]`).
@@ -61,6 +63,20 @@ pub struct Settings {
 }
 
 impl Settings {
+    /// What broadcasts are created with: the categories' bots, the plans, the main bot.
+    pub fn broadcast_setup(&self) -> jobwire_admin::broadcasts::BroadcastSetup {
+        jobwire_admin::broadcasts::BroadcastSetup {
+            routes: self.routes(),
+            plans: self
+                .billing
+                .plans
+                .iter()
+                .map(|p| p.id.as_str().to_owned())
+                .collect(),
+            main_bot: self.bot_role.main_bot.clone(),
+        }
+    }
+
     pub fn routes(&self) -> Vec<CategoryRoute> {
         self.categories
             .iter()

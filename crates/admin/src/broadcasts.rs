@@ -5,13 +5,21 @@
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
-use anyhow::Context;
 use chrono::Utc;
 use jobwire_core::CategorySlug;
 use jobwire_store::{BroadcastRow, Store};
 use serde_json::{Value, json};
 
-use crate::config::Settings;
+use jobwire_fanout::CategoryRoute;
+
+/// What creating a broadcast needs to know of the configuration: the categories (with their
+/// bots), the plans, and the main bot.
+#[derive(Debug, Clone, Default)]
+pub struct BroadcastSetup {
+    pub routes: Vec<CategoryRoute>,
+    pub plans: Vec<String>,
+    pub main_bot: Option<String>,
+}
 
 /// Who a broadcast goes to; every field narrows it.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -82,7 +90,7 @@ pub fn check_html(text: &str) -> Result<(), BroadcastError> {
 /// returns it. Each recipient gets it from the main bot, or, when the main bot cannot write
 /// to them, from the first bot of their categories that can.
 pub async fn create(
-    settings: &Settings,
+    setup: &BroadcastSetup,
     store: &Arc<dyn Store>,
     text: &str,
     audience: &Audience,
@@ -107,12 +115,12 @@ pub async fn create(
         return Err(BroadcastError::Repeated(b.id, b.created_at.to_rfc3339()));
     }
     if let Some(c) = &audience.category
-        && !settings.categories.iter().any(|k| &k.slug == c)
+        && !setup.routes.iter().any(|k| &k.slug == c)
     {
         return Err(BroadcastError::UnknownCategory(c.to_string()));
     }
     if let Some(p) = &audience.plan
-        && !settings.billing.plans.iter().any(|k| k.id.as_str() == p)
+        && !setup.plans.iter().any(|k| k == p)
     {
         return Err(BroadcastError::UnknownPlan(p.clone()));
     }
@@ -123,8 +131,8 @@ pub async fn create(
         return Err(BroadcastError::UnknownLanguage(l.clone()));
     }
     let now = Utc::now();
-    let routes = settings.routes();
-    let main = settings.bot_role.main_bot.clone();
+    let routes = &setup.routes;
+    let main = setup.main_bot.clone();
     if main.is_none() && routes.is_empty() {
         return Err(BroadcastError::NoBot);
     }
@@ -192,16 +200,12 @@ pub async fn create(
         recipients = recipients.len(),
         "broadcast created"
     );
-    store
-        .broadcast(id, now)
-        .await?
-        .context("the broadcast just stored")
-        .map_err(|e| {
-            BroadcastError::Store(jobwire_store::StoreError::Corrupt {
-                column: "broadcasts.id",
-                detail: e.to_string(),
-            })
-        })
+    store.broadcast(id, now).await?.ok_or(BroadcastError::Store(
+        jobwire_store::StoreError::Corrupt {
+            column: "broadcasts.id",
+            detail: format!("broadcast {id} just stored is not found"),
+        },
+    ))
 }
 
 /// One line of progress: `#3 running: 1200 sent, 3 failed, 10 blocked, 0 unknown, 3787 remaining · 29.8/s · ETA 2m07s`.

@@ -13,10 +13,10 @@ use std::time::{Duration, Instant};
 /// Who failed: the peer's address, IPv6 cut to its /64 (one host's usual share). `None`:
 /// the address is unknown (a router served without connection info), one shared client.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub(super) struct Client(Option<IpAddr>);
+pub(crate) struct Client(Option<IpAddr>);
 
 impl Client {
-    pub(super) fn new(ip: Option<IpAddr>) -> Self {
+    pub(crate) fn new(ip: Option<IpAddr>) -> Self {
         Self(ip.map(|ip| match ip.to_canonical() {
             IpAddr::V6(v6) => {
                 let mut octets = v6.octets();
@@ -45,22 +45,22 @@ struct Window {
 }
 
 #[derive(Debug)]
-struct State {
-    clients: HashMap<Client, Window>,
+struct State<K> {
+    clients: HashMap<K, Window>,
     pruned: Instant,
 }
 
-/// Failed attempts per client in fixed windows.
+/// Failed attempts per key (a client, an account) in fixed windows.
 #[derive(Debug)]
-pub(super) struct FailedAttempts {
+pub(crate) struct FailedAttempts<K = Client> {
     max_failures: u32,
     window: Duration,
     capacity: usize,
-    state: Mutex<State>,
+    state: Mutex<State<K>>,
 }
 
-impl FailedAttempts {
-    pub(super) fn new(max_failures: u32, window: Duration, capacity: usize) -> Self {
+impl<K: std::hash::Hash + Eq + Clone> FailedAttempts<K> {
+    pub(crate) fn new(max_failures: u32, window: Duration, capacity: usize) -> Self {
         Self {
             max_failures: max_failures.max(1),
             window,
@@ -73,15 +73,15 @@ impl FailedAttempts {
     }
 
     /// How long `client` must wait, when it has used up its failures of the current window.
-    pub(super) fn blocked(&self, client: Client, now: Instant) -> Option<Duration> {
+    pub(crate) fn blocked(&self, client: &K, now: Instant) -> Option<Duration> {
         let state = self.state.lock().ok()?;
-        let w = state.clients.get(&client)?;
+        let w = state.clients.get(client)?;
         let ends = w.started + self.window;
         (w.failures >= self.max_failures && now < ends).then(|| ends - now)
     }
 
     /// Counts a failure of `client`; true when this one used up its failures (log it once).
-    pub(super) fn failed(&self, client: Client, now: Instant) -> bool {
+    pub(crate) fn failed(&self, client: K, now: Instant) -> bool {
         let Ok(mut state) = self.state.lock() else {
             return false;
         };
@@ -92,7 +92,7 @@ impl FailedAttempts {
                 .clients
                 .iter()
                 .min_by_key(|(_, w)| w.started)
-                .map(|(c, _)| *c);
+                .map(|(c, _)| c.clone());
             if let Some(oldest) = oldest {
                 state.clients.remove(&oldest);
             }
@@ -113,14 +113,14 @@ impl FailedAttempts {
     }
 
     /// Forgets `client`'s failures (it just sent the right token).
-    pub(super) fn succeeded(&self, client: Client) {
+    pub(crate) fn succeeded(&self, client: &K) {
         if let Ok(mut state) = self.state.lock() {
-            state.clients.remove(&client);
+            state.clients.remove(client);
         }
     }
 
     /// Drops ended windows and gives the memory back, once per window.
-    fn prune(&self, state: &mut State, now: Instant) {
+    fn prune(&self, state: &mut State<K>, now: Instant) {
         if now < state.pruned + self.window {
             return;
         }
@@ -154,16 +154,16 @@ mod tests {
         let a = client("192.0.2.1");
         for i in 0..4 {
             assert!(!limit.failed(a, t0 + Duration::from_secs(i)));
-            assert_eq!(limit.blocked(a, t0 + Duration::from_secs(i)), None);
+            assert_eq!(limit.blocked(&a, t0 + Duration::from_secs(i)), None);
         }
         assert!(limit.failed(a, t0 + Duration::from_secs(10)));
-        let wait = limit.blocked(a, t0 + Duration::from_secs(20)).unwrap();
+        let wait = limit.blocked(&a, t0 + Duration::from_secs(20)).unwrap();
         assert_eq!(wait, Duration::from_secs(40));
-        assert_eq!(limit.blocked(client("192.0.2.2"), t0), None);
-        assert_eq!(limit.blocked(a, t0 + MINUTE), None);
+        assert_eq!(limit.blocked(&client("192.0.2.2"), t0), None);
+        assert_eq!(limit.blocked(&a, t0 + MINUTE), None);
         // A new window starts from scratch.
         assert!(!limit.failed(a, t0 + MINUTE));
-        assert_eq!(limit.blocked(a, t0 + MINUTE), None);
+        assert_eq!(limit.blocked(&a, t0 + MINUTE), None);
     }
 
     #[test]
@@ -171,9 +171,9 @@ mod tests {
         let limit = FailedAttempts::new(2, MINUTE, 100);
         let (t0, a) = (Instant::now(), client("192.0.2.1"));
         limit.failed(a, t0);
-        limit.succeeded(a);
+        limit.succeeded(&a);
         limit.failed(a, t0);
-        assert_eq!(limit.blocked(a, t0), None);
+        assert_eq!(limit.blocked(&a, t0), None);
     }
 
     #[test]

@@ -1,9 +1,12 @@
 //! The admin HTTP API, served under `/api` next to `/healthz`, `/readyz` and `/metrics`.
 //!
-//! Every route needs `Authorization: Bearer <token>`, the token being `JOBWIRE_ADMIN_TOKEN`
-//! (surrounding whitespace ignored), at least [`MIN_TOKEN_LEN`] characters: a shorter one
-//! stops the start-up ([`AdminApi::check_token`]). Unset or empty, the API is disabled and its
-//! routes answer 503: it is never open without auth.
+//! Every route needs either a panel session (the `jw_session` cookie of `/login`; a state
+//! change also needs the session's CSRF token in `X-CSRF-Token` and this site's origin) or
+//! `Authorization: Bearer <token>`, the token being `JOBWIRE_ADMIN_TOKEN` (surrounding
+//! whitespace ignored), at least [`MIN_TOKEN_LEN`] characters: a shorter one stops the
+//! start-up ([`AdminApi::check_token`]). Unset or empty, only a session opens the API; any
+//! other request gets 401. Every change that succeeds is written to the audit log, with the
+//! admin's name or `api-token`.
 //!
 //! A client (by its IP address; an IPv6 /64) whose token was missing or wrong
 //! [`MAX_FAILURES`] times within [`FAILURE_WINDOW`] gets `429 Too Many Requests` with
@@ -25,7 +28,7 @@
 //!
 //! Errors are `{"error": "..."}`.
 
-mod failures;
+pub(crate) mod failures;
 
 use std::collections::{HashMap, HashSet};
 use std::net::SocketAddr;
@@ -100,7 +103,8 @@ pub struct AdminApi {
     main_bot: OnceLock<(teloxide::Bot, Secret)>,
     /// The resolved settings (audiences and bots of broadcasts); `None`: broadcasts
     /// cannot be created (503).
-    settings: OnceLock<crate::config::Settings>,
+    broadcasts: OnceLock<crate::broadcasts::BroadcastSetup>,
+    panel_options: OnceLock<crate::PanelOptions>,
 }
 
 impl AdminApi {
@@ -118,7 +122,8 @@ impl AdminApi {
             store: OnceLock::new(),
             failures: FailedAttempts::new(MAX_FAILURES, FAILURE_WINDOW, MAX_TRACKED_CLIENTS),
             main_bot: OnceLock::new(),
-            settings: OnceLock::new(),
+            broadcasts: OnceLock::new(),
+            panel_options: OnceLock::new(),
         })
     }
 
@@ -155,11 +160,33 @@ impl AdminApi {
         }
     }
 
-    /// Gives the API the settings broadcasts are created with.
-    pub fn attach_settings(&self, settings: crate::config::Settings) {
-        if self.settings.set(settings).is_err() {
+    /// How the panel beside the API is served (`Secure` cookies).
+    pub fn set_panel_options(&self, options: crate::PanelOptions) {
+        if self.panel_options.set(options).is_err() {
+            tracing::debug!("admin API: panel options set already");
+        }
+    }
+
+    /// The panel's options ([`Self::set_panel_options`], else the defaults).
+    pub fn panel_options(&self) -> crate::PanelOptions {
+        self.panel_options.get().copied().unwrap_or_default()
+    }
+
+    /// Gives the API what broadcasts are created with (categories, plans, bots).
+    pub fn attach_broadcasts(&self, setup: crate::broadcasts::BroadcastSetup) {
+        if self.broadcasts.set(setup).is_err() {
             tracing::debug!("admin API: settings attached already");
         }
+    }
+
+    /// The store, once attached.
+    pub fn store_handle(&self) -> Option<&Arc<dyn Store>> {
+        self.store.get()
+    }
+
+    /// The configured category slugs.
+    pub fn category_slugs(&self) -> impl Iterator<Item = &String> {
+        self.categories.iter()
     }
 
     fn store(&self) -> Result<&Arc<dyn Store>, ApiError> {
@@ -172,27 +199,37 @@ impl AdminApi {
     }
 }
 
-/// The `/api` routes (paths included), to merge into the admin server's router.
-pub fn router(api: Arc<AdminApi>) -> Router {
-    Router::new()
-        .route("/api/reports", get(list_reports))
-        .route("/api/reports/{id}/accept", post(accept_report))
-        .route("/api/reports/{id}/reject", post(reject_report))
-        .route("/api/posts/{id}/label", post(label_post))
-        .route("/api/retrain", post(retrain))
-        .route(
-            "/api/broadcasts",
-            get(list_broadcasts).post(create_broadcast),
-        )
-        .route("/api/broadcasts/{id}", get(show_broadcast))
-        .route("/api/broadcasts/{id}/{action}", post(change_broadcast))
-        .route("/api/placements", get(list_placements))
-        .route("/api/placements/{id}", get(show_placement))
-        .route("/api/placements/{id}/{action}", post(decide_placement))
-        .route("/api/payments", get(list_payments))
-        .route("/api/payments/{charge_id}/refund", post(refund_payment))
-        .route_layer(middleware::from_fn_with_state(api.clone(), authorize))
-        .with_state(api)
+macro_rules! api_routes {
+    ($($method:ident $path:literal => $handler:ident;)*) => {
+        /// Every route of the API (method, path): the router is built from this list alone,
+        /// and a test checks each one refuses a request without auth.
+        pub const ROUTES: &[(&str, &str)] = &[$((stringify!($method), $path),)*];
+
+        /// The `/api` routes (paths included), to merge into the admin server's router.
+        pub fn router(api: Arc<AdminApi>) -> Router {
+            Router::new()
+                $(.route($path, $method($handler)))*
+                .route_layer(middleware::from_fn_with_state(api.clone(), authorize))
+                .with_state(api)
+        }
+    };
+}
+
+api_routes! {
+    get "/api/reports" => list_reports;
+    post "/api/reports/{id}/accept" => accept_report;
+    post "/api/reports/{id}/reject" => reject_report;
+    post "/api/posts/{id}/label" => label_post;
+    post "/api/retrain" => retrain;
+    get "/api/broadcasts" => list_broadcasts;
+    post "/api/broadcasts" => create_broadcast;
+    get "/api/broadcasts/{id}" => show_broadcast;
+    post "/api/broadcasts/{id}/{action}" => change_broadcast;
+    get "/api/placements" => list_placements;
+    get "/api/placements/{id}" => show_placement;
+    post "/api/placements/{id}/{action}" => decide_placement;
+    get "/api/payments" => list_payments;
+    post "/api/payments/{charge_id}/refund" => refund_payment;
 }
 
 /// An error answer: `{"error": message}` with a status.
@@ -203,6 +240,11 @@ pub struct ApiError {
 }
 
 impl ApiError {
+    /// What went wrong, in words.
+    pub fn message(&self) -> &str {
+        &self.message
+    }
+
     fn new(status: StatusCode, message: impl Into<String>) -> Self {
         Self {
             status,
@@ -261,22 +303,63 @@ impl IntoResponse for ApiError {
 
 type ApiResult = Result<Response, ApiError>;
 
+/// A logged-in admin of the panel (a session cookie; state changes need its CSRF token in
+/// `X-CSRF-Token`), else the bearer token. A change that succeeds is audited.
 async fn authorize(State(api): State<Arc<AdminApi>>, request: Request, next: Next) -> Response {
+    let method = request.method().clone();
+    let path = request.uri().path().to_owned();
+    let session = match api.store.get() {
+        Some(store) => crate::auth::session_of(store.as_ref(), request.headers(), Utc::now()).await,
+        None => None,
+    };
+    let actor = match session {
+        Some(session) => {
+            if crate::auth::changes_state(&method) {
+                let given = request
+                    .headers()
+                    .get(crate::auth::CSRF_HEADER)
+                    .and_then(|v| v.to_str().ok());
+                if let Err(refusal) = crate::auth::check_csrf(request.headers(), &session, given) {
+                    return ApiError::new(StatusCode::FORBIDDEN, refusal.message()).into_response();
+                }
+            }
+            session.username
+        }
+        None => match check_bearer(&api, &request) {
+            Ok(()) => "api-token".to_owned(),
+            Err(refused) => return refused,
+        },
+    };
+    let response = next.run(request).await;
+    if crate::auth::changes_state(&method)
+        && response.status().is_success()
+        && let Some(store) = api.store.get()
+        && let Err(e) = store
+            .record_audit(&actor, &format!("api {method}"), &path, "", Utc::now())
+            .await
+    {
+        tracing::error!(error = %e, "admin API: the audit log could not be written");
+    }
+    response
+}
+
+/// The bearer token check, limited per client.
+fn check_bearer(api: &AdminApi, request: &Request) -> Result<(), Response> {
     let expected = match &api.token {
         Token::Valid(token) => token.expose(),
         Token::Unset => {
-            return ApiError::new(
-                StatusCode::SERVICE_UNAVAILABLE,
-                format!("admin API disabled: set {TOKEN_ENV}"),
+            return Err(ApiError::new(
+                StatusCode::UNAUTHORIZED,
+                format!("log in to the panel at /login, or set {TOKEN_ENV} and send it as a bearer token"),
             )
-            .into_response();
+            .into_response());
         }
         Token::TooShort => {
-            return ApiError::new(
+            return Err(ApiError::new(
                 StatusCode::SERVICE_UNAVAILABLE,
                 format!("admin API disabled: {TOKEN_ENV} is too short"),
             )
-            .into_response();
+            .into_response());
         }
     };
     let client = Client::new(
@@ -285,8 +368,8 @@ async fn authorize(State(api): State<Arc<AdminApi>>, request: Request, next: Nex
             .get::<ConnectInfo<SocketAddr>>()
             .map(|ConnectInfo(peer)| peer.ip()),
     );
-    if let Some(wait) = api.failures.blocked(client, Instant::now()) {
-        return too_many_failures(wait);
+    if let Some(wait) = api.failures.blocked(&client, Instant::now()) {
+        return Err(too_many_failures(wait));
     }
     let given = request
         .headers()
@@ -295,9 +378,9 @@ async fn authorize(State(api): State<Arc<AdminApi>>, request: Request, next: Nex
         .and_then(|v| v.strip_prefix("Bearer "))
         .map(str::trim);
     let refused = match given {
-        Some(given) if constant_time_eq(given.as_bytes(), expected.as_bytes()) => {
-            api.failures.succeeded(client);
-            return next.run(request).await;
+        Some(given) if crate::auth::constant_time_eq(given.as_bytes(), expected.as_bytes()) => {
+            api.failures.succeeded(&client);
+            return Ok(());
         }
         Some(_) => {
             tracing::warn!(path = %request.uri().path(), %client, "admin API: wrong token");
@@ -316,7 +399,7 @@ async fn authorize(State(api): State<Arc<AdminApi>>, request: Request, next: Nex
             "admin API: too many failed attempts; refusing this client for a while"
         );
     }
-    refused.into_response()
+    Err(refused.into_response())
 }
 
 /// `429` with `Retry-After` (whole seconds, at least 1).
@@ -332,17 +415,6 @@ fn too_many_failures(wait: Duration) -> Response {
         .headers_mut()
         .insert(header::RETRY_AFTER, header::HeaderValue::from(secs));
     response
-}
-
-/// Compares in time that depends only on the lengths, never on where the bytes differ.
-fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
-    let mut diff = u8::from(a.len() != b.len());
-    for i in 0..a.len().max(b.len()) {
-        let x = a.get(i).copied().unwrap_or(0);
-        let y = b.get(i).copied().unwrap_or(0);
-        diff |= std::hint::black_box(x ^ y);
-    }
-    diff == 0
 }
 
 fn time(t: DateTime<Utc>) -> String {
@@ -417,11 +489,11 @@ async fn list_reports(
 /// A label as an admin sends it.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
-struct LabelBody {
-    is_job: bool,
-    kind: String,
+pub(crate) struct LabelBody {
+    pub(crate) is_job: bool,
+    pub(crate) kind: String,
     #[serde(default)]
-    categories: Vec<String>,
+    pub(crate) categories: Vec<String>,
 }
 
 impl LabelBody {
@@ -431,7 +503,7 @@ impl LabelBody {
     }
 
     /// Checks the label against the taxonomy; the error names the bad value.
-    fn validate(&self, api: &AdminApi) -> Result<(), ApiError> {
+    pub(crate) fn validate(&self, api: &AdminApi) -> Result<(), ApiError> {
         if !KINDS.contains(&self.kind.as_str()) {
             return Err(ApiError::bad_request(format!(
                 "unknown kind {:?}: use one of {}",
@@ -464,7 +536,7 @@ impl LabelBody {
     }
 
     /// The checked label (see [`Self::check`]) as an example.
-    fn into_example(
+    pub(crate) fn into_example(
         self,
         post_id: Option<PostId>,
         text: String,
@@ -841,7 +913,7 @@ struct BroadcastBody {
 
 async fn list_broadcasts(State(api): State<Arc<AdminApi>>) -> ApiResult {
     let list = api.store()?.broadcasts(MAX_LIMIT, Utc::now()).await?;
-    let list: Vec<Value> = list.iter().map(crate::broadcast::to_json).collect();
+    let list: Vec<Value> = list.iter().map(crate::broadcasts::to_json).collect();
     Ok(axum::Json(json!({ "broadcasts": list })).into_response())
 }
 
@@ -855,19 +927,19 @@ async fn show_broadcast(
         .broadcast(id, Utc::now())
         .await?
         .ok_or_else(|| ApiError::not_found(format!("no broadcast {id}")))?;
-    Ok(axum::Json(json!({ "broadcast": crate::broadcast::to_json(&b) })).into_response())
+    Ok(axum::Json(json!({ "broadcast": crate::broadcasts::to_json(&b) })).into_response())
 }
 
 async fn create_broadcast(State(api): State<Arc<AdminApi>>, body: Bytes) -> ApiResult {
     let body: BroadcastBody = serde_json::from_slice(&body)
         .map_err(|e| ApiError::bad_request(format!("bad JSON body: {e}")))?;
-    let settings = api.settings.get().ok_or_else(|| {
+    let setup = api.broadcasts.get().ok_or_else(|| {
         ApiError::new(
             StatusCode::SERVICE_UNAVAILABLE,
             "broadcasts are not available in this process",
         )
     })?;
-    let audience = crate::broadcast::Audience {
+    let audience = crate::broadcasts::Audience {
         category: body
             .category
             .as_deref()
@@ -878,10 +950,10 @@ async fn create_broadcast(State(api): State<Arc<AdminApi>>, body: Bytes) -> ApiR
         language: body.language,
     };
     let store = api.store()?;
-    let b = crate::broadcast::create(settings, store, &body.text, &audience)
+    let b = crate::broadcasts::create(setup, store, &body.text, &audience)
         .await
         .map_err(|e| match e {
-            crate::broadcast::BroadcastError::Store(e) => ApiError::from(e),
+            crate::broadcasts::BroadcastError::Store(e) => ApiError::from(e),
             other => ApiError::bad_request(other.to_string()),
         })?;
     tracing::info!(
@@ -891,7 +963,7 @@ async fn create_broadcast(State(api): State<Arc<AdminApi>>, body: Bytes) -> ApiR
     );
     Ok((
         StatusCode::CREATED,
-        axum::Json(json!({ "broadcast": crate::broadcast::to_json(&b) })),
+        axum::Json(json!({ "broadcast": crate::broadcasts::to_json(&b) })),
     )
         .into_response())
 }
@@ -926,7 +998,7 @@ async fn change_broadcast(
         .await?
         .ok_or_else(|| ApiError::not_found(format!("no broadcast {id}")))?;
     tracing::info!(broadcast = id, action = %action, "admin API: broadcast changed");
-    Ok(axum::Json(json!({ "broadcast": crate::broadcast::to_json(&b) })).into_response())
+    Ok(axum::Json(json!({ "broadcast": crate::broadcasts::to_json(&b) })).into_response())
 }
 
 async fn retrain(State(api): State<Arc<AdminApi>>) -> ApiResult {
@@ -942,7 +1014,7 @@ async fn retrain(State(api): State<Arc<AdminApi>>) -> ApiResult {
 
 #[cfg(test)]
 mod tests {
-    use super::constant_time_eq;
+    use crate::auth::constant_time_eq;
 
     #[test]
     fn constant_time_eq_matches_only_equal_tokens() {

@@ -1,0 +1,178 @@
+//! The panel's words in English and Russian. Every text is a field, so a template cannot
+//! name a text that one language lacks: it would not compile.
+
+use axum::http::HeaderMap;
+
+use crate::auth::{LANG_COOKIE, cookie};
+
+macro_rules! texts {
+    ($($field:ident: $en:expr, $ru:expr;)*) => {
+        /// The panel's words in one language.
+        #[derive(Debug)]
+        pub struct Texts {
+            /// `en` or `ru`.
+            pub code: &'static str,
+            $(pub $field: &'static str,)*
+        }
+
+        pub static EN: Texts = Texts { code: "en", $($field: $en,)* };
+        pub static RU: Texts = Texts { code: "ru", $($field: $ru,)* };
+    };
+}
+
+texts! {
+    nav_dashboard: "Dashboard", "Сводка";
+    nav_sources: "Sources", "Источники";
+    nav_posts: "Posts", "Посты";
+    nav_prompt: "Prompt", "Промпт";
+    nav_reports: "Reports", "Жалобы";
+    nav_subscribers: "Subscribers", "Подписчики";
+    nav_dead_letters: "Dead letters", "Сбои";
+    nav_audit: "Audit log", "Журнал";
+    logout: "Log out", "Выйти";
+    login_title: "Log in to jobwire", "Вход в jobwire";
+    username: "Username", "Имя";
+    password: "Password", "Пароль";
+    login: "Log in", "Войти";
+    login_failed: "Wrong username or password.", "Неверное имя или пароль.";
+    login_limited: "Too many failed attempts. Try again in a few minutes.", "Слишком много неудачных попыток. Попробуйте через несколько минут.";
+    last_24h: "Last 24 h", "24 часа";
+    last_7d: "Last 7 days", "7 дней";
+    posts_read: "Posts read", "Прочитано постов";
+    passed_rules: "Passed the rules", "Прошли правила";
+    jobs: "Jobs", "Вакансии";
+    llm_share: "LLM share", "Доля LLM";
+    tokens: "Tokens", "Токены";
+    latency: "Avg latency", "Средняя задержка";
+    sent: "Sent", "Отправлено";
+    failed: "Failed", "Ошибки";
+    blocked: "Blocked", "Заблокировали";
+    queued: "Queued", "В очереди";
+    deliveries_pending: "Deliveries pending", "Ждут отправки";
+    dead_letters: "Dead letters", "Сбои";
+    subscribers_active: "Active subscribers", "Активные подписчики";
+    trials: "Trials started", "Пробных периодов";
+    revenue: "Revenue", "Выручка";
+    per_source: "Posts per source", "Посты по источникам";
+    per_category: "Jobs per category", "Вакансии по категориям";
+    chart_posts: "Posts and jobs", "Посты и вакансии";
+    chart_deliveries: "Deliveries by outcome", "Доставки по исходу";
+    source: "Source", "Источник";
+    title: "Title", "Название";
+    kind: "Kind", "Тип";
+    enabled: "Enabled", "Включён";
+    disabled: "Disabled", "Выключен";
+    include_rules: "Include (one term per line)", "Включать (по одному на строку)";
+    exclude_rules: "Exclude (one term per line)", "Исключать (по одному на строку)";
+    add_source: "Add a source", "Добавить источник";
+    add_source_hint: "A Telegram @username, an invite link (https://t.me/+…) or a feed URL (https://…)", "Telegram @username, ссылка-приглашение (https://t.me/+…) или адрес ленты (https://…)";
+    add: "Add", "Добавить";
+    feed_name: "Feed name", "Имя ленты";
+    feed_interval: "Poll every (s)", "Опрос раз в (с)";
+    feed_only: "Feeds only", "Только для лент";
+    save: "Save", "Сохранить";
+    edit: "Edit", "Изменить";
+    enable: "Enable", "Включить";
+    disable: "Disable", "Выключить";
+    remove: "Remove", "Удалить";
+    preview: "Preview", "Проверить";
+    preview_title: "Its last 200 posts under these rules", "Последние 200 постов по этим правилам";
+    would_pass: "would pass", "пройдут";
+    no_posts: "No posts yet.", "Постов пока нет.";
+    status: "Status", "Статус";
+    last_post: "Last post", "Последний пост";
+    posts_per_day: "Posts/day", "Постов в день";
+    job_share: "Real jobs", "Доля вакансий";
+    last_error: "Last error", "Последняя ошибка";
+    joined: "Joined", "Подписан";
+    search: "Search", "Искать";
+    text: "Text", "Текст";
+    category: "Category", "Категория";
+    any: "any", "любая";
+    from_date: "From", "С";
+    to_date: "To", "По";
+    older: "Older", "Дальше";
+    posted: "Posted", "Опубликован";
+    trace: "Trace", "Путь";
+    rules_matched: "Rules", "Правила";
+    duplicate_of: "Duplicate of", "Дубль поста";
+    classification: "Classification", "Классификация";
+    route: "Route", "Маршрут";
+    model: "Model", "Модель";
+    prompt_version: "Prompt version", "Версия промпта";
+    confidence: "Confidence", "Уверенность";
+    deliveries: "Deliveries", "Доставки";
+    subscriber: "Subscriber", "Подписчик";
+    bot: "Bot", "Бот";
+    message_ids: "Message ids", "Id сообщений";
+    error: "Error", "Ошибка";
+    not_classified: "Not classified yet.", "Ещё не классифицирован.";
+    no_deliveries: "No deliveries.", "Доставок нет.";
+    relabel: "Re-label", "Переразметить";
+    is_job: "A job", "Вакансия";
+    categories: "Categories", "Категории";
+    reports: "Reports", "Жалобы";
+    pending: "Pending", "Ждут решения";
+    accept: "Accept", "Принять";
+    dismiss: "Dismiss", "Отклонить";
+    post: "Post", "Пост";
+    reported_at: "Reported", "Получена";
+    no_reports: "No reports waiting.", "Жалоб нет.";
+    reports_per_source: "Reports per source", "Жалобы по источникам";
+    chat: "Chat", "Чат";
+    name: "Name", "Имя";
+    paused: "Paused", "На паузе";
+    subscription: "Subscription", "Подписка";
+    ends: "Ends", "До";
+    payments: "Payments", "Платежи";
+    blocked_bots: "Blocked bots", "Заблокированные боты";
+    recent_deliveries: "Recent deliveries", "Последние доставки";
+    topic: "Topic", "Тема";
+    reason: "Reason", "Причина";
+    attempts: "Attempts", "Попыток";
+    when: "When", "Когда";
+    who: "Who", "Кто";
+    action: "Action", "Действие";
+    target: "Target", "Объект";
+    detail: "Detail", "Подробности";
+    nothing: "Nothing here.", "Здесь пусто.";
+    saved: "Saved.", "Сохранено.";
+    prompt_current: "Current prompt", "Текущий промпт";
+    live: "Live", "Обновляется";
+}
+
+/// The language of a request: the `jw_lang` cookie, else the browser's first choice of
+/// `ru` or `en`, else English.
+pub fn lang(headers: &HeaderMap) -> &'static Texts {
+    if let Some(code) = cookie(headers, LANG_COOKIE) {
+        return by_code(code);
+    }
+    let accept = headers
+        .get(axum::http::header::ACCEPT_LANGUAGE)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("");
+    for part in accept.split(',') {
+        let tag = part
+            .split(';')
+            .next()
+            .unwrap_or("")
+            .trim()
+            .to_ascii_lowercase();
+        if tag.starts_with("ru") {
+            return &RU;
+        }
+        if tag.starts_with("en") {
+            return &EN;
+        }
+    }
+    &EN
+}
+
+/// `ru` gives Russian; anything else English.
+pub fn by_code(code: &str) -> &'static Texts {
+    if code.eq_ignore_ascii_case("ru") {
+        &RU
+    } else {
+        &EN
+    }
+}

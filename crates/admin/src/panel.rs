@@ -1,0 +1,633 @@
+//! The web panel: its state, its routes, the gate every request passes, login and logout.
+//!
+//! The gate ([`gate`]) is a layer over the whole panel router, so a route is closed unless
+//! it is listed as public in [`ROUTES`]: without a session a page answers `303` to
+//! `/login?next=…`, an htmx or JSON request `401`. A state change must pass the CSRF check
+//! ([`crate::auth::check_csrf`]); one that succeeds is written to the audit log with who made
+//! it ([`AuditNote`] adds what changed).
+
+mod pages;
+mod sources;
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use askama::Template;
+use askama_web::WebTemplate;
+use axum::Router;
+use axum::body::{Body, Bytes};
+use axum::extract::{ConnectInfo, Query, Request, State};
+use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
+use axum::middleware::{self, Next};
+use axum::response::{IntoResponse, Redirect, Response};
+use axum::routing::{MethodRouter, get, post};
+use chrono::Utc;
+use jobwire_store::Store;
+use serde::Deserialize;
+
+use crate::api::AdminApi;
+use crate::api::failures::{Client, FailedAttempts};
+use crate::auth::{self, Session};
+use crate::i18n::{self, Texts};
+
+/// Failed logins of one account within [`LOGIN_WINDOW`] before it is locked for the rest
+/// of the window (whoever tries).
+pub const MAX_ACCOUNT_FAILURES: u32 = 5;
+/// Failed logins of one client (IP address, IPv6 /64) within [`LOGIN_WINDOW`] before it is
+/// refused for the rest of the window.
+pub const MAX_CLIENT_FAILURES: u32 = 20;
+/// The window of both login limits.
+pub const LOGIN_WINDOW: Duration = Duration::from_secs(15 * 60);
+/// The largest form the panel reads.
+const MAX_FORM_BYTES: usize = 256 * 1024;
+
+/// How the panel is served.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct PanelOptions {
+    /// Mark the session cookie `Secure` (the panel is served over HTTPS, directly or behind
+    /// a proxy). `[admin] secure_cookies`.
+    pub secure_cookies: bool,
+}
+
+/// The panel's state: the admin API (its store, categories and bots), login limits.
+#[derive(Debug)]
+pub struct Panel {
+    api: Arc<AdminApi>,
+    options: PanelOptions,
+    login_clients: FailedAttempts<Client>,
+    login_accounts: FailedAttempts<String>,
+}
+
+impl Panel {
+    pub fn new(api: Arc<AdminApi>, options: PanelOptions) -> Arc<Self> {
+        Arc::new(Self {
+            api,
+            options,
+            login_clients: FailedAttempts::new(MAX_CLIENT_FAILURES, LOGIN_WINDOW, 100_000),
+            login_accounts: FailedAttempts::new(MAX_ACCOUNT_FAILURES, LOGIN_WINDOW, 100_000),
+        })
+    }
+
+    fn store(&self) -> Result<&Arc<dyn Store>, PanelError> {
+        self.api.store_handle().ok_or(PanelError::NotReady)
+    }
+
+    pub(crate) fn categories(&self) -> Vec<String> {
+        let mut c: Vec<String> = self.api.category_slugs().cloned().collect();
+        c.sort();
+        c
+    }
+}
+
+/// Who may use a route.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Access {
+    /// Anyone (the login page, static files).
+    Public,
+    /// A logged-in admin.
+    Session,
+}
+
+/// One route of the panel, as [`ROUTES`] lists it.
+#[derive(Debug, Clone, Copy)]
+pub struct RouteInfo {
+    pub method: &'static str,
+    pub path: &'static str,
+    pub access: Access,
+}
+
+macro_rules! routes {
+    ($($method:ident $path:literal $access:ident => $handler:path;)*) => {
+        /// Every route of the panel (the router is built from this list alone).
+        pub const ROUTES: &[RouteInfo] = &[
+            $(RouteInfo { method: stringify!($method), path: $path, access: Access::$access },)*
+        ];
+
+        fn method_routers() -> Vec<(&'static str, MethodRouter<Arc<Panel>>)> {
+            vec![$(($path, $method($handler)),)*]
+        }
+    };
+}
+
+routes! {
+    get "/login" Public => login_page;
+    post "/login" Public => login_submit;
+    get "/static/{*path}" Public => crate::assets::serve;
+    post "/logout" Session => logout;
+    get "/" Session => pages::dashboard;
+    get "/dashboard/live" Session => pages::dashboard_live;
+    get "/sources" Session => sources::list;
+    post "/sources" Session => sources::add;
+    get "/sources/{id}" Session => sources::show;
+    post "/sources/{id}" Session => sources::update;
+    post "/sources/{id}/preview" Session => sources::preview;
+    post "/sources/{id}/enabled" Session => sources::set_enabled;
+    post "/sources/{id}/remove" Session => sources::remove;
+    get "/posts" Session => pages::posts;
+    get "/posts/{id}" Session => pages::post_trace;
+    post "/posts/{id}/label" Session => pages::label_post;
+    get "/reports" Session => pages::reports;
+    post "/reports/{id}/accept" Session => pages::accept_report;
+    post "/reports/{id}/dismiss" Session => pages::dismiss_report;
+    get "/subscribers" Session => pages::subscribers;
+    get "/dead-letters" Session => pages::dead_letters;
+    get "/audit" Session => pages::audit;
+}
+
+/// The panel's routes behind the gate.
+pub fn router(panel: Arc<Panel>) -> Router {
+    let mut router = Router::new();
+    for (path, handler) in method_routers() {
+        router = router.route(path, handler);
+    }
+    router
+        .layer(middleware::from_fn_with_state(panel.clone(), gate))
+        .with_state(panel)
+}
+
+/// Whether a path is served without a session (exact public routes, and `/static/…`).
+pub fn is_public(method: &Method, path: &str) -> bool {
+    path.starts_with("/static/")
+        || ROUTES.iter().any(|r| {
+            r.access == Access::Public
+                && r.path == path
+                && r.method.eq_ignore_ascii_case(method.as_str())
+        })
+}
+
+/// What a handler adds to the audit line of the change it made.
+#[derive(Debug, Clone)]
+pub struct AuditNote {
+    pub action: &'static str,
+    pub target: String,
+    pub detail: String,
+}
+
+/// The words and chrome every page shares.
+#[derive(Debug, Clone)]
+pub struct Chrome {
+    pub t: &'static Texts,
+    pub user: String,
+    pub csrf: String,
+    /// The current page's path (the nav marks it).
+    pub nav: &'static str,
+    pub flash: Option<String>,
+    pub flash_error: Option<String>,
+}
+
+impl Chrome {
+    pub fn is(&self, nav: &str) -> bool {
+        self.nav == nav
+    }
+}
+
+/// The session and language of a request, for handlers.
+#[derive(Debug, Clone)]
+pub struct Ctx {
+    pub session: Session,
+    pub t: &'static Texts,
+}
+
+impl Ctx {
+    pub fn chrome(&self, nav: &'static str) -> Chrome {
+        Chrome {
+            t: self.t,
+            user: self.session.username.clone(),
+            csrf: self.session.csrf.clone(),
+            nav,
+            flash: None,
+            flash_error: None,
+        }
+    }
+}
+
+impl<S: Send + Sync> axum::extract::FromRequestParts<S> for Ctx {
+    type Rejection = Response;
+
+    async fn from_request_parts(
+        parts: &mut axum::http::request::Parts,
+        _: &S,
+    ) -> Result<Self, Self::Rejection> {
+        parts
+            .extensions
+            .get::<Ctx>()
+            .cloned()
+            .ok_or_else(|| StatusCode::UNAUTHORIZED.into_response())
+    }
+}
+
+/// A panel error, shown as a page (or a line for htmx).
+#[derive(Debug, thiserror::Error)]
+pub enum PanelError {
+    #[error("the database is not connected yet; try again in a moment")]
+    NotReady,
+    #[error("not found")]
+    NotFound,
+    #[error("{0}")]
+    BadInput(String),
+    #[error("the database failed: {0}")]
+    Store(#[from] jobwire_store::StoreError),
+}
+
+impl IntoResponse for PanelError {
+    fn into_response(self) -> Response {
+        let status = match &self {
+            Self::NotReady => StatusCode::SERVICE_UNAVAILABLE,
+            Self::NotFound => StatusCode::NOT_FOUND,
+            Self::BadInput(_) => StatusCode::UNPROCESSABLE_ENTITY,
+            Self::Store(e) => {
+                tracing::warn!(error = %e, "panel: store error");
+                StatusCode::INTERNAL_SERVER_ERROR
+            }
+        };
+        let page = ErrorPage {
+            status: status.as_u16(),
+            message: self.to_string(),
+        };
+        match page.render() {
+            Ok(html) => (
+                status,
+                [(header::CONTENT_TYPE, "text/html; charset=utf-8")],
+                html,
+            )
+                .into_response(),
+            Err(_) => (status, self.to_string()).into_response(),
+        }
+    }
+}
+
+#[derive(Template)]
+#[template(path = "error.html")]
+struct ErrorPage {
+    status: u16,
+    message: String,
+}
+
+pub type PageResult = Result<Response, PanelError>;
+
+/// Every panel request passes here: public routes go through; others need a live session;
+/// state changes need the CSRF token and this site's origin, and are audited when they
+/// succeed. Every answer is marked not to be cached, framed or sniffed.
+async fn gate(State(panel): State<Arc<Panel>>, request: Request, next: Next) -> Response {
+    let mut response = gate_inner(panel, request, next).await;
+    let h = response.headers_mut();
+    h.insert(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
+    h.insert(
+        header::X_CONTENT_TYPE_OPTIONS,
+        HeaderValue::from_static("nosniff"),
+    );
+    h.insert(
+        header::REFERRER_POLICY,
+        HeaderValue::from_static("same-origin"),
+    );
+    h.insert(
+        header::CONTENT_SECURITY_POLICY,
+        HeaderValue::from_static(
+            "default-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'; \
+             frame-ancestors 'none'; form-action 'self'; base-uri 'none'",
+        ),
+    );
+    if !h.contains_key(header::CACHE_CONTROL) {
+        h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    }
+    response
+}
+
+async fn gate_inner(panel: Arc<Panel>, request: Request, next: Next) -> Response {
+    let method = request.method().clone();
+    let path = request.uri().path().to_owned();
+    if is_public(&method, &path) {
+        return next.run(request).await;
+    }
+    let Ok(store) = panel.store() else {
+        return PanelError::NotReady.into_response();
+    };
+    let now = Utc::now();
+    let Some(session) = auth::session_of(store.as_ref(), request.headers(), now).await else {
+        return unauthenticated(&request);
+    };
+    let t = i18n::lang(request.headers());
+    let (request, lang_cookie) = switch_language(request);
+    let t = lang_cookie.map_or(t, |(code, _)| i18n::by_code(code));
+    let mut request = request;
+    if auth::changes_state(&method) {
+        let (parts, body) = request.into_parts();
+        let bytes = match axum::body::to_bytes(body, MAX_FORM_BYTES).await {
+            Ok(b) => b,
+            Err(_) => {
+                return (StatusCode::PAYLOAD_TOO_LARGE, "the form is too large").into_response();
+            }
+        };
+        let given = parts
+            .headers
+            .get(auth::CSRF_HEADER)
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_owned)
+            .or_else(|| form_field(&bytes, auth::CSRF_FIELD));
+        if let Err(refusal) = auth::check_csrf(&parts.headers, &session, given.as_deref()) {
+            tracing::warn!(user = %session.username, %path, ?refusal, "panel: state change refused");
+            return (StatusCode::FORBIDDEN, refusal.message()).into_response();
+        }
+        request = Request::from_parts(parts, Body::from(bytes));
+    }
+    let actor = session.username.clone();
+    request.extensions_mut().insert(Ctx { session, t });
+    let mut response = next.run(request).await;
+    if auth::changes_state(&method) && response.status().as_u16() < 400 && path != "/logout" {
+        let note = response.extensions_mut().remove::<AuditNote>();
+        let (action, target, detail) = match note {
+            Some(n) => (n.action.to_owned(), n.target, n.detail),
+            None => (format!("{method} {path}"), path.clone(), String::new()),
+        };
+        if let Err(e) = store
+            .record_audit(&actor, &action, &target, &detail, now)
+            .await
+        {
+            tracing::error!(error = %e, %action, "panel: the audit log could not be written");
+        }
+    }
+    if let Some((code, _)) = lang_cookie
+        && let Ok(v) = HeaderValue::from_str(&format!(
+            "{}={code}; Path=/; SameSite=Strict; Max-Age=31536000",
+            auth::LANG_COOKIE
+        ))
+    {
+        response.headers_mut().append(header::SET_COOKIE, v);
+    }
+    response
+}
+
+/// `?lang=ru|en` on any page switches the language (kept in a cookie).
+fn switch_language(request: Request) -> (Request, Option<(&'static str, ())>) {
+    let code = request.uri().query().and_then(|q| {
+        url::form_urlencoded::parse(q.as_bytes())
+            .find(|(k, _)| k == "lang")
+            .map(|(_, v)| if v == "ru" { "ru" } else { "en" })
+    });
+    (request, code.map(|c| (c, ())))
+}
+
+/// Without a session: pages go to the login (remembering where to come back), htmx and
+/// JSON requests get 401.
+fn unauthenticated(request: &Request) -> Response {
+    let headers = request.headers();
+    let wants_page = request.method() == Method::GET
+        && headers.get("hx-request").is_none()
+        && headers
+            .get(header::ACCEPT)
+            .and_then(|v| v.to_str().ok())
+            .is_none_or(|a| !a.contains("application/json") || a.contains("text/html"));
+    if wants_page {
+        let next = request
+            .uri()
+            .path_and_query()
+            .map_or("/", |p| p.as_str())
+            .to_owned();
+        let to = format!(
+            "/login?next={}",
+            url::form_urlencoded::byte_serialize(next.as_bytes()).collect::<String>()
+        );
+        return Redirect::to(&to).into_response();
+    }
+    let mut r = (StatusCode::UNAUTHORIZED, "log in first: /login").into_response();
+    r.headers_mut()
+        .insert("hx-redirect", HeaderValue::from_static("/login"));
+    r
+}
+
+/// A field of an urlencoded form body.
+pub(crate) fn form_field(body: &Bytes, name: &str) -> Option<String> {
+    url::form_urlencoded::parse(body)
+        .find(|(k, _)| k == name)
+        .map(|(_, v)| v.into_owned())
+}
+
+/// A redirect after a successful form post (303, so the browser GETs the target).
+pub(crate) fn see_other(to: &str) -> Response {
+    Redirect::to(to).into_response()
+}
+
+/// Only local paths are followed after login (no open redirect).
+fn safe_next(next: Option<&str>) -> String {
+    match next {
+        Some(n) if n.starts_with('/') && !n.starts_with("//") && !n.contains('\\') => n.to_owned(),
+        _ => "/".to_owned(),
+    }
+}
+
+#[derive(Template, WebTemplate)]
+#[template(path = "login.html")]
+struct LoginPage {
+    t: &'static Texts,
+    next: String,
+    username: String,
+    error: Option<&'static str>,
+}
+
+#[derive(Debug, Deserialize)]
+struct LoginQuery {
+    next: Option<String>,
+    lang: Option<String>,
+}
+
+async fn login_page(headers: HeaderMap, Query(q): Query<LoginQuery>) -> Response {
+    let t = q
+        .lang
+        .as_deref()
+        .map_or_else(|| i18n::lang(&headers), i18n::by_code);
+    LoginPage {
+        t,
+        next: safe_next(q.next.as_deref()),
+        username: String::new(),
+        error: None,
+    }
+    .into_response()
+}
+
+#[derive(Deserialize)]
+struct LoginForm {
+    #[serde(default)]
+    username: String,
+    #[serde(default)]
+    password: String,
+    next: Option<String>,
+}
+
+impl std::fmt::Debug for LoginForm {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LoginForm")
+            .field("username", &self.username)
+            .finish_non_exhaustive()
+    }
+}
+
+/// `POST /login`: checks the password (argon2), limited per account and per client;
+/// a success starts a session and goes to `next`.
+async fn login_submit(State(panel): State<Arc<Panel>>, request: Request) -> Response {
+    let connect = request
+        .extensions()
+        .get::<ConnectInfo<SocketAddr>>()
+        .copied();
+    let (parts, body) = request.into_parts();
+    let headers = parts.headers;
+    let Ok(body) = axum::body::to_bytes(body, MAX_FORM_BYTES).await else {
+        return (StatusCode::PAYLOAD_TOO_LARGE, "the form is too large").into_response();
+    };
+    let t = i18n::lang(&headers);
+    let form = login_form(&body);
+    let next = safe_next(form.next.as_deref());
+    let refuse = |status: StatusCode, error: &'static str, username: String| {
+        let mut r = LoginPage {
+            t,
+            next: next.clone(),
+            username,
+            error: Some(error),
+        }
+        .into_response();
+        *r.status_mut() = status;
+        r
+    };
+    if !auth::same_origin(&headers) {
+        return (
+            StatusCode::FORBIDDEN,
+            auth::CsrfRefusal::CrossOrigin.message(),
+        )
+            .into_response();
+    }
+    let Ok(store) = panel.store() else {
+        return PanelError::NotReady.into_response();
+    };
+    let ip = connect.map(|ConnectInfo(a)| a.ip());
+    let client = Client::new(ip);
+    let name = form.username.trim().to_lowercase();
+    let now = Instant::now();
+    let wait = panel
+        .login_clients
+        .blocked(&client, now)
+        .or_else(|| panel.login_accounts.blocked(&name, now));
+    if let Some(wait) = wait {
+        let mut r = refuse(
+            StatusCode::TOO_MANY_REQUESTS,
+            t.login_limited,
+            form.username.clone(),
+        );
+        if let Ok(v) = HeaderValue::from_str(&wait.as_secs().max(1).to_string()) {
+            r.headers_mut().insert(header::RETRY_AFTER, v);
+        }
+        return r;
+    }
+    let account = match store.admin_by_username(&name).await {
+        Ok(a) => a,
+        Err(e) => return PanelError::from(e).into_response(),
+    };
+    // A missing account costs the same hashing time as a wrong password.
+    let password = form.password.clone();
+    let hash = account.as_ref().map(|a| a.password_hash.clone());
+    let ok = tokio::task::spawn_blocking(move || match hash {
+        Some(h) => crate::accounts::verify_password(&password, &h),
+        None => {
+            let _ = crate::accounts::verify_password(&password, DUMMY_HASH);
+            false
+        }
+    })
+    .await
+    .unwrap_or(false);
+    let Some(account) = account.filter(|_| ok) else {
+        let client_limited = panel.login_clients.failed(client, now);
+        let account_limited = panel.login_accounts.failed(name.clone(), now);
+        tracing::warn!(username = %name, %client, "panel: failed login");
+        if client_limited || account_limited {
+            tracing::warn!(username = %name, %client, "panel: login attempts limited for a while");
+        }
+        if let Err(e) = store
+            .record_audit(
+                &name,
+                "login.failed",
+                &format!("client {client}"),
+                "",
+                Utc::now(),
+            )
+            .await
+        {
+            tracing::error!(error = %e, "panel: the audit log could not be written");
+        }
+        return refuse(
+            StatusCode::UNAUTHORIZED,
+            t.login_failed,
+            form.username.clone(),
+        );
+    };
+    panel.login_accounts.succeeded(&name);
+    let token = auth::new_token();
+    let csrf = auth::new_token();
+    let started = Utc::now();
+    let session = jobwire_store::NewSession {
+        token_hash: &auth::token_hash(&token),
+        admin_id: account.id,
+        csrf: &csrf,
+        client: &client.to_string(),
+        expires_at: started + auth::IDLE,
+    };
+    if let Err(e) = store.create_session(&session, started).await {
+        return PanelError::from(e).into_response();
+    }
+    let _ = store.delete_expired_sessions(started).await;
+    if let Err(e) = store
+        .record_audit(
+            &account.username,
+            "login",
+            &format!("client {client}"),
+            "",
+            started,
+        )
+        .await
+    {
+        tracing::error!(error = %e, "panel: the audit log could not be written");
+    }
+    tracing::info!(user = %account.username, %client, "panel: logged in");
+    let mut r = see_other(&next);
+    if let Ok(v) =
+        HeaderValue::from_str(&auth::session_cookie(&token, panel.options.secure_cookies))
+    {
+        r.headers_mut().insert(header::SET_COOKIE, v);
+    }
+    r
+}
+
+/// A fixed argon2id hash (of a random password nobody knows) to spend the same time on
+/// an unknown username as on a known one.
+const DUMMY_HASH: &str = "$argon2id$v=19$m=19456,t=2,p=1$c29tZXNhbHRzb21lc2FsdA$2RCh1EBbcslAFjhOWiAGWgM2lGBXEa9Y/SsQhpZpUXE";
+
+fn login_form(body: &Bytes) -> LoginForm {
+    let mut form = LoginForm {
+        username: String::new(),
+        password: String::new(),
+        next: None,
+    };
+    for (k, v) in url::form_urlencoded::parse(body) {
+        match &*k {
+            "username" => form.username = v.into_owned(),
+            "password" => form.password = v.into_owned(),
+            "next" => form.next = Some(v.into_owned()),
+            _ => {}
+        }
+    }
+    form
+}
+
+/// `POST /logout`: ends the session (in the database, so a copied cookie dies too).
+async fn logout(State(panel): State<Arc<Panel>>, ctx: Ctx) -> PageResult {
+    let store = panel.store()?;
+    store.delete_session(&ctx.session.token_hash).await?;
+    store
+        .record_audit(&ctx.session.username, "logout", "", "", Utc::now())
+        .await?;
+    let mut r = see_other("/login");
+    if let Ok(v) =
+        HeaderValue::from_str(&auth::cleared_session_cookie(panel.options.secure_cookies))
+    {
+        r.headers_mut().insert(header::SET_COOKIE, v);
+    }
+    Ok(r)
+}

@@ -1,0 +1,713 @@
+//! The web panel over HTTP (the router driven in-process, a SQLite store on a temp file):
+//! auth of every route, login and its limits, sessions, CSRF, escaping, validation, and
+//! what each page's forms change.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::sync::Arc;
+
+use axum::Router;
+use axum::body::Body;
+use axum::http::{Method, Request, StatusCode, header};
+use chrono::Utc;
+use jobwire_admin::{AdminApi, Panel, PanelOptions};
+use jobwire_store::{
+    ExampleId, InsertOutcome, NewPost, NewReport, PostId, PostStatus, ReportKind, ReportStatus,
+    SqliteStore, Store,
+};
+use tower::ServiceExt;
+
+const PASSWORD: &str = "correct horse battery";
+
+struct Bed {
+    app: Router,
+    store: Arc<dyn Store>,
+    _dir: tempfile::TempDir,
+}
+
+async fn bed() -> Bed {
+    bed_with(None).await
+}
+
+async fn bed_with(token: Option<&str>) -> Bed {
+    let dir = tempfile::tempdir().unwrap();
+    let store: Arc<dyn Store> = Arc::new(
+        SqliteStore::open_path(&dir.path().join("jobwire.db"))
+            .await
+            .unwrap(),
+    );
+    jobwire_admin::accounts::apply(
+        store.as_ref(),
+        jobwire_admin::accounts::Change::Create,
+        "ops",
+        PASSWORD,
+    )
+    .await
+    .unwrap();
+    let api = AdminApi::new(
+        token.map(str::to_owned),
+        ["web".to_owned(), "design".to_owned()],
+    );
+    api.attach_store(store.clone());
+    let panel = Panel::new(api.clone(), PanelOptions::default());
+    Bed {
+        app: jobwire_admin::router(api, panel),
+        store,
+        _dir: dir,
+    }
+}
+
+struct Answer {
+    status: StatusCode,
+    headers: axum::http::HeaderMap,
+    body: String,
+}
+
+impl Bed {
+    async fn send(&self, request: Request<Body>) -> Answer {
+        let response = self.app.clone().oneshot(request).await.unwrap();
+        let status = response.status();
+        let headers = response.headers().clone();
+        let bytes = axum::body::to_bytes(response.into_body(), 10 << 20)
+            .await
+            .unwrap();
+        Answer {
+            status,
+            headers,
+            body: String::from_utf8_lossy(&bytes).into_owned(),
+        }
+    }
+
+    async fn get(&self, path: &str, session: Option<&Login>) -> Answer {
+        let mut r = Request::get(path).header(header::HOST, "panel.test");
+        if let Some(s) = session {
+            r = r.header(header::COOKIE, &s.cookie);
+        }
+        self.send(r.body(Body::empty()).unwrap()).await
+    }
+
+    /// A form post as a browser on this site sends it.
+    async fn post(&self, path: &str, session: &Login, form: &[(&str, &str)]) -> Answer {
+        let mut pairs = url::form_urlencoded::Serializer::new(String::new());
+        pairs.append_pair("csrf", &session.csrf);
+        for (k, v) in form {
+            pairs.append_pair(k, v);
+        }
+        self.send(
+            Request::post(path)
+                .header(header::HOST, "panel.test")
+                .header(header::ORIGIN, "http://panel.test")
+                .header(header::COOKIE, &session.cookie)
+                .header(header::CONTENT_TYPE, "application/x-www-form-urlencoded")
+                .body(Body::from(pairs.finish()))
+                .unwrap(),
+        )
+        .await
+    }
+
+    async fn try_login(&self, username: &str, password: &str) -> Answer {
+        let form = url::form_urlencoded::Serializer::new(String::new())
+            .append_pair("username", username)
+            .append_pair("password", password)
+            .append_pair("next", "/sources")
+            .finish();
+        self.send(
+            Request::post("/login")
+                .header(header::HOST, "panel.test")
+                .header(header::ORIGIN, "http://panel.test")
+                .header(header::CONTENT_TYPE, "application/x-www-form-urlencoded")
+                .body(Body::from(form))
+                .unwrap(),
+        )
+        .await
+    }
+
+    async fn login(&self) -> Login {
+        let a = self.try_login("ops", PASSWORD).await;
+        assert_eq!(a.status, StatusCode::SEE_OTHER, "{}", a.body);
+        let set = a.headers[header::SET_COOKIE].to_str().unwrap().to_owned();
+        let cookie = set.split(';').next().unwrap().to_owned();
+        // The CSRF token is in every page's forms.
+        let page = self
+            .get(
+                "/sources",
+                Some(&Login {
+                    cookie: cookie.clone(),
+                    csrf: String::new(),
+                }),
+            )
+            .await;
+        let csrf = page
+            .body
+            .split("name=\"csrf\" value=\"")
+            .nth(1)
+            .and_then(|s| s.split('"').next())
+            .expect("a csrf field")
+            .to_owned();
+        Login { cookie, csrf }
+    }
+
+    async fn post_in(&self, channel: &str, text: &str) -> PostId {
+        let ch = match jobwire_core::channel_ref::ChannelRef::parse(channel) {
+            Ok(r) => {
+                let mut spec = jobwire_core::source::SourceSpec::telegram(&r);
+                spec.title = Some(format!("{channel} <b>title</b>"));
+                match self.store.source_by_handle(&spec.handle).await.unwrap() {
+                    Some(row) => row,
+                    None => self.store.add_source(&spec, Utc::now()).await.unwrap(),
+                }
+            }
+            // Not a Telegram name: a channel only an import names.
+            Err(_) => self
+                .store
+                .ensure_channel(channel, Utc::now())
+                .await
+                .unwrap(),
+        };
+        let n = Utc::now().timestamp_nanos_opt().unwrap_or(0).to_string();
+        match self
+            .store
+            .insert_post(&NewPost {
+                channel_id: ch.id,
+                external_id: n,
+                text: text.into(),
+                author: None,
+                url: None,
+                posted_at: Utc::now(),
+                received_at: Utc::now(),
+                status: PostStatus::Queued,
+                filter_reason: None,
+                fingerprint: None,
+                duplicate_of: None,
+            })
+            .await
+            .unwrap()
+        {
+            InsertOutcome::Inserted(id) | InsertOutcome::AlreadyKnown(id) => id,
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+struct Login {
+    cookie: String,
+    csrf: String,
+}
+
+fn concrete(path: &str) -> String {
+    path.split('/')
+        .map(|seg| {
+            if seg.starts_with("{*") {
+                "x".to_owned()
+            } else if seg == "{action}" {
+                "pause".to_owned()
+            } else if seg.starts_with('{') {
+                "1".to_owned()
+            } else {
+                seg.to_owned()
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("/")
+}
+
+#[tokio::test]
+async fn every_route_but_the_public_ones_needs_a_login() {
+    let bed = bed_with(Some("s3cret-admin-token-0123456789abcdef")).await;
+    let mut checked = 0;
+    for r in jobwire_admin::panel::ROUTES {
+        let path = concrete(r.path);
+        let method = Method::from_bytes(r.method.to_uppercase().as_bytes()).unwrap();
+        let a = bed
+            .send(
+                Request::builder()
+                    .method(method.clone())
+                    .uri(&path)
+                    .header(header::HOST, "panel.test")
+                    .body(Body::empty())
+                    .unwrap(),
+            )
+            .await;
+        match r.access {
+            jobwire_admin::panel::Access::Public => {
+                // Served, not sent to the login: the login page itself, a failed login
+                // (an empty form), a static file (none named `x`: 404).
+                let to_login = a
+                    .headers
+                    .get(header::LOCATION)
+                    .is_some_and(|l| l.to_str().unwrap().starts_with("/login?next"));
+                assert!(
+                    !to_login && !a.body.contains("log in first"),
+                    "{method} {path} is public"
+                );
+                assert!(
+                    [
+                        StatusCode::OK,
+                        StatusCode::UNAUTHORIZED,
+                        StatusCode::NOT_FOUND
+                    ]
+                    .contains(&a.status),
+                    "{method} {path}: {}",
+                    a.status
+                );
+                if r.path == "/login" {
+                    assert!(
+                        a.body.contains("name=\"password\""),
+                        "{method} {path} shows the form"
+                    );
+                }
+            }
+            jobwire_admin::panel::Access::Session if method == Method::GET => {
+                assert_eq!(a.status, StatusCode::SEE_OTHER, "{method} {path}");
+                let to = a.headers[header::LOCATION].to_str().unwrap();
+                assert!(to.starts_with("/login?next="), "{method} {path} -> {to}");
+                checked += 1;
+            }
+            jobwire_admin::panel::Access::Session => {
+                assert_eq!(a.status, StatusCode::UNAUTHORIZED, "{method} {path}");
+                checked += 1;
+            }
+        }
+    }
+    for (method, path) in jobwire_admin::api::ROUTES {
+        let path = concrete(path);
+        let a = bed
+            .send(
+                Request::builder()
+                    .method(*method)
+                    .uri(&path)
+                    .body(Body::empty())
+                    .unwrap(),
+            )
+            .await;
+        // 401; after five refusals this client is slowed down (429) before any check.
+        assert!(
+            a.status == StatusCode::UNAUTHORIZED || a.status == StatusCode::TOO_MANY_REQUESTS,
+            "{method} {path}: {} {}",
+            a.status,
+            a.body
+        );
+        checked += 1;
+    }
+    assert!(checked >= 30, "only {checked} routes checked");
+    // A path nobody routed is closed too (the gate is a layer over the whole panel).
+    let a = bed.get("/no-such-page", None).await;
+    assert_eq!(a.status, StatusCode::SEE_OTHER);
+}
+
+#[tokio::test]
+async fn a_login_opens_the_panel_and_logging_out_closes_it() {
+    let bed = bed().await;
+    let page = bed.get("/login?next=/posts", None).await;
+    assert_eq!(page.status, StatusCode::OK);
+    assert!(page.body.contains("name=\"username\"") && page.body.contains("name=\"password\""));
+
+    let wrong = bed.try_login("ops", "not the password").await;
+    assert_eq!(wrong.status, StatusCode::UNAUTHORIZED);
+    assert!(wrong.body.contains("Wrong username or password"));
+    assert!(
+        !wrong.body.contains("not the password"),
+        "the password is never echoed"
+    );
+    assert!(wrong.headers.get(header::SET_COOKIE).is_none());
+
+    let ok = bed.try_login("OPS", PASSWORD).await;
+    assert_eq!(ok.status, StatusCode::SEE_OTHER);
+    assert_eq!(ok.headers[header::LOCATION], "/sources");
+    let cookie = ok.headers[header::SET_COOKIE].to_str().unwrap();
+    for part in ["jw_session=", "HttpOnly", "SameSite=Strict", "Path=/"] {
+        assert!(cookie.contains(part), "{cookie}");
+    }
+    assert!(!cookie.contains("Secure"), "plain http in tests: no Secure");
+
+    let s = bed.login().await;
+    let dash = bed.get("/", Some(&s)).await;
+    assert_eq!(dash.status, StatusCode::OK, "{}", dash.body);
+    assert!(dash.body.contains("Posts read"));
+    assert!(
+        dash.headers[header::CACHE_CONTROL]
+            .to_str()
+            .unwrap()
+            .contains("no-store")
+    );
+    assert_eq!(dash.headers[header::X_FRAME_OPTIONS], "DENY");
+
+    let out = bed.post("/logout", &s, &[]).await;
+    assert_eq!(out.status, StatusCode::SEE_OTHER);
+    assert!(
+        out.headers[header::SET_COOKIE]
+            .to_str()
+            .unwrap()
+            .contains("Max-Age=0")
+    );
+    // The old cookie is dead on the server, not only in the browser.
+    let after = bed.get("/", Some(&s)).await;
+    assert_eq!(after.status, StatusCode::SEE_OTHER);
+
+    let audit: Vec<String> = bed
+        .store
+        .audit_log(10, None)
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|e| format!("{} {}", e.actor, e.action))
+        .collect();
+    assert!(audit.contains(&"ops login.failed".to_owned()), "{audit:?}");
+    assert!(audit.contains(&"ops login".to_owned()), "{audit:?}");
+    assert!(audit.contains(&"ops logout".to_owned()), "{audit:?}");
+}
+
+#[tokio::test]
+async fn a_guessed_account_is_locked_for_a_while_even_for_the_right_password() {
+    let bed = bed().await;
+    for _ in 0..5 {
+        assert_eq!(
+            bed.try_login("ops", "guess guess guess").await.status,
+            StatusCode::UNAUTHORIZED
+        );
+    }
+    let locked = bed.try_login("ops", PASSWORD).await;
+    assert_eq!(locked.status, StatusCode::TOO_MANY_REQUESTS);
+    assert!(locked.headers.contains_key(header::RETRY_AFTER));
+    assert!(locked.headers.get(header::SET_COOKIE).is_none());
+}
+
+#[tokio::test]
+async fn a_state_change_needs_the_token_and_this_sites_origin() {
+    let bed = bed().await;
+    let s = bed.login().await;
+    let form = "address=%40rust_jobs";
+    let send = |origin: Option<&'static str>, body: String| {
+        let mut r = Request::post("/sources")
+            .header(header::HOST, "panel.test")
+            .header(header::COOKIE, &s.cookie)
+            .header(header::CONTENT_TYPE, "application/x-www-form-urlencoded");
+        if let Some(o) = origin {
+            r = r.header(header::ORIGIN, o);
+        }
+        r.body(Body::from(body)).unwrap()
+    };
+    let no_token = bed.send(send(Some("http://panel.test"), form.into())).await;
+    assert_eq!(no_token.status, StatusCode::FORBIDDEN);
+    let bad_token = bed
+        .send(send(
+            Some("http://panel.test"),
+            format!("{form}&csrf={}", "0".repeat(64)),
+        ))
+        .await;
+    assert_eq!(bad_token.status, StatusCode::FORBIDDEN);
+    let elsewhere = bed
+        .send(send(
+            Some("https://evil.example"),
+            format!("{form}&csrf={}", s.csrf),
+        ))
+        .await;
+    assert_eq!(elsewhere.status, StatusCode::FORBIDDEN);
+    assert!(
+        bed.store.sources().await.unwrap().is_empty(),
+        "nothing was added"
+    );
+
+    let ok = bed
+        .post("/sources", &s, &[("address", "https://t.me/Rust_Jobs")])
+        .await;
+    assert_eq!(ok.status, StatusCode::SEE_OTHER, "{}", ok.body);
+    let channels = bed.store.sources().await.unwrap();
+    assert_eq!(channels.len(), 1);
+    assert_eq!(channels[0].handle, "@rust_jobs");
+    let audit = bed.store.audit_log(1, None).await.unwrap();
+    assert_eq!(audit[0].actor, "ops");
+    assert_eq!(audit[0].action, "source.add");
+    assert_eq!(audit[0].detail, "@rust_jobs");
+    let page = bed.get("/audit", Some(&s)).await;
+    assert!(page.body.contains("source.add"));
+}
+
+#[tokio::test]
+async fn what_came_from_a_channel_is_shown_as_text() {
+    let bed = bed().await;
+    let s = bed.login().await;
+    let id = bed
+        .post_in(
+            "@evil_channel",
+            "Need a dev <script>alert('x')</script> & <img src=x onerror=alert(1)>",
+        )
+        .await;
+    for path in [
+        "/posts".to_owned(),
+        format!("/posts/{}", id.get()),
+        "/sources".to_owned(),
+    ] {
+        let page = bed.get(&path, Some(&s)).await;
+        assert_eq!(page.status, StatusCode::OK, "{path}");
+        assert!(!page.body.contains("<script>alert"), "{path}");
+        assert!(!page.body.contains("<img src=x"), "{path}");
+        assert!(!page.body.contains("<b>title</b>"), "{path}");
+    }
+    let trace = bed.get(&format!("/posts/{}", id.get()), Some(&s)).await;
+    assert!(
+        trace.body.contains(
+            "Need a dev &#60;script&#62;alert(&#39;x&#39;)&#60;/script&#62; &#38; &#60;img"
+        ),
+        "{}",
+        trace.body
+    );
+}
+
+#[tokio::test]
+async fn bad_input_gets_a_clear_answer_and_changes_nothing() {
+    let bed = bed().await;
+    let s = bed.login().await;
+    let bad = bed
+        .post("/sources", &s, &[("address", "not a channel")])
+        .await;
+    assert_eq!(bad.status, StatusCode::UNPROCESSABLE_ENTITY);
+    assert!(bad.body.contains("expected @username"), "{}", bad.body);
+    assert!(
+        bad.body.contains("value=\"not a channel\""),
+        "what was typed is kept"
+    );
+    assert!(bed.store.sources().await.unwrap().is_empty());
+    let slow = bed
+        .post(
+            "/sources",
+            &s,
+            &[
+                ("address", "https://example.com/jobs.rss"),
+                ("interval_secs", "often"),
+            ],
+        )
+        .await;
+    assert_eq!(slow.status, StatusCode::UNPROCESSABLE_ENTITY);
+    assert!(
+        slow.body
+            .contains("interval_secs: a whole number of seconds"),
+        "{}",
+        slow.body
+    );
+    let feed = bed
+        .post(
+            "/sources",
+            &s,
+            &[
+                ("address", "https://example.com/jobs.rss"),
+                ("interval_secs", "600"),
+            ],
+        )
+        .await;
+    assert_eq!(feed.status, StatusCode::SEE_OTHER, "{}", feed.body);
+    let again = bed
+        .post(
+            "/sources",
+            &s,
+            &[("address", "https://example.com/jobs.rss")],
+        )
+        .await;
+    assert_eq!(again.status, StatusCode::UNPROCESSABLE_ENTITY);
+    assert!(again.body.contains("in the list already"), "{}", again.body);
+    let listed = bed.store.sources().await.unwrap();
+    assert_eq!(listed.len(), 1);
+    assert_eq!(listed[0].feed.as_ref().unwrap().interval_secs, 600);
+
+    let id = bed.post_in("@jobs", "Ищем дизайнера лендинга").await;
+    let ch = bed
+        .store
+        .source_by_handle("@jobs")
+        .await
+        .unwrap()
+        .unwrap()
+        .id
+        .get();
+    let bad_rule = bed
+        .post(
+            &format!("/sources/{ch}"),
+            &s,
+            &[("include", "дизайн\n#bad tag"), ("exclude", "")],
+        )
+        .await;
+    assert_eq!(bad_rule.status, StatusCode::UNPROCESSABLE_ENTITY);
+    assert!(
+        bad_rule.body.contains("is not a hashtag"),
+        "{}",
+        bad_rule.body
+    );
+    assert!(
+        bed.store
+            .source(ch.into())
+            .await
+            .unwrap()
+            .unwrap()
+            .include
+            .is_empty(),
+        "nothing saved"
+    );
+
+    let bad_date = bed.get("/posts?from=yesterday", Some(&s)).await;
+    assert_eq!(bad_date.status, StatusCode::UNPROCESSABLE_ENTITY);
+    assert!(bad_date.body.contains("2026-12-31"));
+
+    let bad_label = bed
+        .post(
+            &format!("/posts/{}/label", id.get()),
+            &s,
+            &[("kind", "job"), ("category", "plumbing")],
+        )
+        .await;
+    assert_eq!(bad_label.status, StatusCode::UNPROCESSABLE_ENTITY);
+    assert!(
+        bad_label.body.contains("unknown category"),
+        "{}",
+        bad_label.body
+    );
+    assert_eq!(
+        bed.get("/posts/999999", Some(&s)).await.status,
+        StatusCode::NOT_FOUND
+    );
+}
+
+#[tokio::test]
+async fn the_rule_preview_marks_what_would_pass() {
+    let bed = bed().await;
+    let s = bed.login().await;
+    bed.post_in("@jobs", "Ищем дизайнера лендинга, бюджет 30к")
+        .await;
+    bed.post_in("@jobs", "Продам курс по Python").await;
+    let ch = bed
+        .store
+        .source_by_handle("@jobs")
+        .await
+        .unwrap()
+        .unwrap()
+        .id
+        .get();
+    let preview = bed
+        .send(
+            Request::post(format!("/sources/{ch}/preview"))
+                .header(header::HOST, "panel.test")
+                .header(header::ORIGIN, "http://panel.test")
+                .header(header::COOKIE, &s.cookie)
+                .header("hx-request", "true")
+                .header("x-csrf-token", &s.csrf)
+                .header(header::CONTENT_TYPE, "application/x-www-form-urlencoded")
+                .body(Body::from(
+                    "include=%D0%B4%D0%B8%D0%B7%D0%B0%D0%B9%D0%BD&exclude=",
+                ))
+                .unwrap(),
+        )
+        .await;
+    assert_eq!(preview.status, StatusCode::OK, "{}", preview.body);
+    assert!(
+        preview.body.contains("<strong>1</strong> / 2"),
+        "{}",
+        preview.body
+    );
+    assert!(
+        preview.body.contains("<mark>дизайн</mark>ера"),
+        "{}",
+        preview.body
+    );
+    assert!(
+        !preview.body.contains("<html"),
+        "htmx gets the fragment alone"
+    );
+
+    let saved = bed
+        .post(
+            &format!("/sources/{ch}"),
+            &s,
+            &[("include", "дизайн"), ("exclude", "курс")],
+        )
+        .await;
+    assert_eq!(saved.status, StatusCode::SEE_OTHER);
+    let row = bed.store.source(ch.into()).await.unwrap().unwrap();
+    assert_eq!(row.include, ["дизайн"]);
+    assert_eq!(row.exclude, ["курс"]);
+}
+
+#[tokio::test]
+async fn an_accepted_report_becomes_a_training_example() {
+    let bed = bed().await;
+    let s = bed.login().await;
+    let post = bed.post_in("@jobs", "Курс по фотошопу со скидкой").await;
+    let report = bed
+        .store
+        .insert_report(
+            &NewReport {
+                chat_id: 42,
+                post_id: Some(post),
+                kind: ReportKind::Wrong,
+                text: "this is an ad".into(),
+                link: None,
+            },
+            Utc::now(),
+        )
+        .await
+        .unwrap();
+    let page = bed.get("/reports", Some(&s)).await;
+    assert!(page.body.contains("this is an ad"));
+    let a = bed
+        .post(
+            &format!("/reports/{}/accept", report.get()),
+            &s,
+            &[("kind", "ad")],
+        )
+        .await;
+    assert_eq!(a.status, StatusCode::SEE_OTHER, "{}", a.body);
+    let r = bed.store.report(report).await.unwrap().unwrap();
+    assert_eq!(r.status, ReportStatus::Accepted);
+    let examples = bed.store.examples(ExampleId(0), 100).await.unwrap();
+    assert!(
+        examples
+            .iter()
+            .any(|e| e.text.contains("фотошопу") && e.kind.as_str() == "ad")
+    );
+    let again = bed
+        .post(&format!("/reports/{}/dismiss", report.get()), &s, &[])
+        .await;
+    assert_eq!(again.status, StatusCode::UNPROCESSABLE_ENTITY);
+    assert!(
+        bed.get("/reports", Some(&s))
+            .await
+            .body
+            .contains("No reports waiting")
+    );
+}
+
+#[tokio::test]
+async fn the_panel_speaks_russian_when_asked() {
+    let bed = bed().await;
+    let s = bed.login().await;
+    let ru = bed.get("/?lang=ru", Some(&s)).await;
+    assert!(ru.body.contains("Прочитано постов"), "{}", ru.body);
+    assert!(
+        ru.headers[header::SET_COOKIE]
+            .to_str()
+            .unwrap()
+            .contains("jw_lang=ru")
+    );
+    let login = bed.get("/login?lang=ru", None).await;
+    assert!(login.body.contains("Вход в jobwire"));
+}
+
+#[tokio::test]
+async fn static_files_are_served_without_a_login() {
+    let bed = bed().await;
+    for (path, kind) in [
+        ("/static/htmx.min.js", "javascript"),
+        ("/static/panel.css", "text/css"),
+        ("/static/uPlot.iife.min.js", "javascript"),
+    ] {
+        let a = bed.get(path, None).await;
+        assert_eq!(a.status, StatusCode::OK, "{path}");
+        assert!(
+            a.headers[header::CONTENT_TYPE]
+                .to_str()
+                .unwrap()
+                .contains(kind),
+            "{path}"
+        );
+    }
+    assert_eq!(
+        bed.get("/static/nope.js", None).await.status,
+        StatusCode::NOT_FOUND
+    );
+}
