@@ -1,0 +1,481 @@
+//! The panel in a real browser: headless Chromium driven over WebDriver (chromedriver from
+//! `JOBWIRE_TEST_CHROMEDRIVER`), the panel served on 127.0.0.1 with a SQLite store. One
+//! admin's working session, step by step, with a screenshot of every page (desktop and
+//! phone width) in `JOBWIRE_SCREENSHOTS` (default `target/screenshots`).
+//!
+//! Compiled in when `JOBWIRE_TEST_CHROMEDRIVER` is set (see build.rs); `.ci/run` installs
+//! Debian's chromium and chromium-driver and sets it.
+#![cfg(jobwire_browser_tests)]
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::process::Stdio;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use chrono::Utc;
+use fantoccini::{Client, ClientBuilder, Locator};
+use jobwire_admin::{AdminApi, Panel, PanelOptions};
+use jobwire_core::{CategorySlug, PostKind};
+use jobwire_store::{
+    ClassificationRecord, InsertOutcome, NewDelivery, NewPost, NewReport, PostId, PostStatus,
+    ReportKind, SqliteStore, Store, SubscriberSpec,
+};
+use serde_json::json;
+
+const PASSWORD: &str = "correct horse battery";
+
+/// chromedriver on a free port, killed when dropped.
+struct Driver {
+    child: tokio::process::Child,
+    port: u16,
+}
+
+async fn driver() -> Driver {
+    let path = std::env::var("JOBWIRE_TEST_CHROMEDRIVER").expect("JOBWIRE_TEST_CHROMEDRIVER");
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let child = tokio::process::Command::new(&path)
+        .arg(format!("--port={port}"))
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap_or_else(|e| panic!("starting {path}: {e}"));
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while tokio::net::TcpStream::connect(("127.0.0.1", port))
+        .await
+        .is_err()
+    {
+        assert!(
+            Instant::now() < deadline,
+            "chromedriver did not listen on {port}"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    Driver { child, port }
+}
+
+async fn browser(driver: &Driver) -> Client {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let mut caps = serde_json::Map::new();
+    let binary =
+        std::env::var("JOBWIRE_TEST_CHROMIUM").unwrap_or_else(|_| "/usr/bin/chromium".into());
+    caps.insert(
+        "goog:chromeOptions".into(),
+        json!({
+            "binary": binary,
+            "args": ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+                     "--window-size=1280,900", "--lang=en-US"],
+        }),
+    );
+    ClientBuilder::rustls()
+        .expect("rustls")
+        .capabilities(caps)
+        .connect(&format!("http://127.0.0.1:{}", driver.port))
+        .await
+        .expect("a WebDriver session")
+}
+
+fn shots_dir() -> PathBuf {
+    let dir = std::env::var_os("JOBWIRE_SCREENSHOTS")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| {
+            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../target/screenshots")
+        });
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+async fn shot(c: &Client, name: &str) {
+    let png = c.screenshot().await.unwrap();
+    std::fs::write(shots_dir().join(format!("{name}.png")), png).unwrap();
+}
+
+/// Waits until `check` holds (htmx swaps and page loads are asynchronous).
+async fn eventually<F, Fut>(what: &str, mut check: F)
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = bool>,
+{
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !check().await {
+        assert!(Instant::now() < deadline, "timed out waiting for: {what}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+async fn text_of(c: &Client, css: &str) -> String {
+    match c.find(Locator::Css(css)).await {
+        Ok(e) => e.text().await.unwrap_or_default(),
+        Err(_) => String::new(),
+    }
+}
+
+async fn path(c: &Client) -> String {
+    c.current_url().await.unwrap().path().to_owned()
+}
+
+struct Seeded {
+    store: Arc<dyn Store>,
+}
+
+impl Seeded {
+    async fn post(&self, channel: &str, text: &str) -> PostId {
+        let ch = self.store.source_by_handle(channel).await.unwrap().unwrap();
+        let n = Utc::now().timestamp_nanos_opt().unwrap_or(0).to_string();
+        match self
+            .store
+            .insert_post(&NewPost {
+                channel_id: ch.id,
+                external_id: n,
+                text: text.into(),
+                author: None,
+                url: None,
+                posted_at: Utc::now(),
+                received_at: Utc::now(),
+                status: PostStatus::Queued,
+                filter_reason: None,
+                fingerprint: None,
+                duplicate_of: None,
+            })
+            .await
+            .unwrap()
+        {
+            InsertOutcome::Inserted(id) | InsertOutcome::AlreadyKnown(id) => id,
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_admins_day_in_the_panel() {
+    let dir = tempfile::tempdir().unwrap();
+    let store: Arc<dyn Store> = Arc::new(
+        SqliteStore::open_path(&dir.path().join("jobwire.db"))
+            .await
+            .unwrap(),
+    );
+    jobwire_admin::accounts::apply(
+        store.as_ref(),
+        jobwire_admin::accounts::Change::Create,
+        "ops",
+        PASSWORD,
+    )
+    .await
+    .unwrap();
+    let api = AdminApi::new(None, ["web".to_owned(), "design".to_owned()]);
+    api.attach_store(store.clone());
+    let app = jobwire_admin::router(api.clone(), Panel::new(api, PanelOptions::default()));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    tokio::spawn(async move {
+        axum::serve(
+            listener,
+            app.into_make_service_with_connect_info::<SocketAddr>(),
+        )
+        .await
+        .unwrap();
+    });
+    let seed = Seeded {
+        store: store.clone(),
+    };
+    let d = driver().await;
+    let c = browser(&d).await;
+
+    // Not logged in: any page leads to the login, which leads back.
+    c.goto(&format!("{base}/sources")).await.unwrap();
+    assert_eq!(path(&c).await, "/login");
+    shot(&c, "01-login").await;
+    c.find(Locator::Id("username"))
+        .await
+        .unwrap()
+        .send_keys("ops")
+        .await
+        .unwrap();
+    c.find(Locator::Id("password"))
+        .await
+        .unwrap()
+        .send_keys("wrong password!")
+        .await
+        .unwrap();
+    c.find(Locator::Css("button[type=submit]"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    eventually("the wrong password is refused", || async {
+        text_of(&c, ".flash-error").await.contains("Wrong")
+    })
+    .await;
+    c.find(Locator::Id("password"))
+        .await
+        .unwrap()
+        .send_keys(PASSWORD)
+        .await
+        .unwrap();
+    c.find(Locator::Css("button[type=submit]"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    eventually("logged in, back on /sources", || async {
+        path(&c).await == "/sources"
+    })
+    .await;
+
+    // Add a channel and see it listed.
+    c.find(Locator::Id("address"))
+        .await
+        .unwrap()
+        .send_keys("https://t.me/Rust_Jobs")
+        .await
+        .unwrap();
+    c.find(Locator::Id("add-source"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    eventually("on the new source's page", || async {
+        path(&c).await.starts_with("/sources/")
+    })
+    .await;
+    let source_page = c.current_url().await.unwrap().to_string();
+    c.goto(&format!("{base}/sources")).await.unwrap();
+    assert!(text_of(&c, "#sources").await.contains("@rust_jobs"));
+    shot(&c, "02-sources").await;
+
+    // Its posts, one with markup in it, a job with a delivery, and a report.
+    seed.post("@rust_jobs", "Ищем дизайнера лендинга, бюджет 30 000 ₽")
+        .await;
+    seed.post("@rust_jobs", "Продам курс по Python").await;
+    let evil = seed
+        .post(
+            "@rust_jobs",
+            "Rust dev needed <script>document.title='pwned'</script>",
+        )
+        .await;
+    store
+        .record_classification(
+            evil,
+            &ClassificationRecord {
+                is_job: true,
+                kind: PostKind::Job,
+                categories: vec![CategorySlug::parse("web").unwrap()],
+                confidence: 0.93,
+                model: "gpt-4o-mini".into(),
+                prompt_version: Some("classify.v4".into()),
+                tokens_in: 610,
+                tokens_out: 41,
+                latency_ms: 1830,
+                extraction: None,
+                cost_usd: 0.0001,
+            },
+            Utc::now(),
+        )
+        .await
+        .unwrap();
+    let sub = store
+        .upsert_subscriber(
+            &SubscriberSpec {
+                chat_id: 777,
+                name: Some("Ann".into()),
+                categories: vec![CategorySlug::parse("web").unwrap()],
+                include: vec![],
+                exclude: vec![],
+                paused: false,
+                quiet_hours: None,
+                min_budget: None,
+            },
+            Utc::now(),
+        )
+        .await
+        .unwrap();
+    store
+        .fan_out(
+            evil,
+            &["<b>Rust dev</b>".to_owned()],
+            &[NewDelivery {
+                subscriber_id: sub,
+                chat_id: 777,
+                bot: "web_bot".into(),
+                not_before: None,
+            }],
+            Utc::now(),
+        )
+        .await
+        .unwrap();
+    let ad = seed.post("@rust_jobs", "Скидка 50% на курс фотошопа").await;
+    store
+        .insert_report(
+            &NewReport {
+                chat_id: 777,
+                post_id: Some(ad),
+                kind: ReportKind::Wrong,
+                text: "это реклама".into(),
+                link: None,
+            },
+            Utc::now(),
+        )
+        .await
+        .unwrap();
+
+    // Edit a rule and watch the preview change as the rule is typed.
+    c.goto(&source_page).await.unwrap();
+    eventually("all four posts pass without rules", || async {
+        text_of(&c, "#preview-count").await == "4 / 4"
+    })
+    .await;
+    c.find(Locator::Id("include"))
+        .await
+        .unwrap()
+        .send_keys("дизайн")
+        .await
+        .unwrap();
+    eventually("only the designer post passes", || async {
+        text_of(&c, "#preview-count").await == "1 / 4"
+    })
+    .await;
+    let marked = text_of(&c, "#preview mark").await;
+    assert_eq!(marked.to_lowercase(), "дизайн");
+    shot(&c, "03-source-preview").await;
+    c.find(Locator::Id("include"))
+        .await
+        .unwrap()
+        .clear()
+        .await
+        .unwrap();
+    c.find(Locator::Id("exclude"))
+        .await
+        .unwrap()
+        .send_keys("курс")
+        .await
+        .unwrap();
+    eventually("two posts with курс are excluded", || async {
+        text_of(&c, "#preview-count").await == "2 / 4"
+    })
+    .await;
+    c.find(Locator::Id("save-rules"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    eventually("saved", || async {
+        c.current_url().await.unwrap().query() == Some("saved=1")
+    })
+    .await;
+    let row = store.source_by_handle("@rust_jobs").await.unwrap().unwrap();
+    assert_eq!(row.exclude, ["курс"]);
+
+    // A post's trace: its text as text (the script did not run), its verdict, its delivery.
+    c.goto(&format!("{base}/posts")).await.unwrap();
+    shot(&c, "04-posts").await;
+    c.find(Locator::Css(&format!("a[href='/posts/{}']", evil.get())))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    eventually("on the trace", || async {
+        path(&c).await == format!("/posts/{}", evil.get())
+    })
+    .await;
+    let text = text_of(&c, "#post-text").await;
+    assert!(
+        text.contains("<script>document.title='pwned'</script>"),
+        "{text}"
+    );
+    assert_ne!(c.title().await.unwrap(), "pwned");
+    let verdict = text_of(&c, "#verdict").await;
+    assert!(
+        verdict.contains("LLM")
+            && verdict.contains("gpt-4o-mini")
+            && verdict.contains("classify.v4"),
+        "{verdict}"
+    );
+    let deliveries = text_of(&c, "#deliveries").await;
+    assert!(
+        deliveries.contains("777")
+            && deliveries.contains("web_bot")
+            && deliveries.contains("pending"),
+        "{deliveries}"
+    );
+    shot(&c, "05-post-trace").await;
+
+    // Accept a report as an ad.
+    c.goto(&format!("{base}/reports")).await.unwrap();
+    assert!(text_of(&c, ".report").await.contains("это реклама"));
+    shot(&c, "06-reports").await;
+    c.find(Locator::Css(
+        ".report select[name=kind] option[value=ad], .report select[name=kind] option:nth-child(3)",
+    ))
+    .await
+    .unwrap()
+    .click()
+    .await
+    .unwrap();
+    c.find(Locator::Css(".report form[action$='/accept'] button"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    eventually("no reports left", || async {
+        text_of(&c, "#no-reports").await.contains("No reports")
+    })
+    .await;
+    let decided = store.reports(None, 10).await.unwrap();
+    assert_eq!(decided[0].status.as_str(), "accepted");
+
+    // The other pages, on a desktop and on a phone (nothing wider than the screen).
+    for (name, page) in [
+        ("07-dashboard", "/"),
+        ("08-subscribers", "/subscribers"),
+        ("09-dead-letters", "/dead-letters"),
+        ("10-audit", "/audit"),
+    ] {
+        c.goto(&format!("{base}{page}")).await.unwrap();
+        shot(&c, name).await;
+    }
+    assert!(text_of(&c, "#audit").await.contains("source.rules"));
+    c.set_window_size(390, 844).await.unwrap();
+    for (name, page) in [
+        ("11-phone-dashboard", "/"),
+        ("12-phone-sources", "/sources"),
+        ("13-phone-trace", &*format!("/posts/{}", evil.get())),
+    ] {
+        c.goto(&format!("{base}{page}")).await.unwrap();
+        let fits = c
+            .execute(
+                "return document.documentElement.scrollWidth <= window.innerWidth + 1",
+                vec![],
+            )
+            .await
+            .unwrap();
+        assert_eq!(fits, json!(true), "{page} is wider than a phone");
+        shot(&c, name).await;
+    }
+    c.set_window_size(1280, 900).await.unwrap();
+
+    // Logging out ends access.
+    c.goto(&format!("{base}/")).await.unwrap();
+    c.find(Locator::Id("logout"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    eventually("back on the login", || async { path(&c).await == "/login" }).await;
+    c.goto(&format!("{base}/posts")).await.unwrap();
+    assert_eq!(path(&c).await, "/login");
+
+    c.close().await.unwrap();
+    drop(d.child);
+}
