@@ -711,3 +711,73 @@ async fn static_files_are_served_without_a_login() {
         StatusCode::NOT_FOUND
     );
 }
+
+#[tokio::test]
+async fn a_post_goes_back_to_the_classifier_and_a_dead_letter_is_retried_or_discarded() {
+    let bed = bed().await;
+    let s = bed.login().await;
+    let post = bed.post_in("@jobs", "Нужен бэкендер на Rust").await;
+    let again = bed
+        .post(&format!("/posts/{}/reclassify", post.get()), &s, &[])
+        .await;
+    assert_eq!(again.status, StatusCode::SEE_OTHER, "{}", again.body);
+    // Due at once: the scheduler's next look for stuck work takes it.
+    let stuck = bed
+        .store
+        .take_stuck(Utc::now() - chrono::Duration::seconds(1), Utc::now(), 100)
+        .await
+        .unwrap();
+    assert!(stuck.queued.contains(&post), "{stuck:?}");
+    let none = bed
+        .post(&format!("/posts/{}/redeliver", post.get()), &s, &[])
+        .await;
+    assert_eq!(none.status, StatusCode::UNPROCESSABLE_ENTITY);
+    assert!(none.body.contains("no failed deliveries"), "{}", none.body);
+
+    for topic in ["jobwire.classify", "jobwire.send"] {
+        bed.store
+            .add_dead_letter(
+                &jobwire_store::NewDeadLetter {
+                    topic: topic.into(),
+                    payload: format!("{{\"v\":1,\"post_id\":{}}}", post.get()),
+                    attempts: 5,
+                    reason: "classifier kept failing".into(),
+                },
+                Utc::now(),
+            )
+            .await
+            .unwrap();
+    }
+    let letters = bed.store.dead_letters(10).await.unwrap();
+    let page = bed.get("/dead-letters", Some(&s)).await;
+    assert!(page.body.contains("classifier kept failing"));
+    let (newest, oldest) = (letters[0].id.0, letters[1].id.0);
+    let retried = bed
+        .post(&format!("/dead-letters/{oldest}/retry"), &s, &[])
+        .await;
+    assert_eq!(retried.status, StatusCode::SEE_OTHER, "{}", retried.body);
+    let discarded = bed
+        .post(&format!("/dead-letters/{newest}/discard"), &s, &[])
+        .await;
+    assert_eq!(discarded.status, StatusCode::SEE_OTHER);
+    assert!(bed.store.dead_letters(10).await.unwrap().is_empty());
+    let audit: Vec<String> = bed
+        .store
+        .audit_log(10, None)
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|e| e.action)
+        .collect();
+    for action in [
+        "post.reclassify",
+        "dead_letter.retry",
+        "dead_letter.discard",
+    ] {
+        assert!(audit.iter().any(|a| a == action), "{action} in {audit:?}");
+    }
+    let gone = bed
+        .post(&format!("/dead-letters/{newest}/retry"), &s, &[])
+        .await;
+    assert_eq!(gone.status, StatusCode::NOT_FOUND);
+}

@@ -182,6 +182,28 @@ pub trait PanelStore: Send + Sync {
 
     /// The dashboard's totals per source and per category from `since`.
     async fn dashboard_totals(&self, since: DateTime<Utc>) -> Result<DashboardTotals>;
+
+    /// Sends a post back to the classifier: status `queued`, due at once, so the
+    /// scheduler of whichever process runs it publishes it again (a re-post's duplicate is
+    /// left alone). Returns whether it was changed.
+    async fn requeue_post(&self, post: PostId) -> Result<bool>;
+
+    /// Sends a job's failed deliveries again: `pending`, attempts and error cleared, due at
+    /// once. Sent and blocked ones are left alone. Returns how many.
+    async fn retry_failed_deliveries(&self, post: PostId) -> Result<u64>;
+
+    /// One delivery due again at once, from wherever it stopped (a dead letter's retry):
+    /// a failed or pending one becomes `pending`; a sent or blocked one is left alone.
+    async fn rewind_delivery(&self, delivery: DeliveryId) -> Result<bool>;
+
+    /// A job due for fan-out again at once (a dead letter of the fan-out topic).
+    async fn rewind_fanout(&self, post: PostId) -> Result<bool>;
+
+    /// One dead letter.
+    async fn dead_letter(&self, id: i64) -> Result<Option<crate::DeadLetterRow>>;
+
+    /// Forgets a dead letter; returns whether it was there.
+    async fn delete_dead_letter(&self, id: i64) -> Result<bool>;
 }
 
 fn count<DB: Dialect>(c: &Cols<'_, DB>, column: &'static str) -> Result<u64> {
@@ -514,6 +536,80 @@ impl<DB: Dialect> PanelStore for SqlStore<DB> {
             per_source,
             per_category,
         })
+    }
+
+    async fn requeue_post(&self, post: PostId) -> Result<bool> {
+        // updated_at 0: older than any stuck deadline, so the next scheduler tick
+        // publishes it (the same path as a message lost in a crash).
+        let n = Sql::<DB>::new(
+            "UPDATE posts SET status = 'queued', attempts = 0, next_attempt_at = NULL,
+                    last_error = NULL, updated_at = 0
+             WHERE id = $1 AND status <> 'duplicate'",
+        )
+        .int(post.get())
+        .execute(&self.write)
+        .await?;
+        Ok(n > 0)
+    }
+
+    async fn retry_failed_deliveries(&self, post: PostId) -> Result<u64> {
+        Sql::<DB>::new(
+            "UPDATE deliveries SET status = 'pending', attempts = 0, error = NULL,
+                    not_before = NULL, updated_at = 0
+             WHERE post_id = $1 AND status = 'failed'",
+        )
+        .int(post.get())
+        .execute(&self.write)
+        .await
+    }
+
+    async fn rewind_delivery(&self, delivery: DeliveryId) -> Result<bool> {
+        let n = Sql::<DB>::new(
+            "UPDATE deliveries SET status = 'pending', attempts = 0, error = NULL,
+                    not_before = NULL, updated_at = 0
+             WHERE id = $1 AND status IN ('failed', 'pending')",
+        )
+        .int(delivery.get())
+        .execute(&self.write)
+        .await?;
+        Ok(n > 0)
+    }
+
+    async fn rewind_fanout(&self, post: PostId) -> Result<bool> {
+        let n = Sql::<DB>::new("UPDATE posts SET updated_at = 0 WHERE id = $1 AND status = 'job'")
+            .int(post.get())
+            .execute(&self.write)
+            .await?;
+        Ok(n > 0)
+    }
+
+    async fn dead_letter(&self, id: i64) -> Result<Option<crate::DeadLetterRow>> {
+        let rows = Sql::<DB>::new("SELECT * FROM dead_letters WHERE id = $1")
+            .int(id)
+            .fetch_all(&self.read)
+            .await?;
+        match rows.first() {
+            None => Ok(None),
+            Some(row) => {
+                let c = Cols::<DB>::new(row);
+                Ok(Some(crate::DeadLetterRow {
+                    id: crate::DeadLetterId(c.id()?),
+                    topic: c.text("topic")?,
+                    payload: c.text("payload")?,
+                    attempts: c.count("attempts")?,
+                    reason: c.text("reason")?,
+                    created_at: c.time("created_at")?,
+                }))
+            }
+        }
+    }
+
+    async fn delete_dead_letter(&self, id: i64) -> Result<bool> {
+        let n = Sql::<DB>::new("DELETE FROM dead_letters WHERE id = $1")
+            .int(id)
+            .execute(&self.write)
+            .await?;
+        Ok(n > 0)
     }
 }
 

@@ -362,6 +362,7 @@ struct PostPage {
     verdict: Option<ClassificationRecord>,
     route: &'static str,
     deliveries: Vec<TraceDelivery>,
+    has_failed: bool,
     categories: Vec<String>,
 }
 
@@ -414,7 +415,7 @@ pub async fn post_trace(
         Some(_) => "local",
         None => "",
     };
-    let deliveries = store
+    let deliveries: Vec<TraceDelivery> = store
         .deliveries_of_post(post.id)
         .await?
         .into_iter()
@@ -428,8 +429,12 @@ pub async fn post_trace(
             row,
         })
         .collect();
+    let has_failed = deliveries
+        .iter()
+        .any(|d: &TraceDelivery| d.row.status.as_str() == "failed");
     Ok(PostPage {
         b: ctx.chrome("/posts"),
+        has_failed,
         posted: when(&post.posted_at),
         received: when(&post.received_at),
         post,
@@ -768,4 +773,117 @@ pub async fn audit(
         older,
     }
     .into_response())
+}
+
+// ---------------------------------------------------------------- actions
+
+/// `POST /posts/{id}/reclassify`: the post goes back to the classifier (whichever process
+/// runs it picks it up at its next scheduler tick).
+pub async fn reclassify_post(State(panel): State<Arc<Panel>>, Path(id): Path<i64>) -> PageResult {
+    let store = panel.store()?;
+    let post = store
+        .post(PostId::from(id))
+        .await?
+        .ok_or(PanelError::NotFound)?;
+    if !store.requeue_post(post.id).await? {
+        return Err(PanelError::BadInput(format!(
+            "post {id} is a re-post of an earlier one; classify that one instead"
+        )));
+    }
+    let mut r = see_other(&format!("/posts/{id}?requeued=1"));
+    r.extensions_mut().insert(AuditNote {
+        action: "post.reclassify",
+        target: format!("post {id}"),
+        detail: format!("was {}", post.status.as_str()),
+    });
+    Ok(r)
+}
+
+/// `POST /posts/{id}/redeliver`: the job's failed deliveries are sent again (sent ones are
+/// not sent twice; blocked chats stay blocked).
+pub async fn redeliver_post(State(panel): State<Arc<Panel>>, Path(id): Path<i64>) -> PageResult {
+    let store = panel.store()?;
+    let post = store
+        .post(PostId::from(id))
+        .await?
+        .ok_or(PanelError::NotFound)?;
+    let n = store.retry_failed_deliveries(post.id).await?;
+    if n == 0 {
+        return Err(PanelError::BadInput(format!(
+            "post {id} has no failed deliveries to send again"
+        )));
+    }
+    let mut r = see_other(&format!("/posts/{id}?redelivered={n}"));
+    r.extensions_mut().insert(AuditNote {
+        action: "post.redeliver",
+        target: format!("post {id}"),
+        detail: format!("{n} deliveries"),
+    });
+    Ok(r)
+}
+
+/// What a dead letter's payload names (the queue's wire messages).
+#[derive(Debug, Deserialize)]
+struct Payload {
+    post_id: Option<i64>,
+    delivery_id: Option<i64>,
+}
+
+/// `POST /dead-letters/{id}/retry`: puts its work back where the scheduler publishes it
+/// again (a post to classify, a job to fan out, a delivery to send), then forgets it.
+pub async fn retry_dead_letter(State(panel): State<Arc<Panel>>, Path(id): Path<i64>) -> PageResult {
+    let store = panel.store()?;
+    let letter = store.dead_letter(id).await?.ok_or(PanelError::NotFound)?;
+    let payload: Payload = serde_json::from_str(&letter.payload).map_err(|e| {
+        PanelError::BadInput(format!(
+            "dead letter {id} holds no message jobwire can read: {e}"
+        ))
+    })?;
+    let done = match (letter.topic.as_str(), payload.post_id, payload.delivery_id) {
+        (_, _, Some(d)) => {
+            store
+                .rewind_delivery(jobwire_store::DeliveryId::from(d))
+                .await?
+        }
+        (topic, Some(p), None) if topic.ends_with("fanout") => {
+            store.rewind_fanout(PostId::from(p)).await?
+        }
+        (_, Some(p), None) => store.requeue_post(PostId::from(p)).await?,
+        _ => {
+            return Err(PanelError::BadInput(format!(
+                "dead letter {id} ({}) names no post or delivery",
+                letter.topic
+            )));
+        }
+    };
+    if !done {
+        return Err(PanelError::BadInput(format!(
+            "dead letter {id}: its work is done already or cannot be sent again; discard it"
+        )));
+    }
+    store.delete_dead_letter(id).await?;
+    let mut r = see_other("/dead-letters");
+    r.extensions_mut().insert(AuditNote {
+        action: "dead_letter.retry",
+        target: format!("dead letter {id}"),
+        detail: format!("{} {}", letter.topic, letter.payload),
+    });
+    Ok(r)
+}
+
+/// `POST /dead-letters/{id}/discard`.
+pub async fn discard_dead_letter(
+    State(panel): State<Arc<Panel>>,
+    Path(id): Path<i64>,
+) -> PageResult {
+    let store = panel.store()?;
+    let letter = store.dead_letter(id).await?.ok_or(PanelError::NotFound)?;
+    store.delete_dead_letter(id).await?;
+    let mut r = see_other("/dead-letters");
+    r.extensions_mut().insert(AuditNote {
+        action: "dead_letter.discard",
+        target: format!("dead letter {id}"),
+        detail: format!("{}: {}", letter.topic, letter.reason),
+    });
+    Ok(r)
 }
