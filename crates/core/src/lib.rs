@@ -11,6 +11,7 @@ pub mod amount;
 pub mod billing;
 pub mod card;
 pub mod category;
+pub mod channel_ref;
 pub mod clock;
 pub mod dataset;
 pub mod dedup;
@@ -24,6 +25,7 @@ pub mod post;
 pub mod quiet;
 pub mod rules;
 pub mod secret;
+pub mod source;
 pub mod subscriber;
 pub mod tghtml;
 

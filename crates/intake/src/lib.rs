@@ -8,6 +8,7 @@ pub mod feed;
 pub mod jsonl;
 pub mod retry;
 pub mod source;
+pub mod sources;
 pub mod stage;
 pub mod tdesktop;
 

@@ -225,7 +225,9 @@ impl IntakeStage {
         post.bound_text();
         keep_off_direct(&mut post);
         let channel = self.channel(&post.channel).await?;
-        let reason = if !channel.row.enabled {
+        let reason = if channel.row.removed_at.is_some() {
+            Some("source removed".to_owned())
+        } else if !channel.row.enabled {
             Some("channel disabled".to_owned())
         } else if post.text.trim().is_empty() {
             Some("empty text".to_owned())

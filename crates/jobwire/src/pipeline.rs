@@ -27,7 +27,7 @@ pub use crate::connect::{
 };
 pub use crate::roles::{Role, start_bots};
 use crate::roles::{
-    apply_channels, spawn_admin, spawn_bot, spawn_classifier, spawn_dispatcher, spawn_parser,
+    seed_sources, spawn_admin, spawn_bot, spawn_classifier, spawn_dispatcher, spawn_parser,
     spawn_sender,
 };
 use crate::server::Health;
@@ -97,7 +97,7 @@ impl Pipeline {
         Self::start_roles(parts, &Role::ALL, Some(classifiers)).await
     }
 
-    /// Applies configured channels and subscribers, re-drives unfinished work and starts what
+    /// Seeds configured sources, loads configured subscribers, re-drives unfinished work and starts what
     /// each of `roles` runs ([`crate::roles`]). `classifiers` is needed when `roles` has the
     /// classifier.
     pub async fn start_roles(
@@ -114,8 +114,8 @@ impl Pipeline {
         let has = |r: Role| roles.contains(&r);
         let health = parts.health.clone();
         if has(Role::Parser) || has(Role::Dispatcher) {
-            until_available(health.as_deref(), "applying channels", || {
-                apply_channels(settings, store.as_ref())
+            until_available(health.as_deref(), "seeding sources", || {
+                seed_sources(settings, store.as_ref())
             })
             .await?;
         }

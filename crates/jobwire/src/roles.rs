@@ -10,10 +10,13 @@ use anyhow::Context;
 use chrono::Utc;
 use jobwire_classify::cascade::AlertFn;
 use jobwire_classify::stage::{ClassifyStage, ClassifyStageConfig};
+use jobwire_core::source::MIN_FEED_INTERVAL_SECS;
 use jobwire_deliver::{SendStage, SendStageConfig};
 use jobwire_fanout::FanoutStage;
+use jobwire_intake::sources::SourcesWatcher;
 use jobwire_intake::stage::IntakeStage;
-use jobwire_store::{ChannelSpec, Store};
+use jobwire_mtproto::ChannelRef;
+use jobwire_store::{FeedSettings, SourceKind, SourceSpec, Store};
 use tokio_util::sync::CancellationToken;
 
 use crate::classifiers::{Classifiers, retrainer};
@@ -53,42 +56,122 @@ impl Role {
     ];
 }
 
-/// Stores the configured channels (their rules and enabled flags) before any post is read.
-pub async fn apply_channels(settings: &Settings, store: &dyn Store) -> anyhow::Result<()> {
-    for ch in &settings.channels {
-        store
-            .upsert_channel(
-                &ChannelSpec {
-                    handle: ch.handle.clone(),
-                    title: ch.title.clone(),
-                    enabled: ch.enabled,
-                    include: ch.include.clone(),
-                    exclude: ch.exclude.clone(),
-                },
-                Utc::now(),
-            )
+/// Seeds the sources the configuration names (`[[channels]]`, `[[feeds]]`,
+/// `[mtproto] channels`) into the store. The database is the truth about sources: one
+/// whose handle it holds already is left as it is (an admin's edit, or removal, survives a
+/// restart); only new ones are written, and each is logged.
+pub async fn seed_sources(settings: &Settings, store: &dyn Store) -> anyhow::Result<()> {
+    let specs = configured_sources(settings)?;
+    let mut seeded = 0;
+    for spec in &specs {
+        if store
+            .seed_channel(spec, Utc::now())
             .await
-            .with_context(|| format!("storing channel {}", ch.handle))?;
+            .with_context(|| format!("seeding source {}", spec.handle))?
+        {
+            seeded += 1;
+            tracing::info!(source = %spec.handle, kind = spec.kind.as_str(), enabled = spec.enabled, "source seeded from the configuration");
+        }
     }
+    tracing::info!(
+        seeded,
+        kept = specs.len() - seeded,
+        "configured sources seeded (the database holds the rest as the admin left them)"
+    );
     Ok(())
 }
 
-/// The parser role's sources: the RSS/Atom feeds and the Telegram reader (`[mtproto]`),
-/// each restarted with backoff when it fails (a database outage, a lost connection).
-/// Replays and imports feed `intake` directly.
-pub fn spawn_parser(sup: &mut Supervisor, parts: &Parts, intake: &Arc<IntakeStage>) {
-    let settings = &parts.settings;
-    if !settings.feeds.is_empty() {
-        let (feeds, intake, store, token) = (
-            settings.feeds.clone(),
-            intake.clone(),
-            parts.store.clone(),
-            sup.shutdown_token(),
-        );
-        sup.spawn_restarting("feeds", move || {
-            crate::feeds::run(feeds.clone(), intake.clone(), store.clone(), token.clone())
+/// The sources the configuration names, as specs: every `[[feeds]]` entry (with the rules
+/// of the `[[channels]]` entry of the same name), every other `[[channels]]` entry (a
+/// Telegram reference under its canonical handle; anything else, such as a chat title an
+/// import names, as an external channel with its rules) and every `[mtproto] channels`
+/// entry not named already.
+pub fn configured_sources(settings: &Settings) -> anyhow::Result<Vec<SourceSpec>> {
+    let mut specs: Vec<SourceSpec> = Vec::new();
+    let rules_of = |handle: &str| settings.channels.iter().find(|c| c.handle == handle);
+    for f in &settings.feeds {
+        let ch = rules_of(&f.name);
+        specs.push(SourceSpec {
+            kind: SourceKind::Feed,
+            handle: f.name.clone(),
+            title: ch.and_then(|c| c.title.clone()),
+            enabled: ch.is_none_or(|c| c.enabled),
+            include: ch.map(|c| c.include.clone()).unwrap_or_default(),
+            exclude: ch.map(|c| c.exclude.clone()).unwrap_or_default(),
+            feed: Some(FeedSettings {
+                url: f.url.clone(),
+                interval_secs: f.interval_secs.max(MIN_FEED_INTERVAL_SECS),
+                jitter_secs: f.jitter_secs,
+                backfill: f.backfill,
+            }),
         });
     }
+    for ch in &settings.channels {
+        if settings.feeds.iter().any(|f| f.name == ch.handle) {
+            continue;
+        }
+        let telegram = crate::telegram::looks_like_telegram(&ch.handle)
+            .then(|| ChannelRef::parse(&ch.handle).ok())
+            .flatten();
+        specs.push(SourceSpec {
+            kind: if telegram.is_some() {
+                SourceKind::Telegram
+            } else {
+                SourceKind::External
+            },
+            handle: telegram.map_or_else(|| ch.handle.clone(), |r| r.handle()),
+            title: ch.title.clone(),
+            enabled: ch.enabled,
+            include: ch.include.clone(),
+            exclude: ch.exclude.clone(),
+            feed: None,
+        });
+    }
+    if let Some(mtproto) = &settings.mtproto {
+        for r in mtproto.channel_refs()? {
+            if !specs.iter().any(|s| s.handle == r.handle()) {
+                specs.push(SourceSpec::telegram(&r));
+            }
+        }
+    }
+    for spec in specs.iter().filter(|s| s.kind != SourceKind::External) {
+        spec.check()
+            .map_err(|e| anyhow::anyhow!("source {}: {e}", spec.handle))?;
+    }
+    Ok(specs)
+}
+
+/// The parser role's sources, as the database holds them: the watcher that follows them
+/// ([`SourcesWatcher`]: one small query a second, intake's cached rules forgotten at every
+/// change), the RSS/Atom feeds and the Telegram reader (`[mtproto]`), each restarted with
+/// backoff when it fails (a database outage, a lost connection). Replays and imports feed
+/// `intake` directly.
+pub fn spawn_parser(sup: &mut Supervisor, parts: &Parts, intake: &Arc<IntakeStage>) {
+    let settings = &parts.settings;
+    let watcher = Arc::new(SourcesWatcher::new(parts.store.clone()).with_intake(intake.clone()));
+    let sources = watcher.subscribe();
+    let token = sup.shutdown_token();
+    sup.spawn_restarting("sources watcher", move || {
+        let (watcher, token) = (watcher.clone(), token.clone());
+        async move {
+            watcher.run(token.cancelled_owned()).await;
+            Ok(())
+        }
+    });
+    let (feeds, intake_feeds, store, token) = (
+        sources.clone(),
+        intake.clone(),
+        parts.store.clone(),
+        sup.shutdown_token(),
+    );
+    sup.spawn_restarting("feeds", move || {
+        crate::feeds::run(
+            feeds.clone(),
+            intake_feeds.clone(),
+            store.clone(),
+            token.clone(),
+        )
+    });
     if let Some(section) = &settings.mtproto {
         let (settings, section, intake, store, token) = (
             settings.clone(),
@@ -98,15 +181,17 @@ pub fn spawn_parser(sup: &mut Supervisor, parts: &Parts, intake: &Arc<IntakeStag
             sup.shutdown_token(),
         );
         sup.spawn_restarting("telegram reader", move || {
-            let (settings, section, intake, store, token) = (
+            let (settings, section, intake, store, sources, token) = (
                 settings.clone(),
                 section.clone(),
                 intake.clone(),
                 store.clone(),
+                sources.clone(),
                 token.clone(),
             );
             async move {
-                crate::telegram::run_reader(&settings, &section, intake, store, token).await
+                crate::telegram::run_reader(&settings, &section, intake, store, sources, token)
+                    .await
             }
         });
     }

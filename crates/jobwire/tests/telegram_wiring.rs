@@ -12,12 +12,13 @@ use std::time::Duration;
 use chrono::{TimeZone, Utc};
 use jobwire::config::{Config, Environment, Settings};
 use jobwire::telegram::{self, MtprotoSection, NS_ASSIGN, NS_CURSOR, NS_PEER, SqlReaderStore};
+use jobwire_intake::sources::{SourcesWatch, SourcesWatcher};
 use jobwire_intake::stage::IntakeStage;
 use jobwire_mtproto::{
     Account, AccountError, ChannelRef, PeerKind, RawMessage, ReaderConfig, ReaderStore,
     ResolvedPeer, ScriptedAccount, SystemClock,
 };
-use jobwire_store::{PostStatus, SqliteStore, Store};
+use jobwire_store::{PostStatus, SourceEdit, SourceInput, SourceSpec, SqliteStore, Store};
 use jobwire_testkit::llm::{FakeLlm, FakeLlmConfig};
 use jobwire_testkit::telegram::{FakeTelegram, FakeTelegramConfig};
 use jobwire_testkit::wait::eventually;
@@ -470,24 +471,39 @@ async fn queued(store: &Arc<dyn Store>) -> Vec<(String, String, String)> {
 struct Running {
     shutdown: CancellationToken,
     task: tokio::task::JoinHandle<anyhow::Result<()>>,
+    /// Follows the sources as the reader does: resolves when they were read again.
+    sources: SourcesWatch,
 }
 
 impl Running {
-    fn start(
+    /// The reader over `account`, with the channels of `section` seeded as sources (as a
+    /// first start does) and the sources followed as in the parser role.
+    async fn start(
         settings: &Settings,
         section: &MtprotoSection,
         account: &Arc<ScriptedAccount>,
         store: &Arc<dyn Store>,
     ) -> Self {
+        for r in section.channel_refs().unwrap() {
+            store
+                .seed_channel(&SourceSpec::telegram(&r), Utc::now())
+                .await
+                .unwrap();
+        }
         let shutdown = CancellationToken::new();
         let queue = Arc::new(jobwire_queue::MemoryQueue::new());
         let intake = Arc::new(IntakeStage::new(store.clone(), queue));
+        let watcher = SourcesWatcher::new(store.clone()).with_intake(intake.clone());
+        let sources = watcher.subscribe();
+        let stop = shutdown.clone();
+        tokio::spawn(async move { watcher.run(stop.cancelled_owned()).await });
         let accounts: Vec<Arc<dyn Account>> = vec![account.clone()];
-        let (settings, section, store, token) = (
+        let (settings, section, store, token, watch) = (
             settings.clone(),
             section.clone(),
             store.clone(),
             shutdown.clone(),
+            sources.clone(),
         );
         let task = tokio::spawn(async move {
             telegram::read_channels(
@@ -497,11 +513,27 @@ impl Running {
                 Arc::new(SystemClock),
                 intake,
                 store,
+                watch,
                 token,
             )
             .await
         });
-        Self { shutdown, task }
+        Self {
+            shutdown,
+            task,
+            sources,
+        }
+    }
+
+    /// Waits until the sources were read again after a change, and returns how long that
+    /// took.
+    async fn reloaded(&mut self) -> Duration {
+        let started = std::time::Instant::now();
+        tokio::time::timeout(SOON, self.sources.changed())
+            .await
+            .expect("the sources read again")
+            .expect("the watcher runs");
+        started.elapsed()
     }
 
     async fn stop(self) {
@@ -563,7 +595,7 @@ async fn posts_reach_the_store_as_queued_and_alerts_reach_the_admin_chat() {
     }
     let bot_id = settings.bots[0].bot_id();
 
-    let running = Running::start(&settings, &mtproto, &a, &store);
+    let running = Running::start(&settings, &mtproto, &a, &store).await;
     // The backfill of a newly joined channel arrives as queued posts, in order.
     let posts = eventually("3 queued posts", SOON, || async {
         let q = queued(&store).await;
@@ -629,7 +661,7 @@ async fn an_edit_that_meets_a_database_error_is_applied_once_the_database_is_bac
     );
     let a = account(&[("@rustjobs", 100)]);
     a.post(message(100, 1, JOB_TEXTS[0]), false);
-    let running = Running::start(&settings, &mtproto, &a, &store);
+    let running = Running::start(&settings, &mtproto, &a, &store).await;
     eventually("the post", SOON, || async {
         (queued(&store).await.len() == 1).then_some(())
     })
@@ -680,7 +712,7 @@ async fn a_restarted_reader_recovers_posts_a_crash_caught_in_flight_without_dupl
     for id in 1..=3 {
         first.post(message(100, id, JOB_TEXTS[id as usize - 1]), false);
     }
-    let running = Running::start(&settings, &mtproto, &first, &store);
+    let running = Running::start(&settings, &mtproto, &first, &store).await;
     eventually("3 queued posts", SOON, || async {
         (queued(&store).await.len() == 3).then_some(())
     })
@@ -703,7 +735,7 @@ async fn a_restarted_reader_recovers_posts_a_crash_caught_in_flight_without_dupl
     for id in 1..=6 {
         second.post(message(100, id, JOB_TEXTS[id as usize - 1]), false);
     }
-    let running = Running::start(&settings, &mtproto, &second, &store);
+    let running = Running::start(&settings, &mtproto, &second, &store).await;
     let posts = eventually("6 queued posts", SOON, || async {
         let q = queued(&store).await;
         (q.len() == 6).then_some(q)
@@ -725,4 +757,154 @@ async fn a_restarted_reader_recovers_posts_a_crash_caught_in_flight_without_dupl
         second.resolve_count(&ChannelRef::parse("@rustjobs").unwrap()) == 0,
         "the peer came from the store, not from Telegram"
     );
+}
+
+/// Waits until the panel shows the source joined, and for the reader to start it from its
+/// newest message (a live post sent earlier would be taken for history).
+async fn joined(store: &Arc<dyn Store>, id: jobwire_store::ChannelId) {
+    eventually("the channel joined", SOON, || async {
+        let stats = store
+            .source_stats(Utc::now() - chrono::Duration::days(1), Utc::now())
+            .await
+            .unwrap();
+        stats
+            .iter()
+            .any(|s| s.channel_id == id && s.joined_at.is_some())
+            .then_some(())
+    })
+    .await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+}
+
+/// The posts of `channel` the store holds: `(external id, status)`.
+async fn posts_of(store: &Arc<dyn Store>, channel: &str) -> Vec<(String, PostStatus)> {
+    let mut out = Vec::new();
+    for status in PostStatus::ALL {
+        for id in store.posts_in_status(status, 1000).await.unwrap() {
+            let p = store.post(id).await.unwrap().unwrap();
+            if p.channel_handle == channel {
+                out.push((p.external_id, p.status));
+            }
+        }
+    }
+    out.sort_by_key(|(id, _)| id.parse::<i64>().unwrap_or(0));
+    out
+}
+
+#[tokio::test]
+async fn sources_changed_in_the_database_apply_to_the_running_reader_within_seconds() {
+    let ReaderBed {
+        _dir,
+        fake_tg: _fake_tg,
+        _llm,
+        settings,
+        store,
+    } = reader_bed().await;
+    let mtproto =
+        section("channels = [\"@rustjobs\"]\njoin_interval_secs = 0\njoin_jitter_secs = 0\n");
+    let a = account(&[("@rustjobs", 100), ("@gojobs", 200)]);
+    let mut running = Running::start(&settings, &mtproto, &a, &store).await;
+    let rustjobs = store.source_by_handle("@rustjobs").await.unwrap().unwrap();
+    joined(&store, rustjobs.id).await;
+    a.post(message(100, 1, JOB_TEXTS[0]), true);
+    eventually("the seeded channel's post", SOON, || async {
+        (posts_of(&store, "@rustjobs").await.len() == 1).then_some(())
+    })
+    .await;
+
+    // An admin adds a channel with a rule: the reader joins it and its next post reaches
+    // intake within seconds.
+    let gojobs = store
+        .add_source(
+            &SourceInput {
+                address: "https://t.me/GoJobs".into(),
+                enabled: true,
+                include: vec!["backend".into()],
+                ..SourceInput::default()
+            }
+            .parse()
+            .unwrap(),
+            Utc::now(),
+        )
+        .await
+        .unwrap();
+    let added = std::time::Instant::now();
+    joined(&store, gojobs.id).await;
+    assert!(
+        added.elapsed() < Duration::from_secs(5),
+        "joined after {:?}",
+        added.elapsed()
+    );
+    a.post(message(200, 1, JOB_TEXTS[2]), true);
+    let posted = std::time::Instant::now();
+    eventually("the new channel's post", SOON, || async {
+        (posts_of(&store, "@gojobs").await.len() == 1).then_some(())
+    })
+    .await;
+    assert!(posted.elapsed() < Duration::from_secs(5));
+    assert_eq!(
+        posts_of(&store, "@gojobs").await[0].1,
+        PostStatus::Queued,
+        "the rule passed it"
+    );
+
+    // The admin edits the rule: the next post meets the new one.
+    running.reloaded().await;
+    store
+        .update_source(
+            gojobs.id,
+            &SourceEdit {
+                title: None,
+                enabled: true,
+                include: vec!["rust".into()],
+                exclude: Vec::new(),
+            },
+            Utc::now(),
+        )
+        .await
+        .unwrap()
+        .unwrap();
+    let took = running.reloaded().await;
+    assert!(
+        took < Duration::from_secs(3),
+        "the edit was seen after {took:?}"
+    );
+    a.post(message(200, 2, JOB_TEXTS[2]), true);
+    let go = eventually("the post after the edit", SOON, || async {
+        let posts = posts_of(&store, "@gojobs").await;
+        (posts.len() == 2).then_some(posts)
+    })
+    .await;
+    assert_eq!(go[1].1, PostStatus::Filtered, "the new rule held it back");
+
+    // The admin disables the first channel: its posts are no longer read at all.
+    store
+        .update_source(
+            rustjobs.id,
+            &SourceEdit {
+                enabled: false,
+                ..SourceEdit::default()
+            },
+            Utc::now(),
+        )
+        .await
+        .unwrap()
+        .unwrap();
+    running.reloaded().await;
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    a.post(message(100, 2, JOB_TEXTS[1]), true);
+    a.post(
+        message(200, 3, "Rust developer for a backend service, paid"),
+        true,
+    );
+    eventually("the enabled channel's next post", SOON, || async {
+        (posts_of(&store, "@gojobs").await.len() == 3).then_some(())
+    })
+    .await;
+    assert_eq!(
+        posts_of(&store, "@rustjobs").await.len(),
+        1,
+        "nothing read from the disabled channel"
+    );
+    running.stop().await;
 }

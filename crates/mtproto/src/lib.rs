@@ -10,7 +10,6 @@
 //! - [`login`] and [`check_session`]: what `jobwire login` and `jobwire doctor` call.
 
 mod account;
-mod channel_ref;
 pub mod convert;
 mod grammers;
 mod reader;
@@ -22,11 +21,13 @@ pub use account::{
     Account, AccountError, AccountUpdate, Entity, EntityKind, ForwardOrigin, PeerKind, RawMessage,
     ResolvedPeer,
 };
-pub use channel_ref::{ChannelRef, ChannelRefError};
 pub use grammers::{
     AccountConfig, GrammersAccount, LoginError, LoginPrompts, SessionStatus, check_session, login,
     raw_from_tl,
 };
+/// Channel references live in `jobwire-core` (the admin panel validates them without a
+/// reader); re-exported here, where the reader uses them.
+pub use jobwire_core::channel_ref::{ChannelRef, ChannelRefError};
 pub use reader::{
     Clock, Reader, ReaderConfig, ReaderError, ReaderEvent, ReaderHandle, SystemClock, TokioClock,
 };

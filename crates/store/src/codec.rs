@@ -27,13 +27,28 @@ pub(crate) fn clamp_u64(v: i64) -> u64 {
 
 pub(crate) fn channel_row<DB: Dialect>(row: &DB::Row) -> Result<ChannelRow> {
     let c = Cols::<DB>::new(row);
+    let kind = c.word("kind", SourceKind::parse)?;
+    let feed = match c.opt_text("feed_url")? {
+        Some(url) if kind == SourceKind::Feed => Some(FeedSettings {
+            url,
+            interval_secs: clamp_u64(c.opt_int("feed_interval_secs")?.unwrap_or(0)),
+            jitter_secs: clamp_u64(c.opt_int("feed_jitter_secs")?.unwrap_or(0)),
+            backfill: c.flag("feed_backfill")?,
+        }),
+        _ => None,
+    };
     Ok(ChannelRow {
         id: c.id()?.into(),
         handle: c.text("handle")?,
         title: c.opt_text("title")?,
+        kind,
         enabled: c.flag("enabled")?,
         include: c.json("include_terms")?,
         exclude: c.json("exclude_terms")?,
+        feed,
+        removed_at: c.opt_time("removed_at")?,
+        created_at: c.time("created_at")?,
+        updated_at: c.time("updated_at")?,
     })
 }
 

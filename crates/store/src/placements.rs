@@ -105,8 +105,8 @@ fn optional<DB: Dialect>(row: Option<DB::Row>) -> Result<Option<PlacementRow>> {
 }
 
 /// The channel row of direct placements, made on first use.
-const ENSURE_DIRECT: &str = "INSERT INTO channels (handle, title, created_at)
-     VALUES ($1, 'Direct placements', $2) ON CONFLICT (handle) DO NOTHING";
+const ENSURE_DIRECT: &str = "INSERT INTO channels (handle, title, kind, created_at, updated_at)
+     VALUES ($1, 'Direct placements', 'external', $2, $2) ON CONFLICT (handle) DO NOTHING";
 
 /// A failed refund is tried again after this long times the failures so far.
 pub const REFUND_RETRY: Duration = Duration::seconds(30);

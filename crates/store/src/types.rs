@@ -8,24 +8,69 @@ pub use jobwire_core::ids::{
     ChannelId, DeadLetterId, DeliveryId, ExampleId, PostId, ReportId, SubscriberId,
 };
 
-/// What an admin configures about a channel.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ChannelSpec {
-    pub handle: String,
-    pub title: Option<String>,
-    pub enabled: bool,
-    pub include: Vec<String>,
-    pub exclude: Vec<String>,
-}
+pub use jobwire_core::source::{
+    FeedSettings, FieldError, SourceEdit, SourceErrors, SourceInput, SourceKind, SourceSpec,
+};
 
+/// A channel: a source posts come from (a Telegram channel or chat, a feed, or one only
+/// imports and placements name), with its keyword rules. The database is the truth about
+/// sources; the configuration file only seeds them.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ChannelRow {
     pub id: ChannelId,
     pub handle: String,
     pub title: Option<String>,
+    pub kind: SourceKind,
     pub enabled: bool,
     pub include: Vec<String>,
     pub exclude: Vec<String>,
+    /// How the feed is polled (feeds only).
+    pub feed: Option<FeedSettings>,
+    /// Set when an admin removed the source: it is not read any more and not listed, but
+    /// its posts keep pointing at it.
+    pub removed_at: Option<DateTime<Utc>>,
+    pub created_at: DateTime<Utc>,
+    pub updated_at: DateTime<Utc>,
+}
+
+impl ChannelRow {
+    /// Whether a reader should read it now: a Telegram source or feed that is enabled and
+    /// not removed.
+    pub fn is_read(&self) -> bool {
+        self.enabled && self.removed_at.is_none() && self.kind != SourceKind::External
+    }
+}
+
+/// What the reader of a source reports about it ([`crate::ChannelStore::note_source`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SourceNote {
+    /// A Telegram account joined the channel (or found itself joined).
+    Joined,
+    /// Reading it failed: a join refused, a feed answering with an error.
+    Error(String),
+    /// Reading it worked again: the last error is cleared.
+    Ok,
+}
+
+/// What the admin panel shows about a source, computed from its posts since a moment.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SourceStats {
+    pub channel_id: ChannelId,
+    /// When a Telegram account joined it (`None`: not joined yet, or not Telegram).
+    pub joined_at: Option<DateTime<Utc>>,
+    /// The newest post's time (as the source dated it), over all time.
+    pub last_post_at: Option<DateTime<Utc>>,
+    /// Posts read since the moment asked about (every post, filtered ones included).
+    pub posts: u64,
+    /// `posts` per day over the period asked about.
+    pub posts_per_day: f64,
+    /// Of those, the ones classified as vacancies (kind `job`).
+    pub jobs: u64,
+    /// `jobs / posts`; `None` when nothing was read.
+    pub job_share: Option<f64>,
+    /// The last error reading it, and when; `None` once reading works again.
+    pub last_error: Option<String>,
+    pub last_error_at: Option<DateTime<Utc>>,
 }
 
 /// Where a post is in the pipeline.

@@ -79,6 +79,18 @@ impl FeedHandle {
     }
 }
 
+/// A persisted state with its error texts scrubbed of the feed URL's secret parts
+/// ([`FeedConfig::scrub`]): earlier versions could write the URL into them.
+fn scrubbed(mut state: FeedState, config: &FeedConfig) -> FeedState {
+    for text in [&mut state.last_error, &mut state.stopped_reason]
+        .into_iter()
+        .flatten()
+    {
+        *text = config.scrub(text);
+    }
+    state
+}
+
 /// RSS/Atom feeds as a live [`Source`].
 ///
 /// Each round polls the feeds that are due, at most [`MAX_CONCURRENT_POLLS`] at a time
@@ -129,19 +141,73 @@ impl FeedSource {
     /// versions could write the URL into them.
     pub fn with_states(mut self, mut states: HashMap<String, FeedState>) -> Self {
         for feed in &mut self.feeds {
-            if let Some(mut state) = states.remove(&feed.poller.config().name) {
-                let config = feed.poller.config();
-                for text in [&mut state.last_error, &mut state.stopped_reason]
-                    .into_iter()
-                    .flatten()
-                {
-                    *text = config.scrub(text);
-                }
-                feed.state = state;
+            if let Some(state) = states.remove(&feed.poller.config().name) {
+                feed.state = scrubbed(state, feed.poller.config());
             }
         }
         self.publish_statuses();
         self
+    }
+
+    /// Replaces the feeds while the source runs (an admin added, changed, disabled or
+    /// removed some). A feed whose name and configuration did not change keeps its state; a
+    /// changed one keeps it unless its URL changed; a new one starts from its state in
+    /// `saved` (kept by an earlier run) or fresh. Returns the feeds that could not be set up
+    /// (a bad URL, a name given twice): they are left out, the others are polled.
+    pub fn set_feeds(
+        &mut self,
+        configs: Vec<FeedConfig>,
+        saved: &mut HashMap<String, FeedState>,
+    ) -> Vec<(String, FeedError)> {
+        let mut old: HashMap<String, Feed> = self
+            .feeds
+            .drain(..)
+            .map(|f| (f.poller.config().name.clone(), f))
+            .collect();
+        let mut names = HashSet::new();
+        let mut errors = Vec::new();
+        for config in configs {
+            let name = config.name.clone();
+            if !names.insert(name.clone()) {
+                errors.push((
+                    name.clone(),
+                    FeedError::Config(format!("two feeds are named {name:?}")),
+                ));
+                continue;
+            }
+            if let Some(feed) = old.remove(&name) {
+                if *feed.poller.config() == config {
+                    self.feeds.push(feed);
+                    continue;
+                }
+                let state = if feed.poller.config().url == config.url {
+                    feed.state
+                } else {
+                    FeedState::default()
+                };
+                match FeedPoller::new(config) {
+                    Ok(poller) => self.feeds.push(Feed { poller, state }),
+                    Err(e) => errors.push((name, e)),
+                }
+                continue;
+            }
+            match FeedPoller::new(config) {
+                Ok(poller) => {
+                    let state = saved
+                        .remove(&name)
+                        .map(|state| scrubbed(state, poller.config()))
+                        .unwrap_or_default();
+                    tracing::info!(feed = %name, host = %poller.config().host(), "feed added");
+                    self.feeds.push(Feed { poller, state });
+                }
+                Err(e) => errors.push((name, e)),
+            }
+        }
+        for name in old.keys() {
+            tracing::info!(feed = %name, "feed no longer polled");
+        }
+        self.publish_statuses();
+        errors
     }
 
     /// Seeds the jitter's random number generator (for reproducible schedules in tests).

@@ -1,16 +1,20 @@
 //! The parser role's Telegram reader: connects the accounts of `[mtproto]`, reads the
-//! channels through `jobwire-mtproto`'s [`Reader`] and hands every post to the intake stage;
-//! its alerts go to the admin chat.
+//! Telegram sources the database holds through `jobwire-mtproto`'s [`Reader`] (following
+//! the admin's changes while it runs) and hands every post to the intake stage; its alerts
+//! go to the admin chat.
 
+use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-use anyhow::Context;
 use chrono::Utc;
 use jobwire_intake::retry::{RetryPolicy, retry_until_stopped};
+use jobwire_intake::sources::{SourcesSnapshot, SourcesWatch, first_read};
 use jobwire_intake::stage::IntakeStage;
-use jobwire_mtproto::{Account, Clock, GrammersAccount, Reader, ReaderEvent, SystemClock};
-use jobwire_store::Store;
+use jobwire_mtproto::{
+    Account, ChannelRef, Clock, GrammersAccount, Reader, ReaderEvent, ReaderHandle, SystemClock,
+};
+use jobwire_store::{SourceKind, SourceNote, Store};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
@@ -21,7 +25,7 @@ use crate::config::{ProcessEnv, Settings};
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// The parser role's Telegram reader: connects every account of `section`, reads the
-/// configured channels and hands each post to `intake` until `shutdown`. Accounts whose
+/// Telegram sources `sources` follows and hands each post to `intake` until `shutdown`. Accounts whose
 /// session does not work are reported (log and admin chat) and left out; with none left it
 /// fails, saying to run `jobwire login`.
 pub async fn run_reader(
@@ -29,6 +33,7 @@ pub async fn run_reader(
     section: &MtprotoSection,
     intake: Arc<IntakeStage>,
     store: Arc<dyn Store>,
+    sources: SourcesWatch,
     shutdown: CancellationToken,
 ) -> anyhow::Result<()> {
     let configs = section.resolve(&ProcessEnv)?;
@@ -70,15 +75,33 @@ pub async fn run_reader(
         Arc::new(SystemClock),
         intake,
         store,
+        sources,
         shutdown,
     )
     .await
 }
 
+/// The Telegram sources a snapshot reads now (enabled, not removed), by their reader key.
+fn telegram_sources(snapshot: &SourcesSnapshot) -> HashMap<String, ChannelRef> {
+    snapshot
+        .read(SourceKind::Telegram)
+        .filter_map(|s| match ChannelRef::parse(&s.handle) {
+            Ok(r) => Some((r.key(), r)),
+            Err(e) => {
+                tracing::warn!(source = %s.handle, error = %e, "not a Telegram channel; not read");
+                None
+            }
+        })
+        .collect()
+}
+
 /// The reader over accounts that are already connected: builds the [`Reader`] with a
-/// [`SqlReaderStore`], adds the channels ([`MtprotoSection::all_channel_refs`]) and consumes
-/// its events until `shutdown` or until the reader stops.
+/// [`SqlReaderStore`], adds the Telegram sources the database holds (enabled, not removed)
+/// and consumes its events until `shutdown` or until the reader stops.
 ///
+/// - A source added (or enabled again) while it runs is handed to the reader, which joins it
+///   with its pacing and daily caps; one disabled or removed is no longer read; `sources`
+///   says within about a second ([`jobwire_intake::sources::SOURCES_POLL`]).
 /// - `Post` → [`IntakeStage::ingest`], retried with backoff until it succeeds (the reader's
 ///   cursor has already moved past the post). The event channel holds one event and the next
 ///   is received only after the post is stored, so at most two posts are between the reader
@@ -86,7 +109,9 @@ pub async fn run_reader(
 /// - `Edited` → [`IntakeStage::edit`], retried like a post: an edit of a post that was not
 ///   fanned out yet replaces its text; an edit of a delivered post is kept as is
 ///   (subscribers are not notified twice).
-/// - `Alert`, `JoinFailed` → logged at warn and sent to the admin chat.
+/// - `Alert`, `JoinFailed` → logged at warn and sent to the admin chat; a failed join is
+///   also noted on its source (the panel shows it).
+#[allow(clippy::too_many_arguments)]
 pub async fn read_channels(
     settings: &Settings,
     section: &MtprotoSection,
@@ -94,33 +119,43 @@ pub async fn read_channels(
     clock: Arc<dyn Clock>,
     intake: Arc<IntakeStage>,
     store: Arc<dyn Store>,
+    mut sources: SourcesWatch,
     shutdown: CancellationToken,
 ) -> anyhow::Result<()> {
-    let refs = section.all_channel_refs(settings)?;
     let alerts = AdminAlerts::new(settings, section)?;
-    for r in &refs {
-        // Visible in the store (and the admin panel) before the first post; rules an admin
-        // set are kept.
-        store
-            .ensure_channel(&r.handle(), Utc::now())
-            .await
-            .with_context(|| format!("storing channel {}", r.handle()))?;
-    }
-    let reader_store = Arc::new(SqlReaderStore::new(store).with_restart_rewind(RESTART_REWIND));
+    let first = tokio::select! {
+        _ = shutdown.cancelled() => return Ok(()),
+        first = first_read(&mut sources) => first,
+    };
+    let Some(first) = first else {
+        anyhow::bail!("the sources are not followed (the sources watcher is gone)");
+    };
+    let mut reading = telegram_sources(&first);
+    let reader_store =
+        Arc::new(SqlReaderStore::new(store.clone()).with_restart_rewind(RESTART_REWIND));
     let (tx, mut events) = mpsc::channel(1);
     let mut reader = Reader::new(section.reader_config(), accounts, reader_store, clock, tx);
-    for r in refs.iter().cloned() {
-        reader.add_channel(r);
+    for r in reading.values() {
+        reader.add_channel(r.clone());
     }
-    tracing::info!(channels = refs.len(), "Telegram reader starting");
+    let handle = reader.handle();
+    tracing::info!(channels = reading.len(), "Telegram reader starting");
     let mut task = tokio::spawn(reader.run());
     let result = loop {
         tokio::select! {
             biased;
             _ = shutdown.cancelled() => break Ok(()),
+            changed = sources.changed() => {
+                if changed.is_err() {
+                    break Err(anyhow::anyhow!("the sources are not followed (the sources watcher is gone)"));
+                }
+                let now = telegram_sources(&sources.borrow_and_update());
+                follow(&handle, &reading, &now);
+                reading = now;
+            }
             event = events.recv() => match event {
                 Some(event) => {
-                    if !handle_event(event, &intake, &alerts, &shutdown).await {
+                    if !handle_event(event, &intake, store.as_ref(), &alerts, &shutdown).await {
                         break Ok(());
                     }
                 }
@@ -141,6 +176,27 @@ pub async fn read_channels(
     result
 }
 
+/// Tells the reader what changed between the sources it reads (`before`) and those it
+/// should read (`now`).
+fn follow(
+    reader: &ReaderHandle,
+    before: &HashMap<String, ChannelRef>,
+    now: &HashMap<String, ChannelRef>,
+) {
+    for (key, r) in before {
+        if !now.contains_key(key) {
+            tracing::info!(channel = %r, "source disabled or removed: no longer read");
+            reader.remove_channel(r.clone());
+        }
+    }
+    for (key, r) in now {
+        if !before.contains_key(key) {
+            tracing::info!(channel = %r, "source added: the reader joins it");
+            reader.add_channel(r.clone());
+        }
+    }
+}
+
 /// Waits between attempts to store a post or an edit: the reader's cursor has already moved
 /// past it, so giving up would lose it.
 const STORE_RETRY: RetryPolicy = RetryPolicy {
@@ -152,6 +208,7 @@ const STORE_RETRY: RetryPolicy = RetryPolicy {
 async fn handle_event(
     event: ReaderEvent,
     intake: &IntakeStage,
+    store: &dyn Store,
     alerts: &AdminAlerts,
     shutdown: &CancellationToken,
 ) -> bool {
@@ -199,6 +256,10 @@ async fn handle_event(
         }
         ReaderEvent::JoinFailed { channel, reason } => {
             tracing::warn!(%channel, %reason, "cannot join a channel");
+            let note = SourceNote::Error(format!("cannot join: {reason}"));
+            if let Err(e) = store.note_source(&channel, &note, Utc::now()).await {
+                tracing::warn!(%channel, error = %e, "cannot record the failed join");
+            }
             alerts
                 .send(&format!("cannot join {channel}: {reason}"))
                 .await;

@@ -1,14 +1,15 @@
 //! The reader's state in the store: [`SqlReaderStore`] keeps the cursors, resolved peers and
 //! channel assignments of `jobwire-mtproto`'s reader in the pipeline's source state
-//! (`tg.cursor`, `tg.peer`, `tg.assign`), so they survive restarts.
+//! (`tg.cursor`, `tg.peer`, `tg.assign`), so they survive restarts; a join is also noted on
+//! the channel's source, for the admin panel.
 
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 
 use chrono::Utc;
-use jobwire_mtproto::{ReaderStore, ResolvedPeer, StoreError};
-use jobwire_store::Store;
+use jobwire_mtproto::{ChannelRef, ReaderStore, ResolvedPeer, StoreError};
+use jobwire_store::{SourceNote, Store};
 
 /// Source-state namespace of the per-channel cursors (key: channel key, value: message id).
 pub const NS_CURSOR: &str = "tg.cursor";
@@ -133,7 +134,17 @@ impl SqlReaderStore {
                 Utc::now(),
             )
             .await
-            .map_err(|e| store_err("writing a peer", e))
+            .map_err(|e| store_err("writing a peer", e))?;
+        if peer.joined
+            && let Some(r) = ChannelRef::from_key(channel)
+        {
+            // What the admin panel shows as "joined".
+            self.store
+                .note_source(&r.handle(), &SourceNote::Joined, Utc::now())
+                .await
+                .map_err(|e| store_err("noting a join", e))?;
+        }
+        Ok(())
     }
 
     async fn get_assignments(&self) -> Result<Vec<(String, String)>, StoreError> {

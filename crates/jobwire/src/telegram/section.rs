@@ -272,7 +272,7 @@ impl MtprotoSection {
 }
 
 /// `@name` or a `t.me` / `telegram.me` link (a plain word could be a chat title).
-pub(super) fn looks_like_telegram(handle: &str) -> bool {
+pub(crate) fn looks_like_telegram(handle: &str) -> bool {
     let h = handle.trim().to_ascii_lowercase();
     let h = h
         .strip_prefix("https://")

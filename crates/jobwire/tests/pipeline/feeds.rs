@@ -10,6 +10,9 @@ use std::time::Duration;
 use jobwire::feeds::FeedSection;
 use jobwire::supervisor::{Backoff, Supervisor};
 use jobwire::testbed::{Bed, start_pipeline, temp_db};
+use jobwire_intake::sources::{SourcesWatch, SourcesWatcher};
+use jobwire_intake::stage::IntakeStage;
+use jobwire_store::{SourceInput, SourceSpec, Store};
 use jobwire_testkit::wait::eventually;
 use sqlx::Connection;
 use tokio_util::sync::CancellationToken;
@@ -40,19 +43,19 @@ async fn feed_items_are_taken_in_and_the_feed_state_is_kept() {
         jitter_secs: 0,
         backfill: true,
     }];
-    let token = tokio_util::sync::CancellationToken::new();
-    let task = tokio::spawn(jobwire::feeds::run(
-        feeds.clone(),
-        running.intake.clone(),
-        store.clone(),
-        token.clone(),
-    ));
+    // The admin adds the feed while the parser runs: it is polled within seconds.
+    store
+        .add_source(&spec(&feeds[0]), chrono::Utc::now())
+        .await
+        .unwrap();
     eventually("the feed's items", Duration::from_secs(30), || async {
         store.pipeline_counts().await.unwrap().posts >= 10
     })
     .await;
-    token.cancel();
-    task.await.unwrap().unwrap();
+    eventually("the feed state saved", Duration::from_secs(30), || async {
+        !store.state_list("feed").await.unwrap().is_empty()
+    })
+    .await;
     running.shutdown().await.unwrap();
 
     let channels = store.channels().await.unwrap();
@@ -104,6 +107,56 @@ fn larajobs(addr: SocketAddr) -> Vec<FeedSection> {
     }]
 }
 
+/// The source a `[[feeds]]` entry seeds.
+fn spec(feed: &FeedSection) -> SourceSpec {
+    SourceInput {
+        address: feed.url.clone(),
+        name: feed.name.clone(),
+        enabled: true,
+        interval_secs: Some(feed.interval_secs),
+        jitter_secs: Some(feed.jitter_secs),
+        backfill: feed.backfill,
+        ..SourceInput::default()
+    }
+    .parse()
+    .unwrap()
+}
+
+/// The store on `db` with `feeds` seeded as sources, an intake stage (no pipeline, so no
+/// other parser polls them) and the sources followed as a parser does, every 50 ms until the
+/// token is cancelled.
+async fn feeds_bed(
+    db: &Path,
+    feeds: &[FeedSection],
+) -> (
+    Arc<dyn Store>,
+    Arc<IntakeStage>,
+    SourcesWatch,
+    CancellationToken,
+) {
+    let store = jobwire_store::open(&format!("sqlite://{}", db.display()))
+        .await
+        .unwrap();
+    for feed in feeds {
+        store
+            .seed_channel(&spec(feed), chrono::Utc::now())
+            .await
+            .unwrap();
+    }
+    let intake = Arc::new(IntakeStage::new(
+        store.clone(),
+        Arc::new(jobwire_queue::MemoryQueue::new()),
+    ));
+    let watcher = SourcesWatcher::new(store.clone())
+        .with_intake(intake.clone())
+        .with_interval(Duration::from_millis(50));
+    let sources = watcher.subscribe();
+    let token = CancellationToken::new();
+    let stop = token.clone();
+    tokio::spawn(async move { watcher.run(stop.cancelled_owned()).await });
+    (store, intake, sources, token)
+}
+
 /// A second connection to the embedded database, to make it refuse writes: a trigger that
 /// fails every new post, and one that fails saving a feed state.
 async fn outage(db: &Path) -> sqlx::SqliteConnection {
@@ -127,8 +180,8 @@ async fn items_polled_during_a_database_outage_are_taken_in_once_it_is_back() {
     let (addr, hits) = feed_shown_once().await;
     let telegram = fake_telegram(None).await;
     let (_dir, db) = temp_db().unwrap();
-    let settings = Bed::default().settings(telegram.url(), &db).unwrap();
-    let (running, store) = start_pipeline(&settings).await.unwrap();
+    let _ = Bed::default().settings(telegram.url(), &db).unwrap();
+    let (store, intake, sources, watching) = feeds_bed(&db, &larajobs(addr)).await;
     let mut conn = outage(&db).await;
 
     // As in production: under a supervisor that restarts the feeds task when it fails.
@@ -139,12 +192,8 @@ async fn items_polled_during_a_database_outage_are_taken_in_once_it_is_back() {
         healthy_after: Duration::from_secs(1),
         shutdown_grace: Duration::from_secs(10),
     });
-    let (feeds, intake, task_store, task_token) = (
-        larajobs(addr),
-        running.intake.clone(),
-        store.clone(),
-        sup.shutdown_token(),
-    );
+    let (feeds, intake, task_store, task_token) =
+        (sources, intake.clone(), store.clone(), sup.shutdown_token());
     sup.spawn_restarting("feeds", move || {
         jobwire::feeds::run(
             feeds.clone(),
@@ -184,7 +233,7 @@ async fn items_polled_during_a_database_outage_are_taken_in_once_it_is_back() {
     .await;
 
     sup.shutdown().await;
-    running.shutdown().await.unwrap();
+    watching.cancel();
     // Every item once, from the one poll (the task was never restarted to poll again).
     assert_eq!(store.pipeline_counts().await.unwrap().posts, 10);
     assert_eq!(hits.load(Ordering::SeqCst), 1);
@@ -202,14 +251,14 @@ async fn shutdown_ends_the_retries_and_leaves_the_items_for_the_next_start() {
     let (addr, hits) = feed_shown_once().await;
     let telegram = fake_telegram(None).await;
     let (_dir, db) = temp_db().unwrap();
-    let settings = Bed::default().settings(telegram.url(), &db).unwrap();
-    let (running, store) = start_pipeline(&settings).await.unwrap();
+    let _ = Bed::default().settings(telegram.url(), &db).unwrap();
+    let (store, intake, sources, watching) = feeds_bed(&db, &larajobs(addr)).await;
     let _conn = outage(&db).await;
 
     let token = CancellationToken::new();
     let task = tokio::spawn(jobwire::feeds::run(
-        larajobs(addr),
-        running.intake.clone(),
+        sources,
+        intake.clone(),
         store.clone(),
         token.clone(),
     ));
@@ -227,7 +276,7 @@ async fn shutdown_ends_the_retries_and_leaves_the_items_for_the_next_start() {
         .await
         .expect("the task stops retrying on shutdown");
     ended.unwrap().unwrap();
-    running.shutdown().await.unwrap();
+    watching.cancel();
     // Nothing of the round was saved: the next start polls the items again.
     assert_eq!(store.pipeline_counts().await.unwrap().posts, 0);
     assert!(store.state_list("feed").await.unwrap().is_empty());

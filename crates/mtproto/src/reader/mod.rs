@@ -152,19 +152,29 @@ pub enum ReaderError {
 #[derive(Debug)]
 enum Command {
     Add(ChannelRef),
+    Remove(ChannelRef),
 }
 
-/// Adds channels to a running reader.
+/// Adds channels to a running reader and stops reading them.
 #[derive(Debug, Clone)]
 pub struct ReaderHandle {
     tx: mpsc::UnboundedSender<Command>,
 }
 
 impl ReaderHandle {
-    /// Starts reading `channel` (joined at the configured pace). Returns `false` when the
-    /// reader has stopped.
+    /// Starts reading `channel` (joined at the configured pace and within the daily cap).
+    /// A channel stopped with [`Self::remove_channel`] is read again from its newest
+    /// message on; one whose join failed is tried again. Returns `false` when the reader
+    /// has stopped.
     pub fn add_channel(&self, channel: ChannelRef) -> bool {
         self.tx.send(Command::Add(channel)).is_ok()
+    }
+
+    /// Stops reading `channel`: no post or edit of it is handed on any more (its account
+    /// stays in it, so reading it again needs no join). Returns `false` when the reader
+    /// has stopped.
+    pub fn remove_channel(&self, channel: ChannelRef) -> bool {
+        self.tx.send(Command::Remove(channel)).is_ok()
     }
 }
 
@@ -194,6 +204,15 @@ enum Phase {
     Joined,
     /// Not read: join failed (already reported).
     Failed,
+    /// Not read: removed by [`ReaderHandle::remove_channel`].
+    Paused,
+}
+
+impl Phase {
+    /// Whether the channel is (to be) read: it counts against its account's cap.
+    fn is_read(self) -> bool {
+        matches!(self, Self::Pending | Self::Joined)
+    }
 }
 
 struct Album {
@@ -386,18 +405,59 @@ impl Reader {
             tokio::select! {
                 Some((i, update)) = updates.recv() => self.on_update(i, update).await?,
                 Some(cmd) = self.commands.recv() => match cmd {
-                    Command::Add(r) => {
-                        if !self.by_key.contains_key(&r.key()) {
-                            self.add_channel(r);
-                            let i = self.channels.len() - 1;
-                            self.restore(i).await?;
-                            self.assign_pending().await?;
-                        }
-                    }
+                    Command::Add(r) => self.start_reading(r).await?,
+                    Command::Remove(r) => self.stop_reading(&r),
                 },
                 _ = tick.tick() => self.on_tick().await?,
             }
         }
+    }
+
+    /// A channel added while running: a new one is restored and assigned like those added
+    /// before the start; a paused one is read again from its newest message (what was
+    /// posted while it was paused is not handed on); a failed one is tried again.
+    async fn start_reading(&mut self, r: ChannelRef) -> Result<(), Result<Closed, ReaderError>> {
+        let i = match self.by_key.get(&r.key()) {
+            None => {
+                self.add_channel(r);
+                self.channels.len() - 1
+            }
+            Some(&i) => match self.channels[i].phase {
+                Phase::Pending | Phase::Joined => return Ok(()),
+                Phase::Paused | Phase::Failed => {
+                    let c = &mut self.channels[i];
+                    c.phase = Phase::Pending;
+                    c.account = None;
+                    c.last_poll = None;
+                    c.last_live = None;
+                    c.silence_alerted = false;
+                    i
+                }
+            },
+        };
+        info!(channel = %self.channels[i].key, "channel added");
+        let resumed = self.channels[i].cursor.is_some();
+        self.restore(i).await?;
+        if resumed {
+            // Start from now: the next join looks up the newest message.
+            self.channels[i].cursor = None;
+        }
+        self.assign_pending().await
+    }
+
+    /// Stops handing on posts of a channel (see [`ReaderHandle::remove_channel`]).
+    fn stop_reading(&mut self, r: &ChannelRef) {
+        let Some(&i) = self.by_key.get(&r.key()) else {
+            return;
+        };
+        let c = &mut self.channels[i];
+        if c.phase == Phase::Paused {
+            return;
+        }
+        info!(channel = %c.key, "channel removed: no longer read");
+        c.phase = Phase::Paused;
+        c.album = None;
+        self.rebuild_peer_index();
     }
 
     /// Loads a channel's cursor, assignment and cached peer.

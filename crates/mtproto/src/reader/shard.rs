@@ -12,7 +12,7 @@ impl Reader {
     pub(super) fn load(&self, a: usize) -> usize {
         self.channels
             .iter()
-            .filter(|c| c.account == Some(a) && c.phase != Phase::Failed)
+            .filter(|c| c.account == Some(a) && c.phase.is_read())
             .count()
     }
 
@@ -30,7 +30,7 @@ impl Reader {
     pub(super) async fn assign_pending(&mut self) -> Result<(), Result<Closed, ReaderError>> {
         let mut unplaced = 0usize;
         for i in 0..self.channels.len() {
-            if self.channels[i].phase == Phase::Failed {
+            if !self.channels[i].phase.is_read() {
                 continue;
             }
             if let Some(a) = self.channels[i].account
@@ -119,7 +119,7 @@ impl Reader {
     async fn failover(&mut self, a: usize) -> Result<(), Result<Closed, ReaderError>> {
         let mut moved = 0;
         for c in &mut self.channels {
-            if c.account == Some(a) && c.phase != Phase::Failed {
+            if c.account == Some(a) && c.phase.is_read() {
                 c.account = None;
                 c.phase = Phase::Pending;
                 c.peer = None;

@@ -690,3 +690,50 @@ async fn a_stalled_consumer_holds_updates_back_without_dropping_them() {
     assert_eq!(a.updates_pulled(), pushed as usize);
     h.stop().await;
 }
+
+#[tokio::test(start_paused = true)]
+async fn channels_added_while_running_are_joined_at_the_pace_and_removed_ones_go_silent() {
+    let a = account("a1", &[("@jobs", 100), ("@gigs", 200), ("@work", 300)]);
+    let store = Arc::new(MemoryReaderStore::new());
+    let mut h = Harness::start(config(), &[&a], &store, &["@jobs"]);
+    tokio::time::sleep(Duration::from_secs(5)).await;
+
+    // Two channels added while the reader runs: joined one after the other, the join
+    // interval apart, and their next posts handed on.
+    assert!(h.handle.add_channel(r("@gigs")));
+    assert!(h.handle.add_channel(r("@work")));
+    tokio::time::sleep(Duration::from_secs(200)).await;
+    let joins = a.join_times();
+    assert_eq!(joins.len(), 3, "every channel joined once");
+    assert!(
+        joins[2] - joins[1] >= Duration::from_secs(90),
+        "joins paced"
+    );
+    a.post(m(200, 1, "Designer wanted"), true);
+    let post = h.post().await;
+    assert_eq!(
+        (post.channel.as_str(), post.external_id.as_str()),
+        ("@gigs", "1")
+    );
+
+    // Removed: live posts and polls hand nothing on.
+    assert!(h.handle.remove_channel(r("@jobs")));
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    a.post(m(100, 1, "Rust dev wanted"), true);
+    a.post(m(100, 2, "Go dev wanted"), false);
+    h.quiet_for(Duration::from_secs(600)).await;
+
+    // Added again: read from its newest message on, without a second join; what was
+    // posted while it was removed is not handed on.
+    assert!(h.handle.add_channel(r("@jobs")));
+    tokio::time::sleep(Duration::from_secs(5)).await;
+    assert_eq!(a.join_times().len(), 3, "no second join");
+    a.post(m(100, 3, "QA wanted"), true);
+    let post = h.post().await;
+    assert_eq!(
+        (post.channel.as_str(), post.external_id.as_str()),
+        ("@jobs", "3")
+    );
+    h.quiet_for(Duration::from_secs(600)).await;
+    h.stop().await;
+}

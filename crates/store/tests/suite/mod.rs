@@ -15,16 +15,21 @@ use jobwire_store::*;
 mod billing;
 mod placements;
 mod recovery;
+mod sources;
 pub use billing::*;
 pub use placements::*;
 pub use recovery::*;
+pub use sources::*;
 
 /// Every single-store check of the suite. Each backend's test file expands one test per
 /// check with `suite::every_check!(its_macro)`, so a check added here runs on both backends.
 macro_rules! every_check {
     ($each:ident) => {
         $each!(
-            check_channel_upsert_and_ensure,
+            check_channel_ensure,
+            check_sources_seed_only_what_the_database_lacks,
+            check_sources_add_edit_remove_revive,
+            check_source_stats,
             check_insert_post_dedup,
             check_record_classification,
             check_waiting_posts,
@@ -266,64 +271,45 @@ async fn drain_held(store: &dyn Store, now: DateTime<Utc>) -> Vec<DeliveryId> {
 
 // ---------------------------------------------------------------------------------------
 
-pub async fn check_channel_upsert_and_ensure(store: &dyn Store) {
-    let spec = ChannelSpec {
-        handle: "@rustjobs".to_owned(),
-        title: Some("Rust Jobs".to_owned()),
-        enabled: true,
-        include: vec!["rust".to_owned()],
-        exclude: vec!["crypto".to_owned(), "unpaid".to_owned()],
-    };
-    let created = store.upsert_channel(&spec, t0()).await.unwrap();
-    assert_eq!(created.handle, "@rustjobs");
-    assert_eq!(created.title.as_deref(), Some("Rust Jobs"));
-    assert!(created.enabled);
-    assert_eq!(created.include, ["rust"]);
-    assert_eq!(created.exclude, ["crypto", "unpaid"]);
-
-    // An update without a title keeps the old title, replaces rules and the flag.
-    let updated = store
-        .upsert_channel(
-            &ChannelSpec {
-                title: None,
-                enabled: false,
-                include: Vec::new(),
-                exclude: vec!["scam".to_owned()],
-                ..spec.clone()
+pub async fn check_channel_ensure(store: &dyn Store) {
+    let source = store
+        .add_source(
+            &SourceSpec {
+                title: Some("Rust Jobs".to_owned()),
+                include: vec!["rust".to_owned()],
+                ..SourceSpec::telegram(&jobwire_core::channel_ref::ChannelRef::Username(
+                    "rustjobs".to_owned(),
+                ))
             },
-            t0() + secs(5),
+            t0(),
         )
         .await
         .unwrap();
-    assert_eq!(updated.id, created.id);
-    assert_eq!(updated.title.as_deref(), Some("Rust Jobs"));
-    assert!(!updated.enabled);
-    assert!(updated.include.is_empty());
-    assert_eq!(updated.exclude, ["scam"]);
-
     // ensure_channel returns a known channel untouched…
     let ensured = store.ensure_channel("@rustjobs", t0()).await.unwrap();
-    assert_eq!(ensured, updated);
-    // …and creates an unknown one enabled and without rules.
+    assert_eq!(ensured, source);
+    // …and creates an unknown one enabled and without rules, as an external channel that
+    // nothing reads (an import named it).
     let fresh = store.ensure_channel("@gojobs", t0()).await.unwrap();
-    assert_ne!(fresh.id, created.id);
+    assert_ne!(fresh.id, source.id);
     assert_eq!(fresh.title, None);
-    assert!(fresh.enabled);
+    assert_eq!(fresh.kind, SourceKind::External);
+    assert!(fresh.enabled && !fresh.is_read());
     assert!(fresh.include.is_empty() && fresh.exclude.is_empty());
     assert_eq!(store.ensure_channel("@gojobs", t0()).await.unwrap(), fresh);
 
-    assert_eq!(store.channels().await.unwrap(), vec![updated, fresh]);
+    assert_eq!(store.channels().await.unwrap(), vec![source.clone(), fresh]);
+    assert_eq!(store.sources().await.unwrap(), vec![source]);
 }
 
 pub async fn check_insert_post_dedup(store: &dyn Store) {
     let jobs = store
-        .upsert_channel(
-            &ChannelSpec {
-                handle: "@jobs".to_owned(),
+        .add_source(
+            &SourceSpec {
                 title: Some("Jobs".to_owned()),
-                enabled: true,
-                include: Vec::new(),
-                exclude: Vec::new(),
+                ..SourceSpec::telegram(&jobwire_core::channel_ref::ChannelRef::Username(
+                    "jobs".to_owned(),
+                ))
             },
             t0(),
         )

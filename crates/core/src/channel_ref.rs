@@ -92,7 +92,17 @@ impl ChannelRef {
         }
     }
 
-    /// How posts name their channel ([`jobwire_core::IncomingPost::channel`]): `@username`
+    /// The reference stored under `key` ([`Self::key`]): `@username` or `+HASH`.
+    pub fn from_key(key: &str) -> Option<Self> {
+        if let Some(hash) = key.strip_prefix('+') {
+            invite(hash, key).ok()
+        } else {
+            key.strip_prefix('@')
+                .and_then(|name| username(name, key).ok())
+        }
+    }
+
+    /// How posts name their channel ([`crate::IncomingPost::channel`]): `@username`
     /// for public channels, the invite link for private ones.
     pub fn handle(&self) -> String {
         match self {
@@ -183,6 +193,12 @@ mod tests {
         }
         let r = ChannelRef::Invite("AbCdEf123_-x".into());
         assert_eq!(r.key(), "+AbCdEf123_-x");
+        assert_eq!(ChannelRef::from_key(&r.key()), Some(r.clone()));
+        assert_eq!(
+            ChannelRef::from_key("@remotejobs"),
+            Some(user("remotejobs"))
+        );
+        assert_eq!(ChannelRef::from_key("remotejobs"), None);
         assert_eq!(r.handle(), "https://t.me/+AbCdEf123_-x");
     }
 
