@@ -247,3 +247,76 @@ async fn an_unreachable_endpoint_is_unavailable() {
         "{err}"
     );
 }
+
+/// A prompt version set while the classifier runs is sent from the next request on and
+/// recorded with its verdicts; going back to the built-in prompt sends the first one again.
+#[tokio::test]
+async fn a_new_prompt_version_is_used_from_the_next_request() {
+    let server = fake(FaultPlan::default()).await;
+    let classifier = LlmClassifier::new(config(&server)).expect("client builds");
+    let data = common::dev_set();
+    let job = a_job(&data);
+    let before = classifier.classify(&input(job)).await.expect("classified");
+    assert_eq!(before.prompt_version, PROMPT_VERSION);
+
+    let bad = classifier.set_prompt("classify.v5", "Sort the posts.");
+    assert!(bad.is_err(), "a template without placeholders is refused");
+    assert_eq!(classifier.prompt_version(), PROMPT_VERSION);
+
+    classifier
+        .set_prompt(
+            "classify.v5",
+            "Sort job posts.\n{{categories}}\n{{reason}}Answer with JSON only.",
+        )
+        .expect("a good template");
+    assert!(
+        classifier
+            .system_prompt()
+            .starts_with("Sort job posts.\n- `")
+    );
+    let after = classifier.classify(&input(job)).await.expect("classified");
+    assert_eq!(after.prompt_version, "classify.v5");
+    assert_eq!(after.verdict, before.verdict);
+
+    classifier.use_built_in_prompt();
+    let back = classifier.classify(&input(job)).await.expect("classified");
+    assert_eq!(back.prompt_version, PROMPT_VERSION);
+
+    let sent: Vec<u64> = server
+        .requests_log()
+        .iter()
+        .map(|r| r.system_hash)
+        .collect();
+    assert_eq!(sent.len(), 3);
+    assert_ne!(sent[0], sent[1], "the new system prompt was sent");
+    assert_eq!(sent[0], sent[2], "the built-in one again");
+}
+
+/// Trying a template asks once about one text and hands back the model's JSON, which
+/// `verdict_of_answer` reads; the prompt in use does not change.
+#[tokio::test]
+async fn trying_a_template_answers_raw_json_without_changing_the_prompt() {
+    use jobwire_classify::llm::verdict_of_answer;
+    let server = fake(FaultPlan::default()).await;
+    let cfg = config(&server);
+    let slugs: Vec<_> = cfg.categories.iter().map(|(s, _)| s.clone()).collect();
+    let classifier = LlmClassifier::new(cfg).expect("client builds");
+    let data = common::dev_set();
+    let job = a_job(&data);
+    let raw = classifier
+        .try_prompt("Try.\n{{categories}}\n{{reason}}", &job.text)
+        .await
+        .expect("answered");
+    let verdict = verdict_of_answer(&raw, &slugs).expect("a verdict");
+    let label = job.label.as_ref().expect("labeled");
+    assert!(verdict.is_job, "{raw}");
+    assert_eq!(verdict.categories, label.categories);
+    assert_eq!(classifier.prompt_version(), PROMPT_VERSION);
+    assert_eq!(server.stats().requests, 1);
+    let refused = classifier.try_prompt("no placeholders", &job.text).await;
+    assert!(
+        matches!(refused, Err(ClassifyError::Invalid(ref m)) if m.contains("{{categories}}")),
+        "{refused:?}"
+    );
+    assert_eq!(server.stats().requests, 1, "a bad template is not sent");
+}

@@ -46,6 +46,19 @@ pub(crate) fn parse_items(content: &str) -> Result<Vec<Value>, String> {
     }
 }
 
+/// The verdict in a model's answer about one post (trying a prompt): the answer is read and
+/// its first item checked as the classifier checks every item, against the configured
+/// `categories`. A job without any configured category is a verdict too (the classifier
+/// would re-ask it once). The error says what is wrong with the answer.
+pub fn verdict_of_answer(content: &str, categories: &[CategorySlug]) -> Result<Verdict, String> {
+    let items = parse_items(content)?;
+    let item = items.first().ok_or("the answer has no items")?;
+    match check_item(item, categories, 0.5) {
+        ItemCheck::Valid(c) | ItemCheck::JobWithoutCategory(c) => Ok(c.verdict),
+        ItemCheck::Invalid(why) => Err(why),
+    }
+}
+
 /// An object with an `items` array, or a non-empty array of objects with ids (not some
 /// value from inside an item, such as `"categories":[]`).
 fn looks_like_answer(v: &Value) -> bool {

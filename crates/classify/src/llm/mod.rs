@@ -6,7 +6,10 @@
 //!
 //! * System message: `prompts/classify.v4.md` with the configured categories and the curated
 //!   examples that use only configured categories ([`system_prompt`]). It is built once and
-//!   is byte-identical in every request, so providers' prompt caching applies to it.
+//!   is byte-identical in every request, so providers' prompt caching applies to it — until
+//!   another prompt version is set ([`LlmClassifier::set_prompt`]: a template written in the
+//!   admin panel, with the same placeholders, checked by [`check_template`]); each verdict
+//!   records the version its request was sent with.
 //! * User message: first the [few-shot examples](FewShot) people labeled that are most
 //!   similar to this request's posts (one JSON object a line), then the posts as one line of
 //!   JSON `{"posts":[{"id":"p1","text":"..."}]}`. Ids are short ids (`p1`, `p2`, …, see
@@ -112,12 +115,16 @@ use tokio::sync::{Notify, Semaphore, oneshot};
 use crate::classifier::{Settled, classify_as_batch};
 use crate::{Classified, Classifier, ClassifyError, ClassifyInput};
 use accounting::{Counters, Spent};
+pub use answer::verdict_of_answer;
 pub use config::{LlmConfig, LlmEndpoint};
 use fewshot::Example;
 pub use fewshot::{FewShot, MAX_EXAMPLES, MIN_SIMILARITY};
 use futures::stream::{BoxStream, FuturesUnordered};
 use pool::{Pool, Waiting};
-pub use prompt::{PROMPT_TEMPLATE, PROMPT_VERSION, response_schema, system_prompt};
+pub use prompt::{
+    MAX_TEMPLATE_CHARS, PLACEHOLDERS, PROMPT_TEMPLATE, PROMPT_VERSION, TemplateError,
+    check_template, render_system_prompt, response_schema, system_prompt,
+};
 use request::Endpoint;
 pub use section::{LlmFallbackSection, LlmSection, SectionError};
 pub use steering::looks_like_instructions;
@@ -169,7 +176,8 @@ struct Inner {
     config: LlmConfig,
     primary: Endpoint,
     fallback: Option<Endpoint>,
-    system_prompt: String,
+    /// The prompt of the next request (swapped when another version becomes current).
+    prompt: RwLock<Arc<ActivePrompt>>,
     schema: Value,
     slugs: Vec<CategorySlug>,
     name: String,
@@ -185,6 +193,14 @@ struct Inner {
     /// Short ids (`p1`, `p2`, …) are unique over the classifier's life, so a re-asked post
     /// keeps its id next to new posts.
     next_id: AtomicU64,
+}
+
+/// A prompt in use: the name recorded with its verdicts and the system prompt made from its
+/// template for the configured categories.
+#[derive(Debug)]
+pub(crate) struct ActivePrompt {
+    pub(crate) version: String,
+    pub(crate) system: String,
 }
 
 impl fmt::Debug for LlmClassifier {
@@ -215,7 +231,10 @@ impl LlmClassifier {
         let slugs: Vec<CategorySlug> = config.categories.iter().map(|(s, _)| s.clone()).collect();
         Ok(Self {
             inner: Arc::new(Inner {
-                system_prompt: system_prompt(&config.categories, config.reasons),
+                prompt: RwLock::new(Arc::new(ActivePrompt {
+                    version: PROMPT_VERSION.to_owned(),
+                    system: system_prompt(&config.categories, config.reasons),
+                })),
                 schema: response_schema(&slugs, config.reasons),
                 name: format!("llm:{}", config.model),
                 slugs,
@@ -233,9 +252,63 @@ impl LlmClassifier {
         })
     }
 
-    /// The system prompt sent with every request (identical in all of them).
-    pub fn system_prompt(&self) -> &str {
-        &self.inner.system_prompt
+    /// The system prompt sent with every request (identical in all of them until another
+    /// prompt version is set).
+    pub fn system_prompt(&self) -> String {
+        self.inner.current_prompt().system.clone()
+    }
+
+    /// The name of the prompt version in use, recorded with every verdict
+    /// ([`PROMPT_VERSION`] for the built-in prompt).
+    pub fn prompt_version(&self) -> String {
+        self.inner.current_prompt().version.clone()
+    }
+
+    /// Uses another prompt template from the next request on, its verdicts recorded as made
+    /// with prompt version `version`. A template that fails [`check_template`] is refused and
+    /// the prompt in use stays. Requests already sent keep the prompt they were sent with.
+    pub fn set_prompt(&self, version: &str, template: &str) -> Result<(), TemplateError> {
+        check_template(template)?;
+        let c = &self.inner.config;
+        self.swap_prompt(ActivePrompt {
+            version: version.to_owned(),
+            system: render_system_prompt(template, &c.categories, c.reasons),
+        });
+        Ok(())
+    }
+
+    /// Goes back to the built-in prompt ([`PROMPT_TEMPLATE`], [`PROMPT_VERSION`]).
+    pub fn use_built_in_prompt(&self) {
+        let c = &self.inner.config;
+        self.swap_prompt(ActivePrompt {
+            version: PROMPT_VERSION.to_owned(),
+            system: system_prompt(&c.categories, c.reasons),
+        });
+    }
+
+    fn swap_prompt(&self, prompt: ActivePrompt) {
+        let mut guard = self
+            .inner
+            .prompt
+            .write()
+            .unwrap_or_else(PoisonError::into_inner);
+        if guard.version != prompt.version || guard.system != prompt.system {
+            tracing::info!(version = %prompt.version, previous = %guard.version, "LLM prompt version changed");
+        }
+        *guard = Arc::new(prompt);
+    }
+
+    /// Asks the primary endpoint once about one text with a template that is not in use
+    /// (trying a prompt version before it becomes current): the model's answer as it came,
+    /// for [`verdict_of_answer`]. No few-shot examples and no retries; the tokens count in
+    /// [`Self::stats`]. A template that fails [`check_template`] is
+    /// [`ClassifyError::Invalid`].
+    pub async fn try_prompt(&self, template: &str, text: &str) -> Result<String, ClassifyError> {
+        check_template(template).map_err(|e| ClassifyError::Invalid(e.to_string()))?;
+        let c = &self.inner.config;
+        let system = render_system_prompt(template, &c.categories, c.reasons);
+        let user = prompt::user_message(&[], &[("p1", text)], c.max_post_chars);
+        self.inner.probe(&system, &user).await
     }
 
     /// Replaces the examples people labeled (at most [`MAX_EXAMPLES`], the first ones).
@@ -301,6 +374,14 @@ impl LlmClassifier {
 }
 
 impl Inner {
+    /// The prompt in use now.
+    pub(crate) fn current_prompt(&self) -> Arc<ActivePrompt> {
+        self.prompt
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+
     /// Puts `posts` into the pool; one receiver per post, in order.
     fn submit(
         self: &Arc<Self>,

@@ -13,7 +13,7 @@ use tokio::sync::oneshot;
 use super::accounting::{Spent, bump};
 use super::answer::{Checked, ItemCheck, check_item, contact_in_post, item_id};
 use super::request::{Reply, copy_error};
-use super::{Inner, MAX_REASKS, PROMPT_VERSION, fewshot, prompt};
+use super::{Inner, MAX_REASKS, fewshot, prompt};
 use crate::{Classified, ClassifyError};
 
 /// Posts waiting for a request, oldest first (re-asked posts at the front).
@@ -260,10 +260,12 @@ impl Inner {
             .collect();
         let user = prompt::user_message(&shots, &asked, self.config.max_post_chars);
         let n = batch.len();
+        let prompt = self.current_prompt();
         let mut round = Round {
             inner: self,
             batch,
             seen: HashSet::new(),
+            prompt_version: prompt.version.clone(),
             model: self.config.model.clone(),
             sent: tokio::time::Instant::now(),
         };
@@ -274,7 +276,7 @@ impl Inner {
                 }
                 round.take(&item, Some(estimate));
             };
-            self.ask(&user, n, &mut sink).await
+            self.ask(&prompt.system, &user, n, &mut sink).await
         };
         round.finish(outcome, &spent);
     }
@@ -286,6 +288,8 @@ struct Round<'a> {
     batch: Vec<Waiting>,
     /// Positions in `batch` an item answered (valid or not).
     seen: HashSet<usize>,
+    /// The prompt version the request was sent with (recorded with its verdicts).
+    prompt_version: String,
     /// The configured model of the endpoint that answers (updated from the reply).
     model: String,
     /// When the request went out.
@@ -346,7 +350,7 @@ impl Round<'_> {
         let _ = tx.send(Ok(Classified {
             verdict: checked.verdict,
             model: self.model.clone(),
-            prompt_version: PROMPT_VERSION.to_owned(),
+            prompt_version: self.prompt_version.clone(),
             tokens_in: u32::try_from(s.tokens_in).unwrap_or(u32::MAX),
             tokens_out: u32::try_from(s.tokens_out).unwrap_or(u32::MAX),
             latency_ms: u32::try_from(w.started.elapsed().as_millis()).unwrap_or(u32::MAX),

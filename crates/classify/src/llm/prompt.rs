@@ -97,11 +97,70 @@ pub fn response_schema(categories: &[CategorySlug], reasons: bool) -> Value {
 /// and the curated examples that only use configured categories. The same configuration
 /// always gives the same bytes (providers cache the prefix).
 pub fn system_prompt(categories: &[(CategorySlug, String)], reasons: bool) -> String {
+    render_system_prompt(PROMPT_TEMPLATE, categories, reasons)
+}
+
+/// The placeholders a template must have: the code fills both of them.
+pub const PLACEHOLDERS: [&str; 2] = ["{{categories}}", "{{reason}}"];
+
+/// The longest template accepted, in characters.
+pub const MAX_TEMPLATE_CHARS: usize = 64 * 1024;
+
+/// Why a prompt template cannot be used.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum TemplateError {
+    #[error("the prompt is empty")]
+    Empty,
+    #[error("the prompt is too long: {chars} characters, at most {max}")]
+    TooLong { chars: usize, max: usize },
+    #[error("the prompt lacks the placeholder {0} (the code fills it in)")]
+    Missing(&'static str),
+    #[error(
+        "the prompt has the placeholder {0}, which nothing fills in (only {{{{categories}}}} and {{{{reason}}}} are)"
+    )]
+    Unknown(String),
+}
+
+/// Checks that a template can be used as the system prompt: not empty, not too long, with
+/// every placeholder the code fills ([`PLACEHOLDERS`]) and no other `{{…}}`.
+pub fn check_template(template: &str) -> Result<(), TemplateError> {
+    if template.trim().is_empty() {
+        return Err(TemplateError::Empty);
+    }
+    let chars = template.chars().count();
+    if chars > MAX_TEMPLATE_CHARS {
+        return Err(TemplateError::TooLong {
+            chars,
+            max: MAX_TEMPLATE_CHARS,
+        });
+    }
+    if let Some(missing) = PLACEHOLDERS.iter().find(|p| !template.contains(*p)) {
+        return Err(TemplateError::Missing(missing));
+    }
+    let mut rest = template;
+    while let Some(at) = rest.find("{{") {
+        let after = &rest[at..];
+        let end = after.find("}}").map_or(after.len(), |e| e + 2);
+        let placeholder = &after[..end];
+        if !PLACEHOLDERS.contains(&placeholder) {
+            return Err(TemplateError::Unknown(cut(placeholder, 40).to_owned()));
+        }
+        rest = &after[end..];
+    }
+    Ok(())
+}
+
+/// [`system_prompt`] from another template (a version written in the admin panel).
+pub fn render_system_prompt(
+    template: &str,
+    categories: &[(CategorySlug, String)],
+    reasons: bool,
+) -> String {
     let list: Vec<String> = categories
         .iter()
         .map(|(slug, desc)| format!("- `{slug}`: {}", desc.replace(['\n', '\r'], " ")))
         .collect();
-    let rendered = PROMPT_TEMPLATE
+    let rendered = template
         .replace("{{categories}}", &list.join("\n"))
         .replace("{{reason}}", if reasons { REASON_RULE } else { "" });
     let configured = |c: &str| categories.iter().any(|(s, _)| s.as_str() == c);
@@ -184,6 +243,56 @@ mod tests {
             .iter()
             .map(|s| (CategorySlug::parse(s).unwrap(), format!("{s} work")))
             .collect()
+    }
+
+    #[test]
+    fn a_template_needs_the_placeholders_the_code_fills() {
+        assert_eq!(check_template(PROMPT_TEMPLATE), Ok(()));
+        assert_eq!(check_template("  \n"), Err(TemplateError::Empty));
+        assert_eq!(
+            check_template("Classify.\n{{categories}}\n"),
+            Err(TemplateError::Missing("{{reason}}"))
+        );
+        assert_eq!(
+            check_template("Classify.\n{{reason}}"),
+            Err(TemplateError::Missing("{{categories}}"))
+        );
+        let typo = check_template("{{categories}} {{reason}} {{categorys}}").unwrap_err();
+        assert_eq!(typo, TemplateError::Unknown("{{categorys}}".into()));
+        assert!(
+            typo.to_string().contains("{{categories}} and {{reason}}"),
+            "{typo}"
+        );
+        let long = format!(
+            "{{{{categories}}}}{{{{reason}}}}{}",
+            "x".repeat(MAX_TEMPLATE_CHARS)
+        );
+        assert!(matches!(
+            check_template(&long),
+            Err(TemplateError::TooLong { .. })
+        ));
+        // JSON in the examples is not a placeholder.
+        assert_eq!(
+            check_template("{{categories}}{{reason}}\nAnswer: {\"extraction\":{\"title\":null}}"),
+            Ok(())
+        );
+    }
+
+    #[test]
+    fn another_template_is_filled_like_the_built_in_one() {
+        let p = render_system_prompt(
+            "Sort posts.\n{{categories}}\n{{reason}}end",
+            &cats(&["web"]),
+            true,
+        );
+        assert_eq!(
+            p,
+            format!("Sort posts.\n- `web`: web work\n{REASON_RULE}end\n")
+        );
+        assert_eq!(
+            render_system_prompt(PROMPT_TEMPLATE, &cats(&["web"]), false),
+            system_prompt(&cats(&["web"]), false)
+        );
     }
 
     #[test]

@@ -72,9 +72,11 @@ pub(crate) struct Reply {
 }
 
 impl Inner {
-    /// One round: the primary (unless cooling down), then the fallback.
+    /// One round: the primary (unless cooling down), then the fallback. `system` is the
+    /// system prompt of the version in use when the round began.
     pub(crate) async fn ask(
         &self,
+        system: &str,
         user: &str,
         n: usize,
         sink: Sink<'_>,
@@ -98,7 +100,10 @@ impl Inner {
                 tracing::debug!(model = %self.primary.cfg.model, ?left, "primary LLM cooling down; skipped");
                 why.into_error(0, left)
             }
-            None => match self.call(&self.primary, user, n, &mut spent, sink).await {
+            None => match self
+                .call(&self.primary, system, user, n, &mut spent, sink)
+                .await
+            {
                 Ok(reply) => return (Ok(reply), spent),
                 Err(AttemptError::Switch(why)) => {
                     let cooldown = self.config.quota_cooldown;
@@ -118,7 +123,7 @@ impl Inner {
         };
         tracing::warn!(error = %primary_error, fallback = %fallback.cfg.model, "asking the fallback LLM");
         let before = spent.requests;
-        match self.call(fallback, user, n, &mut spent, sink).await {
+        match self.call(fallback, system, user, n, &mut spent, sink).await {
             Ok(reply) => (Ok(reply), spent),
             Err(e) => {
                 let fallback_error = match e {
@@ -141,13 +146,14 @@ impl Inner {
     async fn call(
         &self,
         ep: &Endpoint,
+        system: &str,
         user: &str,
         n: usize,
         spent: &mut Spent,
         sink: Sink<'_>,
     ) -> Result<Reply, AttemptError> {
         let request = self
-            .request(&ep.cfg.model, user, n)
+            .request(system, &ep.cfg.model, user, n, self.config.stream)
             .map_err(AttemptError::Permanent)?;
         let mut delays = ExponentialBuilder::default()
             .with_min_delay(self.config.min_backoff)
@@ -163,10 +169,10 @@ impl Inner {
                 bump(&self.counters.fallback_requests, 1);
             }
             let outcome = if self.config.stream {
-                self.attempt_streamed(ep, &request, user, n, spent, &mut *sink)
+                self.attempt_streamed(ep, &request, system, user, n, spent, &mut *sink)
                     .await
             } else {
-                self.attempt(ep, &request, user, spent).await
+                self.attempt(ep, &request, system, user, spent).await
             };
             let error = match outcome {
                 Ok(reply) => return Ok(reply),
@@ -187,17 +193,19 @@ impl Inner {
 
     fn request(
         &self,
+        system: &str,
         model: &str,
         user: &str,
         n: usize,
+        stream: bool,
     ) -> Result<CreateChatCompletionRequest, ClassifyError> {
         let messages: Vec<ChatCompletionRequestMessage> = vec![
-            ChatCompletionRequestSystemMessage::from(self.system_prompt.as_str()).into(),
+            ChatCompletionRequestSystemMessage::from(system).into(),
             ChatCompletionRequestUserMessage::from(user).into(),
         ];
         let n = u32::try_from(n).unwrap_or(u32::MAX);
         let mut args = CreateChatCompletionRequestArgs::default();
-        if self.config.stream {
+        if stream {
             args.stream(true)
                 .stream_options(ChatCompletionStreamOptions {
                     include_usage: Some(true),
@@ -228,6 +236,7 @@ impl Inner {
         &self,
         ep: &Endpoint,
         request: &CreateChatCompletionRequest,
+        system: &str,
         user: &str,
         spent: &mut Spent,
     ) -> Result<Reply, AttemptError> {
@@ -245,7 +254,7 @@ impl Inner {
             None => {
                 let chars = |s: &str| s.chars().count() as u64;
                 (
-                    (chars(&self.system_prompt) + chars(user)).div_ceil(4),
+                    (chars(system) + chars(user)).div_ceil(4),
                     0,
                     chars(content.or(refusal).unwrap_or("")).div_ceil(4),
                 )
@@ -275,6 +284,33 @@ impl Inner {
 }
 
 impl Inner {
+    /// One request to the primary endpoint, not streamed and not retried, whatever the
+    /// configuration says: the answer's content as it came (trying a prompt).
+    pub(crate) async fn probe(&self, system: &str, user: &str) -> Result<String, ClassifyError> {
+        let ep = &self.primary;
+        let request = self.request(system, &ep.cfg.model, user, 1, false)?;
+        bump(&self.counters.requests, 1);
+        let response = match ep.client.chat().create(request).await {
+            Ok(r) => r,
+            Err(e) => {
+                bump(&self.counters.failed_requests, 1);
+                return Err(attempt_into_error(classify_openai_error(e), 1));
+            }
+        };
+        let choice = response.choices.first();
+        let content = choice.and_then(|c| c.message.content.clone());
+        let refusal = choice.and_then(|c| c.message.refusal.clone());
+        if let Some(u) = &response.usage {
+            let (tokens_in, cached, tokens_out) = usage_tokens(u);
+            self.count_usage(ep, tokens_in, cached, tokens_out, &mut Spent::default());
+        }
+        match (content, refusal) {
+            (Some(c), _) => Ok(c),
+            (None, Some(r)) => Err(ClassifyError::Invalid(format!("the model refused: {r}"))),
+            (None, None) => Err(ClassifyError::Invalid("the answer has no content".into())),
+        }
+    }
+
     /// Counts one answered attempt's usage: in the running totals and in this round's
     /// `spent`; remembers the share of the prompt the provider had cached, for estimates.
     fn count_usage(
@@ -306,6 +342,7 @@ impl Inner {
         &self,
         ep: &Endpoint,
         request: &CreateChatCompletionRequest,
+        system: &str,
         user: &str,
         n: usize,
         spent: &mut Spent,
@@ -317,7 +354,7 @@ impl Inner {
             .create_stream(request.clone())
             .await
             .map_err(classify_openai_error)?;
-        let prompt_chars = chars(&self.system_prompt) + chars(user);
+        let prompt_chars = chars(system) + chars(user);
         // A post's share of the prompt, estimated at one token per 4 characters with the
         // provider's last reported cache share; its output is its own item.
         let share_in = prompt_chars.div_ceil(4) / n.max(1) as u64;
