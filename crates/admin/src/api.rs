@@ -105,6 +105,8 @@ pub struct AdminApi {
     /// cannot be created (503).
     broadcasts: OnceLock<crate::broadcasts::BroadcastSetup>,
     panel_options: OnceLock<crate::PanelOptions>,
+    /// The configured LLM, for trying prompt versions; `None`: trying is not available.
+    prompt_lab: OnceLock<Arc<dyn crate::PromptLab>>,
 }
 
 impl AdminApi {
@@ -124,6 +126,7 @@ impl AdminApi {
             main_bot: OnceLock::new(),
             broadcasts: OnceLock::new(),
             panel_options: OnceLock::new(),
+            prompt_lab: OnceLock::new(),
         })
     }
 
@@ -177,6 +180,18 @@ impl AdminApi {
         if self.broadcasts.set(setup).is_err() {
             tracing::debug!("admin API: settings attached already");
         }
+    }
+
+    /// Gives the panel the configured LLM, to try prompt versions with.
+    pub fn attach_prompt_lab(&self, lab: Arc<dyn crate::PromptLab>) {
+        if self.prompt_lab.set(lab).is_err() {
+            tracing::debug!("admin API: prompt lab attached already");
+        }
+    }
+
+    /// The LLM prompt versions are tried with, when one is configured.
+    pub fn prompt_lab(&self) -> Option<&Arc<dyn crate::PromptLab>> {
+        self.prompt_lab.get()
     }
 
     /// The store, once attached.

@@ -138,6 +138,30 @@ texts! {
     nothing: "Nothing here.", "Здесь пусто.";
     saved: "Saved.", "Сохранено.";
     prompt_current: "Current prompt", "Текущий промпт";
+    prompt_versions: "Versions", "Версии";
+    prompt_built_in: "built in (prompts/classify.v4.md)", "встроенный (prompts/classify.v4.md)";
+    prompt_is_current: "current", "текущая";
+    prompt_created: "Written", "Написана";
+    prompt_activated: "Made current", "Сделана текущей";
+    prompt_make_current: "Make current", "Сделать текущей";
+    prompt_edit_copy: "Edit a copy", "Править копию";
+    prompt_new: "A new version", "Новая версия";
+    prompt_name_hint: "Letters, digits, dots, dashes; e.g. classify.v5. Verdicts record it.", "Буквы, цифры, точки, дефисы; например classify.v5. Её пишут в каждый вердикт.";
+    prompt_text: "Prompt", "Промпт";
+    prompt_text_hint: "Must contain {{categories}} (the category list) and {{reason}} (the rule for reasons); Post:/Answer: pairs are examples.", "Должен содержать {{categories}} (список категорий) и {{reason}} (правило для причин); пары Post:/Answer: — примеры.";
+    prompt_save: "Save as a new version", "Сохранить новой версией";
+    prompt_try_title: "Try it", "Проверить";
+    prompt_try_post: "Post id", "Id поста";
+    prompt_try_text: "or a pasted text", "или вставленный текст";
+    prompt_try_with: "With", "С промптом";
+    prompt_try_edited: "the text being edited", "редактируемый текст";
+    prompt_try: "Try", "Проверить";
+    prompt_try_unavailable: "Trying is not available: no LLM is configured (the [llm] section).", "Проверка недоступна: LLM не настроена (раздел [llm]).";
+    prompt_answer: "The model's answer", "Ответ модели";
+    prompt_verdict: "Verdict", "Вердикт";
+    prompt_unreadable: "The answer cannot be read", "Ответ не читается";
+    prompt_created_flash: "Saved as a new version (not current yet).", "Сохранено новой версией (пока не текущая).";
+    prompt_activated_flash: "The classifier uses this version within seconds.", "Классификатор перейдёт на эту версию за несколько секунд.";
     live: "Live", "Обновляется";
 }
 

@@ -16,6 +16,7 @@ mod assets;
 pub mod auth;
 pub mod broadcasts;
 mod i18n;
+pub mod lab;
 pub mod panel;
 
 use std::sync::Arc;
@@ -23,6 +24,7 @@ use std::sync::Arc;
 use axum::Router;
 
 pub use api::AdminApi;
+pub use lab::PromptLab;
 pub use panel::{Panel, PanelOptions};
 
 /// The admin role's routes: the panel's pages, its static files, `/login`, and the API.

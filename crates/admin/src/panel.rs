@@ -7,6 +7,7 @@
 //! it ([`AuditNote`] adds what changed).
 
 mod pages;
+mod prompt;
 mod sources;
 
 use std::net::SocketAddr;
@@ -127,6 +128,10 @@ routes! {
     get "/posts" Session => pages::posts;
     get "/posts/{id}" Session => pages::post_trace;
     post "/posts/{id}/label" Session => pages::label_post;
+    get "/prompt" Session => prompt::page;
+    post "/prompt" Session => prompt::create;
+    post "/prompt/try" Session => prompt::try_it;
+    post "/prompt/{id}/activate" Session => prompt::activate;
     get "/reports" Session => pages::reports;
     post "/reports/{id}/accept" Session => pages::accept_report;
     post "/reports/{id}/dismiss" Session => pages::dismiss_report;

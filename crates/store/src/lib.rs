@@ -24,6 +24,7 @@ mod panel;
 mod placements;
 mod postgres;
 mod posts;
+mod prompts;
 mod recovery;
 mod reporting;
 mod row_by_row;
@@ -60,6 +61,7 @@ pub use placements::{
 };
 pub use postgres::{PostgresOptions, PostgresStore};
 pub use posts::PostStore;
+pub use prompts::{PromptStore, PromptVersionRow};
 pub use recovery::{DeadLetterRow, NewDeadLetter, RecoveryStore, StuckWork};
 pub use reporting::ReportingStore;
 pub use shared::SqlStore;
@@ -140,6 +142,7 @@ pub trait Store:
     + PlacementStore
     + AdminStore
     + PanelStore
+    + PromptStore
     + Send
     + Sync
     + std::fmt::Debug

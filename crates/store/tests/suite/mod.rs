@@ -14,10 +14,12 @@ use jobwire_store::*;
 
 mod billing;
 mod placements;
+mod prompts;
 mod recovery;
 mod sources;
 pub use billing::*;
 pub use placements::*;
+pub use prompts::*;
 pub use recovery::*;
 pub use sources::*;
 
@@ -76,6 +78,7 @@ macro_rules! every_check {
             check_placement_refusals_and_refunds,
             check_placement_leftovers_are_refunded,
             check_admin_accounts,
+            check_prompt_versions,
         );
     };
 }
