@@ -197,8 +197,9 @@ pub fn spawn_parser(sup: &mut Supervisor, parts: &Parts, intake: &Arc<IntakeStag
     }
 }
 
-/// The classify stage and the retrainer of its local model. Returns the primary
-/// classifier's name.
+/// The classify stage, the retrainer of its local model and, with an LLM, what keeps the
+/// LLM on the current prompt version ([`crate::llm::follow_current_prompt`]). Returns the
+/// primary classifier's name.
 pub fn spawn_classifier(sup: &mut Supervisor, parts: &Parts, classifiers: &Classifiers) -> String {
     let (settings, store, queue) = (&parts.settings, &parts.store, &parts.queue);
     let admin = parts.admin_alert.clone();
@@ -218,6 +219,17 @@ pub fn spawn_classifier(sup: &mut Supervisor, parts: &Parts, classifiers: &Class
             Ok(())
         }
     });
+    if let Some(llm) = &classifiers.llm {
+        let (store, llm, token) = (store.clone(), llm.clone(), sup.shutdown_token());
+        sup.spawn_restarting("prompt version", move || {
+            crate::llm::follow_current_prompt(
+                store.clone(),
+                llm.clone(),
+                crate::llm::PROMPT_POLL,
+                token.clone(),
+            )
+        });
+    }
     let c = &settings.classifier;
     let classify = Arc::new(ClassifyStage::new(
         store.clone(),

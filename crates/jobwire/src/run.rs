@@ -75,6 +75,14 @@ pub async fn run_roles(
             api.attach_main_bot(settings.api_url.clone(), bot.token.clone());
         }
         api.attach_broadcasts(settings.broadcast_setup());
+        if let Some(llm) = &settings.llm {
+            match crate::llm::PromptLab::new(llm) {
+                Ok(lab) => api.attach_prompt_lab(Arc::new(lab)),
+                Err(e) => {
+                    tracing::warn!(error = %e, "trying prompts in the panel is not available")
+                }
+            }
+        }
         api.set_panel_options(jobwire_admin::PanelOptions {
             secure_cookies: settings.admin_secure_cookies,
         });
