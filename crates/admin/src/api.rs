@@ -748,15 +748,25 @@ async fn refund_payment(
     State(api): State<Arc<AdminApi>>,
     charge: Result<Path<String>, PathRejection>,
 ) -> ApiResult {
-    use jobwire_store::LedgerKind;
     let Path(charge) = charge?;
+    let (chat_id, paid) = refund(&api, &charge).await?;
+    Ok(axum::Json(json!({ "refunded": charge, "chat_id": chat_id, "amount": paid.amount, "currency": paid.currency })).into_response())
+}
+
+/// Refunds a Stars payment through the main bot (`refundStarPayment`) and records it; the
+/// period it bought is revoked. Returns the chat and the payment.
+pub(crate) async fn refund(
+    api: &AdminApi,
+    charge: &str,
+) -> Result<(i64, jobwire_store::LedgerRow), ApiError> {
+    use jobwire_store::LedgerKind;
     let store = api.store()?;
     let paid = store
-        .ledger_entry(&charge, LedgerKind::Payment)
+        .ledger_entry(charge, LedgerKind::Payment)
         .await?
         .ok_or_else(|| ApiError::not_found(format!("no payment {charge:?} in the ledger")))?;
     for kind in [LedgerKind::Refund, LedgerKind::Refunded] {
-        if store.ledger_entry(&charge, kind).await?.is_some() {
+        if store.ledger_entry(charge, kind).await?.is_some() {
             return Err(ApiError::conflict(format!(
                 "payment {charge:?} was refunded before"
             )));
@@ -775,11 +785,11 @@ async fn refund_payment(
         )
     })?;
     let chat_id =
-        jobwire_bot::billing::refund_star_payment(store, bot, token.expose(), &charge, Utc::now())
+        jobwire_bot::billing::refund_star_payment(store, bot, token.expose(), charge, Utc::now())
             .await
             .map_err(|e| ApiError::new(StatusCode::BAD_GATEWAY, e.to_string()))?;
-    tracing::info!(charge = %charge, chat_id, "admin API: payment refunded");
-    Ok(axum::Json(json!({ "refunded": charge, "chat_id": chat_id, "amount": paid.amount, "currency": paid.currency })).into_response())
+    tracing::info!(charge = %charge, chat_id, "admin: payment refunded");
+    Ok((chat_id, paid))
 }
 
 #[derive(Debug, serde::Deserialize)]

@@ -163,6 +163,15 @@ texts! {
     prompt_created_flash: "Saved as a new version (not current yet).", "Сохранено новой версией (пока не текущая).";
     prompt_activated_flash: "The classifier uses this version within seconds.", "Классификатор перейдёт на эту версию за несколько секунд.";
     live: "Live", "Обновляется";
+    reclassify: "Classify again", "Классифицировать заново";
+    reclassify_hint: "The classifier takes it again within seconds.", "Классификатор возьмёт его снова за несколько секунд.";
+    redeliver: "Send failed deliveries again", "Повторить неудачные доставки";
+    retry: "Retry", "Повторить";
+    extend: "Extend", "Продлить";
+    extend_days: "Days", "Дней";
+    end_now: "End the subscription now", "Завершить подписку сейчас";
+    refund: "Refund", "Вернуть";
+    discard: "Discard", "Удалить";
 }
 
 /// The language of a request: the `jw_lang` cookie, else the browser's first choice of

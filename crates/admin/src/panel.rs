@@ -128,6 +128,8 @@ routes! {
     get "/posts" Session => pages::posts;
     get "/posts/{id}" Session => pages::post_trace;
     post "/posts/{id}/label" Session => pages::label_post;
+    post "/posts/{id}/reclassify" Session => pages::reclassify_post;
+    post "/posts/{id}/redeliver" Session => pages::redeliver_post;
     get "/prompt" Session => prompt::page;
     post "/prompt" Session => prompt::create;
     post "/prompt/try" Session => prompt::try_it;
@@ -136,7 +138,13 @@ routes! {
     post "/reports/{id}/accept" Session => pages::accept_report;
     post "/reports/{id}/dismiss" Session => pages::dismiss_report;
     get "/subscribers" Session => pages::subscribers;
+    get "/subscribers/{chat_id}" Session => pages::subscriber;
+    post "/subscribers/{chat_id}/extend" Session => pages::extend_subscription;
+    post "/subscribers/{chat_id}/end" Session => pages::end_subscription;
+    post "/subscribers/{chat_id}/refund" Session => pages::refund_payment;
     get "/dead-letters" Session => pages::dead_letters;
+    post "/dead-letters/{id}/retry" Session => pages::retry_dead_letter;
+    post "/dead-letters/{id}/discard" Session => pages::discard_dead_letter;
     get "/audit" Session => pages::audit;
 }
 

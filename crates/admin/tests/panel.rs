@@ -781,3 +781,79 @@ async fn a_post_goes_back_to_the_classifier_and_a_dead_letter_is_retried_or_disc
         .await;
     assert_eq!(gone.status, StatusCode::NOT_FOUND);
 }
+
+#[tokio::test]
+async fn an_admin_extends_and_ends_a_subscription() {
+    let bed = bed().await;
+    let s = bed.login().await;
+    bed.store
+        .upsert_subscriber(
+            &jobwire_store::SubscriberSpec {
+                chat_id: 555,
+                name: Some("<i>Ann</i>".into()),
+                categories: vec![jobwire_core::CategorySlug::parse("web").unwrap()],
+                include: vec![],
+                exclude: vec![],
+                paused: false,
+                quiet_hours: None,
+                min_budget: None,
+            },
+            Utc::now(),
+        )
+        .await
+        .unwrap();
+    let list = bed.get("/subscribers?q=ann", Some(&s)).await;
+    assert!(list.body.contains("/subscribers/555"), "{}", list.body);
+    assert!(!list.body.contains("<i>Ann</i>"));
+
+    let bad = bed
+        .post("/subscribers/555/extend", &s, &[("days", "forever")])
+        .await;
+    assert_eq!(bad.status, StatusCode::UNPROCESSABLE_ENTITY);
+    assert!(
+        bad.body.contains("a whole number from 1 to 366"),
+        "{}",
+        bad.body
+    );
+    assert!(bed.store.access_periods(555).await.unwrap().is_empty());
+
+    let ok = bed
+        .post("/subscribers/555/extend", &s, &[("days", "30")])
+        .await;
+    assert_eq!(ok.status, StatusCode::SEE_OTHER, "{}", ok.body);
+    let more = bed
+        .post("/subscribers/555/extend", &s, &[("days", "5")])
+        .await;
+    assert_eq!(more.status, StatusCode::SEE_OTHER);
+    let periods = bed.store.access_periods(555).await.unwrap();
+    assert_eq!(
+        periods.len(),
+        1,
+        "the second extension lengthens the same period"
+    );
+    let days = (periods[0].ends_at - Utc::now()).num_hours() as f64 / 24.0;
+    assert!((34.9..=35.0).contains(&days), "{days}");
+
+    let page = bed.get("/subscribers/555", Some(&s)).await;
+    assert!(page.body.contains("current"), "{}", page.body);
+    let refund = bed
+        .post(
+            "/subscribers/555/refund",
+            &s,
+            &[("charge_id", "no-such-charge")],
+        )
+        .await;
+    assert_eq!(refund.status, StatusCode::UNPROCESSABLE_ENTITY);
+    assert!(refund.body.contains("no payment"), "{}", refund.body);
+
+    let end = bed.post("/subscribers/555/end", &s, &[]).await;
+    assert_eq!(end.status, StatusCode::SEE_OTHER);
+    let periods = bed.store.access_periods(555).await.unwrap();
+    assert!(periods[0].revoked_at.is_some());
+    let again = bed.post("/subscribers/555/end", &s, &[]).await;
+    assert_eq!(again.status, StatusCode::UNPROCESSABLE_ENTITY);
+    assert_eq!(
+        bed.get("/subscribers/1", Some(&s)).await.status,
+        StatusCode::NOT_FOUND
+    );
+}

@@ -395,7 +395,7 @@ fn categories_of(period: i64, raw: Vec<String>) -> Vec<CategorySlug> {
         .collect()
 }
 
-fn access_period_row<DB: Dialect>(c: &Cols<'_, DB>) -> Result<AccessPeriodRow> {
+pub(crate) fn access_period_row<DB: Dialect>(c: &Cols<'_, DB>) -> Result<AccessPeriodRow> {
     let id = c.id()?;
     Ok(AccessPeriodRow {
         id: AccessPeriodId(id),

@@ -204,6 +204,20 @@ pub trait PanelStore: Send + Sync {
 
     /// Forgets a dead letter; returns whether it was there.
     async fn delete_dead_letter(&self, id: i64) -> Result<bool>;
+
+    /// An admin gives a subscriber `days` more: the current (unrevoked, not ended) period
+    /// that ends last is extended; without one, a new `admin` period of every category
+    /// starts now. Bumps the subscribers' version. Returns the period as it is now.
+    async fn extend_access(
+        &self,
+        chat_id: i64,
+        days: u32,
+        now: DateTime<Utc>,
+    ) -> Result<crate::AccessPeriodRow>;
+
+    /// An admin ends a subscriber's access now: every period not ended yet is revoked
+    /// (its renewal too). Bumps the subscribers' version. Returns how many periods.
+    async fn end_access(&self, chat_id: i64, now: DateTime<Utc>) -> Result<u64>;
 }
 
 fn count<DB: Dialect>(c: &Cols<'_, DB>, column: &'static str) -> Result<u64> {
@@ -432,7 +446,7 @@ impl<DB: Dialect> PanelStore for SqlStore<DB> {
             .collect();
         let posts = Sql::<DB>::new(
             "SELECT (received_at - $1) / $2 AS b, COUNT(*) AS n,
-                    SUM(CASE WHEN status = 'filtered' THEN 0 ELSE 1 END) AS passed
+                    CAST(SUM(CASE WHEN status = 'filtered' THEN 0 ELSE 1 END) AS BIGINT) AS passed
              FROM posts WHERE received_at >= $1 GROUP BY (received_at - $1) / $2",
         )
         .int(start)
@@ -451,9 +465,9 @@ impl<DB: Dialect> PanelStore for SqlStore<DB> {
         }
         let verdicts = Sql::<DB>::new(
             "SELECT (created_at - $1) / $2 AS b,
-                    SUM(CASE WHEN kind = 'job' THEN 1 ELSE 0 END) AS jobs,
-                    SUM(CASE WHEN prompt_version IS NOT NULL AND prompt_version NOT LIKE 'local%' THEN 1 ELSE 0 END) AS llm,
-                    SUM(tokens_in + tokens_out) AS tokens,
+                    CAST(SUM(CASE WHEN kind = 'job' THEN 1 ELSE 0 END) AS BIGINT) AS jobs,
+                    CAST(SUM(CASE WHEN prompt_version IS NOT NULL AND prompt_version NOT LIKE 'local%' THEN 1 ELSE 0 END) AS BIGINT) AS llm,
+                    CAST(SUM(tokens_in + tokens_out) AS BIGINT) AS tokens,
                     AVG(CAST(latency_ms AS DOUBLE PRECISION)) AS latency
              FROM classifications WHERE created_at >= $1 GROUP BY (created_at - $1) / $2",
         )
@@ -475,9 +489,9 @@ impl<DB: Dialect> PanelStore for SqlStore<DB> {
         }
         let sends = Sql::<DB>::new(
             "SELECT (updated_at - $1) / $2 AS b,
-                    SUM(CASE WHEN status = 'sent' THEN 1 ELSE 0 END) AS sent,
-                    SUM(CASE WHEN status = 'failed' THEN 1 ELSE 0 END) AS failed,
-                    SUM(CASE WHEN status = 'blocked' THEN 1 ELSE 0 END) AS blocked
+                    CAST(SUM(CASE WHEN status = 'sent' THEN 1 ELSE 0 END) AS BIGINT) AS sent,
+                    CAST(SUM(CASE WHEN status = 'failed' THEN 1 ELSE 0 END) AS BIGINT) AS failed,
+                    CAST(SUM(CASE WHEN status = 'blocked' THEN 1 ELSE 0 END) AS BIGINT) AS blocked
              FROM deliveries WHERE updated_at >= $1 GROUP BY (updated_at - $1) / $2",
         )
         .int(start)
@@ -501,7 +515,7 @@ impl<DB: Dialect> PanelStore for SqlStore<DB> {
     async fn dashboard_totals(&self, since: DateTime<Utc>) -> Result<DashboardTotals> {
         let per_source = Sql::<DB>::new(
             "SELECT c.handle, COUNT(p.id) AS n,
-                    SUM(CASE WHEN p.status = 'filtered' THEN 0 ELSE 1 END) AS passed
+                    CAST(SUM(CASE WHEN p.status = 'filtered' THEN 0 ELSE 1 END) AS BIGINT) AS passed
              FROM posts p JOIN channels c ON c.id = p.channel_id
              WHERE p.received_at >= $1 GROUP BY c.handle ORDER BY n DESC",
         )
@@ -610,6 +624,74 @@ impl<DB: Dialect> PanelStore for SqlStore<DB> {
             .execute(&self.write)
             .await?;
         Ok(n > 0)
+    }
+
+    async fn extend_access(
+        &self,
+        chat_id: i64,
+        days: u32,
+        now: DateTime<Utc>,
+    ) -> Result<crate::AccessPeriodRow> {
+        let more = i64::from(days) * 86_400_000;
+        let mut tx = self.write.begin().await?;
+        Sql::<DB>::new(crate::subscribers::BUMP_SUBSCRIBERS_VERSION)
+            .execute(&mut tx)
+            .await?;
+        let current = Sql::<DB>::new(
+            "SELECT id FROM access_periods
+             WHERE chat_id = $1 AND revoked_at IS NULL AND ends_at > $2
+             ORDER BY ends_at DESC LIMIT 1",
+        )
+        .int(chat_id)
+        .int(ms(now))
+        .fetch_optional(&mut tx)
+        .await?;
+        let row = match current {
+            Some(row) => {
+                let id = Cols::<DB>::new(&row).id()?;
+                Sql::<DB>::new(
+                    "UPDATE access_periods SET ends_at = ends_at + $2 WHERE id = $1 RETURNING *",
+                )
+                .int(id)
+                .int(more)
+                .fetch_one(&mut tx)
+                .await?
+            }
+            None => {
+                Sql::<DB>::new(
+                    "INSERT INTO access_periods
+                        (chat_id, plan_id, categories, starts_at, ends_at, trial, renews, created_at)
+                     VALUES ($1, 'admin', '[]', $2, $3, $4, $4, $2) RETURNING *",
+                )
+                .int(chat_id)
+                .int(ms(now))
+                .int(ms(now) + more)
+                .flag(false)
+                .fetch_one(&mut tx)
+                .await?
+            }
+        };
+        let period = crate::billing::access_period_row(&Cols::<DB>::new(&row))?;
+        tx.commit().await?;
+        Ok(period)
+    }
+
+    async fn end_access(&self, chat_id: i64, now: DateTime<Utc>) -> Result<u64> {
+        let mut tx = self.write.begin().await?;
+        Sql::<DB>::new(crate::subscribers::BUMP_SUBSCRIBERS_VERSION)
+            .execute(&mut tx)
+            .await?;
+        let n = Sql::<DB>::new(
+            "UPDATE access_periods SET revoked_at = $2, renews = $3
+             WHERE chat_id = $1 AND revoked_at IS NULL AND ends_at > $2",
+        )
+        .int(chat_id)
+        .int(ms(now))
+        .flag(false)
+        .execute(&mut tx)
+        .await?;
+        tx.commit().await?;
+        Ok(n)
     }
 }
 

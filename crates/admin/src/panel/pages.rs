@@ -887,3 +887,208 @@ pub async fn discard_dead_letter(
     });
     Ok(r)
 }
+
+// ---------------------------------------------------------------- one subscriber
+
+struct PeriodLine {
+    plan: String,
+    from: String,
+    to: String,
+    state: &'static str,
+    charge: String,
+}
+
+struct LedgerLine {
+    row: jobwire_store::LedgerRow,
+    when: String,
+    refundable: bool,
+}
+
+#[derive(Template, WebTemplate)]
+#[template(path = "subscriber.html")]
+struct SubscriberPage {
+    b: Chrome,
+    sub: SubscriberRow,
+    categories: String,
+    periods: Vec<PeriodLine>,
+    ledger: Vec<LedgerLine>,
+    blocked_bots: Vec<String>,
+    sent_7d: u64,
+    error: Option<String>,
+}
+
+async fn subscriber_page(
+    panel: &Panel,
+    ctx: &Ctx,
+    chat_id: i64,
+    error: Option<String>,
+) -> PageResult {
+    let store = panel.store()?;
+    let sub = store
+        .subscriber_by_chat(chat_id)
+        .await?
+        .ok_or(PanelError::NotFound)?;
+    let now = Utc::now();
+    let periods = store
+        .access_periods(chat_id)
+        .await?
+        .into_iter()
+        .rev()
+        .map(|p| PeriodLine {
+            state: if p.revoked_at.is_some() {
+                "revoked"
+            } else if p.ends_at <= now {
+                "ended"
+            } else if p.starts_at > now {
+                "next"
+            } else {
+                "current"
+            },
+            plan: if p.trial {
+                format!("{} (trial)", p.plan_id)
+            } else {
+                p.plan_id.clone()
+            },
+            from: when(&p.starts_at),
+            to: when(&p.ends_at),
+            charge: p.charge_id.unwrap_or_default(),
+        })
+        .collect();
+    let all = store.ledger(Some(chat_id), 100).await?;
+    let refunded: std::collections::HashSet<String> = all
+        .iter()
+        .filter(|r| r.kind != jobwire_store::LedgerKind::Payment)
+        .map(|r| r.charge_id.clone())
+        .collect();
+    let ledger = all
+        .into_iter()
+        .map(|row| LedgerLine {
+            when: when(&row.created_at),
+            refundable: row.kind == jobwire_store::LedgerKind::Payment
+                && row.currency == jobwire_core::billing::STARS
+                && !refunded.contains(&row.charge_id),
+            row,
+        })
+        .collect();
+    let blocked_bots = store
+        .bot_blocks(None)
+        .await?
+        .into_iter()
+        .filter(|b| b.chat_id == chat_id)
+        .map(|b| b.bot)
+        .collect();
+    let sent_7d = store
+        .sent_to_chat_since(chat_id, &[now - Duration::days(7)])
+        .await?
+        .first()
+        .copied()
+        .unwrap_or(0);
+    let mut r = SubscriberPage {
+        b: ctx.chrome("/subscribers"),
+        categories: sub
+            .categories
+            .iter()
+            .map(|c| c.as_str())
+            .collect::<Vec<_>>()
+            .join(", "),
+        sub,
+        periods,
+        ledger,
+        blocked_bots,
+        sent_7d,
+        error: error.clone(),
+    }
+    .into_response();
+    if error.is_some() {
+        *r.status_mut() = axum::http::StatusCode::UNPROCESSABLE_ENTITY;
+    }
+    Ok(r)
+}
+
+/// `GET /subscribers/{chat_id}`: categories, filters, access periods, payments and
+/// refunds, blocked bots, deliveries of the last 7 days.
+pub async fn subscriber(
+    State(panel): State<Arc<Panel>>,
+    ctx: Ctx,
+    Path(chat_id): Path<i64>,
+) -> PageResult {
+    subscriber_page(&panel, &ctx, chat_id, None).await
+}
+
+/// `POST /subscribers/{chat_id}/extend` (`days`, 1–366).
+pub async fn extend_subscription(
+    State(panel): State<Arc<Panel>>,
+    ctx: Ctx,
+    Path(chat_id): Path<i64>,
+    body: Bytes,
+) -> PageResult {
+    let store = panel.store()?;
+    store
+        .subscriber_by_chat(chat_id)
+        .await?
+        .ok_or(PanelError::NotFound)?;
+    let raw = form_field(&body, "days").unwrap_or_default();
+    let days = match raw.trim().parse::<u32>() {
+        Ok(d) if (1..=366).contains(&d) => d,
+        _ => {
+            let e = format!("days: a whole number from 1 to 366 (got {:?})", raw.trim());
+            return subscriber_page(&panel, &ctx, chat_id, Some(e)).await;
+        }
+    };
+    let period = store.extend_access(chat_id, days, Utc::now()).await?;
+    let mut r = see_other(&format!("/subscribers/{chat_id}"));
+    r.extensions_mut().insert(AuditNote {
+        action: "subscription.extend",
+        target: format!("chat {chat_id}"),
+        detail: format!(
+            "+{days} days, {} until {}",
+            period.plan_id,
+            when(&period.ends_at)
+        ),
+    });
+    Ok(r)
+}
+
+/// `POST /subscribers/{chat_id}/end`: access ends now.
+pub async fn end_subscription(
+    State(panel): State<Arc<Panel>>,
+    ctx: Ctx,
+    Path(chat_id): Path<i64>,
+) -> PageResult {
+    let store = panel.store()?;
+    let n = store.end_access(chat_id, Utc::now()).await?;
+    if n == 0 {
+        let e = "there is no current or coming period to end".to_owned();
+        return subscriber_page(&panel, &ctx, chat_id, Some(e)).await;
+    }
+    let mut r = see_other(&format!("/subscribers/{chat_id}"));
+    r.extensions_mut().insert(AuditNote {
+        action: "subscription.end",
+        target: format!("chat {chat_id}"),
+        detail: format!("{n} periods revoked"),
+    });
+    Ok(r)
+}
+
+/// `POST /subscribers/{chat_id}/refund` (`charge_id`): refunds a Stars payment through
+/// the main bot; the period it bought is revoked.
+pub async fn refund_payment(
+    State(panel): State<Arc<Panel>>,
+    ctx: Ctx,
+    Path(chat_id): Path<i64>,
+    body: Bytes,
+) -> PageResult {
+    let charge = form_field(&body, "charge_id").unwrap_or_default();
+    match crate::api::refund(&panel.api, charge.trim()).await {
+        Ok((_, paid)) => {
+            let mut r = see_other(&format!("/subscribers/{chat_id}"));
+            r.extensions_mut().insert(AuditNote {
+                action: "payment.refund",
+                target: format!("chat {chat_id}"),
+                detail: format!("{} {} {}", charge.trim(), paid.amount, paid.currency),
+            });
+            Ok(r)
+        }
+        Err(e) => subscriber_page(&panel, &ctx, chat_id, Some(e.message().to_owned())).await,
+    }
+}

@@ -13,11 +13,13 @@ use jobwire_core::{CategorySlug, PostKind};
 use jobwire_store::*;
 
 mod billing;
+mod panel;
 mod placements;
 mod prompts;
 mod recovery;
 mod sources;
 pub use billing::*;
+pub use panel::*;
 pub use placements::*;
 pub use prompts::*;
 pub use recovery::*;
@@ -78,6 +80,10 @@ macro_rules! every_check {
             check_placement_refusals_and_refunds,
             check_placement_leftovers_are_refunded,
             check_admin_accounts,
+            check_panel_sessions_and_audit,
+            check_panel_post_search_and_dashboard,
+            check_panel_rewinds_work,
+            check_panel_extends_and_ends_access,
             check_prompt_versions,
         );
     };
