@@ -51,7 +51,13 @@ async fn a_broadcast_stopped_halfway_reaches_everyone_once_and_vacancies_go_firs
         .unwrap();
 
     // Bad HTML is refused before anything is stored.
-    let refused = create(&settings.broadcast_setup(), &store, "<b>oops", &Audience::default()).await;
+    let refused = create(
+        &settings.broadcast_setup(),
+        &store,
+        "<b>oops",
+        &Audience::default(),
+    )
+    .await;
     assert!(refused.is_err());
     assert!(
         store
@@ -61,9 +67,14 @@ async fn a_broadcast_stopped_halfway_reaches_everyone_once_and_vacancies_go_firs
             .is_empty()
     );
 
-    let b = create(&settings.broadcast_setup(), &store, TEXT, &Audience::default())
-        .await
-        .unwrap();
+    let b = create(
+        &settings.broadcast_setup(),
+        &store,
+        TEXT,
+        &Audience::default(),
+    )
+    .await
+    .unwrap();
     assert_eq!(b.progress.total(), SUBSCRIBERS as u64);
     let half = SUBSCRIBERS as u64 / 2;
     eventually(
