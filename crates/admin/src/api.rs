@@ -107,6 +107,8 @@ pub struct AdminApi {
     panel_options: OnceLock<crate::PanelOptions>,
     /// The configured LLM, for trying prompt versions; `None`: trying is not available.
     prompt_lab: OnceLock<Arc<dyn crate::PromptLab>>,
+    /// The categories' configured order and the bots a category can be given.
+    category_setup: OnceLock<crate::CategorySetup>,
 }
 
 impl AdminApi {
@@ -127,6 +129,7 @@ impl AdminApi {
             broadcasts: OnceLock::new(),
             panel_options: OnceLock::new(),
             prompt_lab: OnceLock::new(),
+            category_setup: OnceLock::new(),
         })
     }
 
@@ -187,6 +190,18 @@ impl AdminApi {
         if self.prompt_lab.set(lab).is_err() {
             tracing::debug!("admin API: prompt lab attached already");
         }
+    }
+
+    /// Gives the panel the categories' order and the configured bots.
+    pub fn attach_category_setup(&self, setup: crate::CategorySetup) {
+        if self.category_setup.set(setup).is_err() {
+            tracing::debug!("admin API: category setup attached already");
+        }
+    }
+
+    /// The categories' order and bots, when attached.
+    pub fn category_setup(&self) -> Option<&crate::CategorySetup> {
+        self.category_setup.get()
     }
 
     /// The LLM prompt versions are tried with, when one is configured.
@@ -358,7 +373,9 @@ async fn authorize(State(api): State<Arc<AdminApi>>, request: Request, next: Nex
     response
 }
 
-/// The bearer token check, limited per client.
+/// The bearer token check, limited per client. The `Err` is the refusal, answered at once
+/// (only on that path, so its size costs nothing where it matters).
+#[allow(clippy::result_large_err)]
 fn check_bearer(api: &AdminApi, request: &Request) -> Result<(), Response> {
     let expected = match &api.token {
         Token::Valid(token) => token.expose(),

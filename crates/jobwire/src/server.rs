@@ -16,7 +16,7 @@ use jobwire_core::secret::redact_url;
 use metrics_exporter_prometheus::{PrometheusBuilder, PrometheusHandle};
 use tokio_util::sync::CancellationToken;
 
-use crate::admin_api::{self, AdminApi};
+use crate::admin_api::AdminApi;
 use crate::http::{self, HttpLimits};
 
 /// The process-wide Prometheus recorder (installed once; later calls share it).

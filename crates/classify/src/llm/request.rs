@@ -169,8 +169,15 @@ impl Inner {
                 bump(&self.counters.fallback_requests, 1);
             }
             let outcome = if self.config.stream {
-                self.attempt_streamed(ep, &request, system, user, n, spent, &mut *sink)
-                    .await
+                self.attempt_streamed(
+                    ep,
+                    &request,
+                    chars(system) + chars(user),
+                    n,
+                    spent,
+                    &mut *sink,
+                )
+                .await
             } else {
                 self.attempt(ep, &request, system, user, spent).await
             };
@@ -334,7 +341,7 @@ impl Inner {
         }
     }
 
-    /// One streamed request: every item is handed to `sink` as soon as it is complete. A
+    /// One streamed request (`prompt_chars`: the system and user messages' length): every item is handed to `sink` as soon as it is complete. A
     /// stream that breaks off (the connection drops, no finish reason) after some items keeps
     /// them, and the posts it did not reach are asked again like those a truncated answer
     /// lacked; one that breaks off before any item is a failed attempt, retried.
@@ -342,8 +349,7 @@ impl Inner {
         &self,
         ep: &Endpoint,
         request: &CreateChatCompletionRequest,
-        system: &str,
-        user: &str,
+        prompt_chars: u64,
         n: usize,
         spent: &mut Spent,
         sink: Sink<'_>,
@@ -354,7 +360,6 @@ impl Inner {
             .create_stream(request.clone())
             .await
             .map_err(classify_openai_error)?;
-        let prompt_chars = chars(system) + chars(user);
         // A post's share of the prompt, estimated at one token per 4 characters with the
         // provider's last reported cache share; its output is its own item.
         let share_in = prompt_chars.div_ceil(4) / n.max(1) as u64;
