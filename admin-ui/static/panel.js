@@ -5,9 +5,12 @@
  *        "series":[{"label":"...","values":[...]}]}'>no-JS fallback</div>
  *
  * The chart fills the container's width and is redrawn when that changes.
+ * A series with "axis":"right" is scaled on an axis of its own, on the right
+ * (another unit: latency next to a share, spend next to tokens).
  * Optional: data-height="240" (plot height in px). The div's contents are a
  * no-JS fallback and are replaced by the chart; if uPlot is missing or the
  * JSON is bad they stay. Charts in content that htmx swaps in are drawn too.
+ * A <details id="…"> that is open stays open when htmx swaps in its new copy.
  * Nothing else lives here: pages must work without this file.
  */
 (function () {
@@ -48,20 +51,24 @@
     var n = spec.x.length;
     var data = [spec.x];
     var series = [{}];
+    var right = false;
     spec.series.forEach(function (s, i) {
       var vals = Array.isArray(s.values) ? s.values.slice(0, n) : [];
       while (vals.length < n) vals.push(null);
       data.push(vals);
       var color = PALETTE[i % PALETTE.length];
+      var onRight = s.axis === "right";
+      right = right || onRight;
       series.push({
         label: String(s.label == null ? "series " + (i + 1) : s.label),
         stroke: color,
         width: 2,
+        scale: onRight ? "r" : "y",
         points: { show: n < 60 },
         spanGaps: false
       });
     });
-    return { data: data, series: series };
+    return { data: data, series: series, right: right };
   }
 
   function draw(el) {
@@ -75,10 +82,13 @@
       height: plotHeight(el),
       series: parsed.series,
       scales: { x: { time: true } },
-      axes: [Object.assign({}, axis), Object.assign({ size: 55 }, axis)],
+      axes: [Object.assign({}, axis), Object.assign({ size: 55, scale: "y" }, axis)],
       legend: { show: true },
       cursor: { drag: { x: true, y: false } }
     };
+    if (parsed.right) {
+      opts.axes.push(Object.assign({}, axis, { size: 55, scale: "r", side: 1, grid: { show: false } }));
+    }
     el.textContent = "";
     var plot = new uPlot(opts, parsed.data, el);
     var entry = { el: el, plot: plot, ro: null, w: opts.width };
@@ -145,6 +155,24 @@
 
   // htmx fires htmx:load for new content it swaps in.
   document.addEventListener("htmx:load", function (ev) { init(ev.target); });
+
+  // Open <details id="…"> stay open across a swap of their container.
+  var openDetails = [];
+  document.addEventListener("htmx:beforeSwap", function (ev) {
+    var target = ev.detail && ev.detail.target;
+    openDetails = [];
+    if (!target || !target.querySelectorAll) return;
+    Array.prototype.forEach.call(target.querySelectorAll("details[id][open]"), function (d) {
+      openDetails.push(d.id);
+    });
+  });
+  document.addEventListener("htmx:afterSwap", function () {
+    openDetails.forEach(function (id) {
+      var d = document.getElementById(id);
+      if (d && d.tagName === "DETAILS") d.open = true;
+    });
+    openDetails = [];
+  });
 
   if (document.readyState === "loading") {
     document.addEventListener("DOMContentLoaded", function () { init(document); });

@@ -179,6 +179,7 @@ impl SendStage {
                     message_id: i64::from(m.id.0),
                 },
                 Err(RequestError::RetryAfter(wait)) => {
+                    self.note_429(bot, wait.duration());
                     sender.limiter.freeze_for(wait.duration()).await;
                     continue;
                 }

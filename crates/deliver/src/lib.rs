@@ -17,7 +17,9 @@ pub mod limits;
 pub mod recorder;
 pub mod redis_limiter;
 pub mod stage;
+pub mod waits;
 
 pub use limits::{BotLimiter, Limiter, RateLimitConfig};
 pub use redis_limiter::RedisLimiter;
 pub use stage::{BotConfig, SendStage, SendStageConfig};
+pub use waits::WaitLog;

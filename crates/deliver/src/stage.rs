@@ -11,6 +11,7 @@ use jobwire_queue::wire::DeliveryReady;
 use jobwire_queue::{Queue, QueueError, Received, Topic};
 use jobwire_store::{
     BlockScope, DeliveryId, DeliveryRow, DeliveryStatus, DeliveryUpdate, PostId, Store, StoreError,
+    WaitKind,
 };
 use teloxide::prelude::*;
 use teloxide::types::{InlineKeyboardButton, InlineKeyboardMarkup, LinkPreviewOptions, ParseMode};
@@ -25,6 +26,7 @@ use jobwire_core::secret::Secret;
 use crate::events::SendEvent;
 use crate::limits::{BotLimiter, Limiter, RateLimitConfig};
 use crate::recorder::Recorder;
+use crate::waits::WaitLog;
 
 /// One configured bot. The token is a [`Secret`]: `Debug` shows the bot's id, never the rest.
 #[derive(Clone)]
@@ -162,6 +164,8 @@ pub struct SendStage {
     queue: Arc<dyn Queue>,
     bots: HashMap<String, BotSender>,
     recorder: Recorder,
+    /// Where 429s are noted for the admin panel.
+    waits: WaitLog,
     renders: Mutex<HashMap<PostId, Arc<Card>>>,
     config: SendStageConfig,
     pub counters: SendCounters,
@@ -254,6 +258,7 @@ impl SendStage {
             .collect();
         Ok(Self {
             recorder: Recorder::spawn(store.clone()),
+            waits: WaitLog::spawn(store.clone()),
             store,
             queue,
             bots,
@@ -269,6 +274,11 @@ impl SendStage {
 
     pub(crate) fn sender(&self, bot: &str) -> Option<&BotSender> {
         self.bots.get(bot)
+    }
+
+    /// Notes a 429 of `bot` for the admin panel (never waits, never fails).
+    pub(crate) fn note_429(&self, bot: &str, retry_after: Duration) {
+        self.waits.note(WaitKind::Bot429, bot, retry_after);
     }
 
     /// Consumes the send queue until `shutdown` is cancelled, then finishes the deliveries
@@ -479,6 +489,7 @@ impl SendStage {
                             retry_after: wait.duration(),
                         }
                         .emit(&self.counters);
+                        self.note_429(&row.bot, wait.duration());
                         sender.limiter.freeze_for(wait.duration()).await;
                         sender.limiter.acquire(chat).await;
                     }

@@ -2,6 +2,7 @@
 
 use std::collections::HashMap;
 use std::sync::Mutex;
+use std::time::Duration;
 
 use async_trait::async_trait;
 
@@ -37,6 +38,12 @@ pub trait ReaderStore: Send + Sync {
     async fn assignments(&self) -> Result<Vec<(String, String)>, StoreError>;
     /// Assigns `channel` to `account` (replacing an earlier assignment).
     async fn assign(&self, channel: &str, account: &str) -> Result<(), StoreError>;
+    /// Notes that Telegram gave `account` a flood wait of `wait` (the admin panel counts
+    /// them). Called inline by the reader: it must neither block nor fail (an
+    /// implementation writing somewhere slow hands the note off). The default forgets it.
+    fn flood_wait(&self, account: &str, wait: Duration) {
+        let _ = (account, wait);
+    }
 }
 
 #[derive(Debug, Default)]
@@ -44,6 +51,7 @@ struct MemoryState {
     cursors: HashMap<String, i64>,
     peers: HashMap<(String, String), ResolvedPeer>,
     assignments: HashMap<String, String>,
+    flood_waits: Vec<(String, Duration)>,
 }
 
 /// [`ReaderStore`] in memory: for tests and for runs that do not need to survive a restart.
@@ -54,6 +62,13 @@ impl MemoryReaderStore {
     /// An empty store.
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// The flood waits noted so far, `(account, wait)` in order.
+    pub fn flood_waits(&self) -> Vec<(String, Duration)> {
+        self.state()
+            .map(|s| s.flood_waits.clone())
+            .unwrap_or_default()
     }
 
     fn state(&self) -> Result<std::sync::MutexGuard<'_, MemoryState>, StoreError> {
@@ -116,5 +131,11 @@ impl ReaderStore for MemoryReaderStore {
             .assignments
             .insert(channel.to_string(), account.to_string());
         Ok(())
+    }
+
+    fn flood_wait(&self, account: &str, wait: Duration) {
+        if let Ok(mut s) = self.state() {
+            s.flood_waits.push((account.to_string(), wait));
+        }
     }
 }

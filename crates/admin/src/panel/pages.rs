@@ -12,12 +12,13 @@ use axum::response::IntoResponse;
 use chrono::{DateTime, Duration, NaiveDate, Utc};
 use jobwire_store::{
     AuditEntry, ClassificationRecord, DeadLetterRow, DeliveryRow, ExampleSource, PostFilter,
-    PostId, PostListRow, PostRow, ReportId, ReportRow, ReportStatus, SubscriberRow,
+    PostId, PostListRow, PostRow, ReportId, ReportRow, ReportStatus, SubscriberRow, WaitKind,
 };
 use serde::Deserialize;
 
 use super::{AuditNote, Chrome, Ctx, PageResult, Panel, PanelError, form_field, see_other};
 use crate::api::LabelBody;
+use crate::i18n::Texts;
 
 /// `2026-12-04 17:30` (UTC).
 pub(crate) fn when(t: &DateTime<Utc>) -> String {
@@ -51,21 +52,56 @@ struct Numbers {
     jobs: u64,
     llm_pct: String,
     tokens: u64,
+    /// The LLM's spend, `$0.42`.
+    spend: String,
     latency_ms: String,
     sent: u64,
     failed: u64,
     blocked: u64,
+    /// Sent per minute over the period.
+    sent_per_min: String,
+    /// The Bot API's 429 answers and the accounts' flood waits.
+    bot_429: u64,
+    flood_waits: u64,
     queued: u64,
+    awaiting_fanout: u64,
     deliveries_pending: u64,
+    deliveries_held: u64,
     dead_letters: u64,
     subscribers: u64,
     trials: u64,
     revenue: String,
     per_source: Vec<(String, u64, u64)>,
     per_category: Vec<(String, u64)>,
-    /// uPlot series JSON for the two charts.
+    /// `(kind, bot or account, times, seconds asked for)`.
+    waits: Vec<(&'static str, String, u64, u64)>,
+    /// How long one bucket of the series is, in words (`30 min`).
+    bucket: &'static str,
+    /// The buckets with anything in them, newest first (the charts' numbers without JS).
+    rows: Vec<Row>,
+    /// uPlot series JSON for the charts.
     chart_posts: String,
     chart_deliveries: String,
+    chart_llm: String,
+    chart_usage: String,
+    chart_waits: String,
+}
+
+/// One bucket of the series as the table shows it.
+#[derive(Debug)]
+struct Row {
+    at: String,
+    posts: u64,
+    passed: u64,
+    jobs: u64,
+    llm: u64,
+    tokens: u64,
+    spend: String,
+    sent_per_min: String,
+    failed: u64,
+    blocked: u64,
+    bot_429: u64,
+    flood_waits: u64,
 }
 
 fn pct(part: u64, whole: u64) -> String {
@@ -76,12 +112,32 @@ fn pct(part: u64, whole: u64) -> String {
     }
 }
 
-async fn numbers(panel: &Panel, period: &str) -> Result<Numbers, PanelError> {
-    let store = panel.store()?;
-    let (span, bucket) = if period == "7d" {
-        (Duration::days(7), Duration::hours(3))
+/// US dollars: `$0`, `$0.0042`, `$1.25`.
+fn usd(x: f64) -> String {
+    if x <= 0.0 {
+        "$0".to_owned()
+    } else if x < 0.01 {
+        format!("${x:.4}")
     } else {
-        (Duration::hours(24), Duration::minutes(30))
+        format!("${x:.2}")
+    }
+}
+
+/// `count` over `minutes`, per minute: `0.25`.
+fn per_min(count: u64, minutes: f64) -> f64 {
+    if minutes > 0.0 {
+        (count as f64 / minutes * 100.0).round() / 100.0
+    } else {
+        0.0
+    }
+}
+
+async fn numbers(panel: &Panel, period: &str, t: &Texts) -> Result<Numbers, PanelError> {
+    let store = panel.store()?;
+    let (span, bucket, bucket_words) = if period == "7d" {
+        (Duration::days(7), Duration::hours(3), t.step_3h)
+    } else {
+        (Duration::hours(24), Duration::minutes(30), t.step_30min)
     };
     let since = Utc::now() - span;
     let series = store.dashboard_series(since, bucket).await?;
@@ -90,8 +146,12 @@ async fn numbers(panel: &Panel, period: &str) -> Result<Numbers, PanelError> {
     let billing = store.billing_counts(since).await?;
     let dead = store.dead_letter_count(since).await?;
     let subscribers = store.subscribers().await?;
-    let mut n = Numbers::default();
-    let (mut classified, mut latency_sum) = (0u64, 0.0);
+    let mut n = Numbers {
+        bucket: bucket_words,
+        ..Numbers::default()
+    };
+    let (mut classified, mut llm, mut latency_sum, mut cost) = (0u64, 0u64, 0.0, 0.0);
+    let bucket_min = bucket.num_seconds() as f64 / 60.0;
     for b in &series {
         n.posts += b.posts;
         n.jobs += b.jobs;
@@ -99,19 +159,28 @@ async fn numbers(panel: &Panel, period: &str) -> Result<Numbers, PanelError> {
         n.sent += b.sent;
         n.failed += b.failed;
         n.blocked += b.blocked;
-        classified += b.llm;
+        n.bot_429 += b.bot_429;
+        n.flood_waits += b.flood_waits;
+        classified += b.classified;
+        llm += b.llm;
         latency_sum += b.latency_ms_avg * b.llm as f64;
+        cost += b.cost_usd;
     }
     let passed: u64 = series.iter().map(|b| b.passed_rules).sum();
     n.passed_pct = pct(passed, n.posts);
-    n.llm_pct = pct(classified, passed.max(classified));
-    n.latency_ms = if classified > 0 {
-        format!("{:.0} ms", latency_sum / classified as f64)
+    n.llm_pct = pct(llm, classified);
+    n.spend = usd(cost);
+    n.latency_ms = if llm > 0 {
+        format!("{:.0} ms", latency_sum / llm as f64)
     } else {
         "–".to_owned()
     };
+    // Averaged over the whole period.
+    n.sent_per_min = format!("{:.2}", per_min(n.sent, span.num_seconds() as f64 / 60.0));
     n.queued = counts.queued;
+    n.awaiting_fanout = counts.awaiting_fanout;
     n.deliveries_pending = counts.deliveries_pending;
+    n.deliveries_held = counts.deliveries_held;
     n.dead_letters = dead;
     n.subscribers = subscribers
         .iter()
@@ -130,26 +199,100 @@ async fn numbers(panel: &Panel, period: &str) -> Result<Numbers, PanelError> {
     };
     n.per_source = totals.per_source;
     n.per_category = totals.per_category;
+    n.waits = totals
+        .waits
+        .into_iter()
+        .map(|w| {
+            let kind = match w.kind {
+                WaitKind::Bot429 => t.wait_429,
+                WaitKind::FloodWait => t.wait_flood,
+            };
+            (kind, w.who, w.count, w.seconds)
+        })
+        .collect();
+    n.rows = series
+        .iter()
+        .rev()
+        .filter(|b| {
+            b.posts + b.classified + b.sent + b.failed + b.blocked + b.bot_429 + b.flood_waits > 0
+        })
+        .map(|b| Row {
+            at: when(&b.at),
+            posts: b.posts,
+            passed: b.passed_rules,
+            jobs: b.jobs,
+            llm: b.llm,
+            tokens: b.tokens,
+            spend: usd(b.cost_usd),
+            sent_per_min: format!("{:.2}", per_min(b.sent, bucket_min)),
+            failed: b.failed,
+            blocked: b.blocked,
+            bot_429: b.bot_429,
+            flood_waits: b.flood_waits,
+        })
+        .collect();
     let x: Vec<i64> = series.iter().map(|b| b.at.timestamp()).collect();
     let col = |f: fn(&jobwire_store::DashboardBucket) -> u64| -> Vec<u64> {
         series.iter().map(f).collect()
     };
+    let rate = |f: fn(&jobwire_store::DashboardBucket) -> u64| -> Vec<f64> {
+        series.iter().map(|b| per_min(f(b), bucket_min)).collect()
+    };
     n.chart_posts = serde_json::json!({
         "x": x,
         "series": [
-            {"label": "posts", "values": col(|b| b.posts)},
-            {"label": "passed", "values": col(|b| b.passed_rules)},
-            {"label": "jobs", "values": col(|b| b.jobs)},
-            {"label": "llm", "values": col(|b| b.llm)},
+            {"label": t.posts_read, "values": col(|b| b.posts)},
+            {"label": t.passed_rules, "values": col(|b| b.passed_rules)},
+            {"label": t.jobs, "values": col(|b| b.jobs)},
+            {"label": t.llm_verdicts, "values": col(|b| b.llm)},
         ]
     })
     .to_string();
     n.chart_deliveries = serde_json::json!({
         "x": x,
         "series": [
-            {"label": "sent", "values": col(|b| b.sent)},
-            {"label": "failed", "values": col(|b| b.failed)},
-            {"label": "blocked", "values": col(|b| b.blocked)},
+            {"label": t.sent, "values": rate(|b| b.sent)},
+            {"label": t.failed, "values": rate(|b| b.failed)},
+            {"label": t.blocked, "values": rate(|b| b.blocked)},
+        ]
+    })
+    .to_string();
+    // Share in percent on the left, latency in ms on the right.
+    let share: Vec<Option<f64>> = series
+        .iter()
+        .map(|b| {
+            (b.classified > 0).then(|| (b.llm as f64 * 1000.0 / b.classified as f64).round() / 10.0)
+        })
+        .collect();
+    let latency: Vec<Option<f64>> = series
+        .iter()
+        .map(|b| (b.llm > 0).then(|| b.latency_ms_avg.round()))
+        .collect();
+    n.chart_llm = serde_json::json!({
+        "x": x,
+        "series": [
+            {"label": format!("{}, %", t.llm_share), "values": share},
+            {"label": format!("{}, ms", t.latency), "values": latency, "axis": "right"},
+        ]
+    })
+    .to_string();
+    let spend: Vec<f64> = series
+        .iter()
+        .map(|b| (b.cost_usd * 10_000.0).round() / 10_000.0)
+        .collect();
+    n.chart_usage = serde_json::json!({
+        "x": x,
+        "series": [
+            {"label": t.tokens, "values": col(|b| b.tokens)},
+            {"label": format!("{}, $", t.spend), "values": spend, "axis": "right"},
+        ]
+    })
+    .to_string();
+    n.chart_waits = serde_json::json!({
+        "x": x,
+        "series": [
+            {"label": t.bot_429, "values": col(|b| b.bot_429)},
+            {"label": t.flood_waits, "values": col(|b| b.flood_waits)},
         ]
     })
     .to_string();
@@ -185,7 +328,7 @@ pub async fn dashboard(
     Query(q): Query<PeriodQuery>,
 ) -> PageResult {
     let period = period(&q);
-    let n = numbers(&panel, &period).await?;
+    let n = numbers(&panel, &period, ctx.t).await?;
     Ok(DashboardPage {
         b: ctx.chrome("/"),
         period,
@@ -202,7 +345,7 @@ pub async fn dashboard_live(
     Query(q): Query<PeriodQuery>,
 ) -> PageResult {
     let period = period(&q);
-    let n = numbers(&panel, &period).await?;
+    let n = numbers(&panel, &period, ctx.t).await?;
     Ok(DashboardLive {
         b: ctx.chrome("/"),
         n,
@@ -541,7 +684,7 @@ pub async fn reports(State(panel): State<Arc<Panel>>, ctx: Ctx) -> PageResult {
         }
     }
     let mut per_source: Vec<(String, u64)> = per_source.into_iter().collect();
-    per_source.sort_by(|a, b| b.1.cmp(&a.1));
+    per_source.sort_by_key(|b| std::cmp::Reverse(b.1));
     Ok(ReportsPage {
         b: ctx.chrome("/reports"),
         reports: lines,

@@ -1,15 +1,17 @@
 //! The reader's state in the store: [`SqlReaderStore`] keeps the cursors, resolved peers and
 //! channel assignments of `jobwire-mtproto`'s reader in the pipeline's source state
 //! (`tg.cursor`, `tg.peer`, `tg.assign`), so they survive restarts; a join is also noted on
-//! the channel's source, for the admin panel.
+//! the channel's source, and every flood wait in `telegram_waits`, for the admin panel.
 
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
+use std::time::Duration;
 
 use chrono::Utc;
+use jobwire_deliver::WaitLog;
 use jobwire_mtproto::{ChannelRef, ReaderStore, ResolvedPeer, StoreError};
-use jobwire_store::{SourceNote, Store};
+use jobwire_store::{SourceNote, Store, WaitKind};
 
 /// Source-state namespace of the per-channel cursors (key: channel key, value: message id).
 pub const NS_CURSOR: &str = "tg.cursor";
@@ -35,6 +37,9 @@ type StoreFuture<'a, T> = Pin<Box<dyn Future<Output = Result<T, StoreError>> + S
 pub struct SqlReaderStore {
     store: Arc<dyn Store>,
     rewind: i64,
+    /// Where flood waits are noted for the admin panel; started on the first one (the
+    /// reader runs inside the runtime, `new` need not).
+    waits: OnceLock<WaitLog>,
 }
 
 fn store_err(what: &str, e: impl std::fmt::Display) -> StoreError {
@@ -44,7 +49,11 @@ fn store_err(what: &str, e: impl std::fmt::Display) -> StoreError {
 impl SqlReaderStore {
     /// Over `store`; [`ReaderStore::cursor`] answers exactly what was stored.
     pub fn new(store: Arc<dyn Store>) -> Self {
-        Self { store, rewind: 0 }
+        Self {
+            store,
+            rewind: 0,
+            waits: OnceLock::new(),
+        }
     }
 
     /// [`ReaderStore::cursor`] answers `messages` ids before what was stored (never below
@@ -228,5 +237,56 @@ impl ReaderStore for SqlReaderStore {
         Self: 'f,
     {
         Box::pin(self.put_assignment(channel, account))
+    }
+
+    /// Handed to a [`WaitLog`]: written to `telegram_waits` in the background, never
+    /// holding up the reader.
+    fn flood_wait(&self, account: &str, wait: Duration) {
+        if tokio::runtime::Handle::try_current().is_err() {
+            tracing::warn!(
+                account,
+                secs = wait.as_secs(),
+                "a flood wait outside the runtime is not recorded"
+            );
+            return;
+        }
+        self.waits
+            .get_or_init(|| WaitLog::spawn(self.store.clone()))
+            .note(WaitKind::FloodWait, account, wait);
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use jobwire_store::{SqliteStore, WaitTotal};
+
+    use super::*;
+
+    #[tokio::test]
+    async fn a_flood_wait_ends_up_in_the_dashboards_counts() {
+        let dir = tempfile::tempdir().unwrap();
+        let store: Arc<dyn Store> = Arc::new(
+            SqliteStore::open_path(&dir.path().join("j.db"))
+                .await
+                .unwrap(),
+        );
+        let since = Utc::now() - chrono::Duration::minutes(1);
+        let rs = SqlReaderStore::new(store.clone());
+        rs.flood_wait("acc1", Duration::from_millis(94_500));
+        rs.flood_wait("acc1", Duration::from_secs(5));
+        let want = vec![WaitTotal {
+            kind: WaitKind::FloodWait,
+            who: "acc1".to_owned(),
+            count: 2,
+            seconds: 100,
+        }];
+        for _ in 0..200 {
+            if store.dashboard_totals(since).await.unwrap().waits == want {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(25)).await;
+        }
+        panic!("{:?}", store.dashboard_totals(since).await.unwrap().waits);
     }
 }

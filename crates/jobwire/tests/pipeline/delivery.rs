@@ -6,7 +6,9 @@ use std::time::Duration;
 use chrono::Utc;
 use jobwire::testbed::{Bed, seed_job, start_pipeline, temp_db};
 use jobwire_deliver::RateLimitConfig;
-use jobwire_store::{BlockScope, DeliveryStore, NewDelivery, SqliteStore, SubscriberStore};
+use jobwire_store::{
+    BlockScope, DeliveryStore, NewDelivery, SqliteStore, SubscriberStore, WaitKind,
+};
 use jobwire_testkit::telegram::RateLimits;
 use jobwire_testkit::wait::eventually;
 
@@ -110,6 +112,7 @@ async fn on_429_the_bot_waits_retry_after_and_resends_everything_once() {
             .unwrap();
         }
     }
+    let since = Utc::now() - chrono::Duration::minutes(1);
     let (mut running, store) = start_pipeline(&settings).await.unwrap();
     let counts = running.wait_settled(Duration::from_secs(60)).await.unwrap();
     let rate_limited = running
@@ -117,6 +120,24 @@ async fn on_429_the_bot_waits_retry_after_and_resends_everything_once() {
         .unwrap()
         .rate_limited
         .load(std::sync::atomic::Ordering::Relaxed);
+    // Each 429 is kept for the admin panel's dashboard, under the bot's name.
+    let answered = telegram.stats().rejected_429;
+    eventually(
+        "every 429 to be counted on the dashboard",
+        Duration::from_secs(10),
+        || async {
+            let waits = store.dashboard_totals(since).await.unwrap().waits;
+            let counted: u64 = waits
+                .iter()
+                .filter(|w| w.kind == WaitKind::Bot429 && w.who == "dev")
+                .map(|w| w.count)
+                .sum();
+            (counted == answered)
+                .then_some(())
+                .ok_or(format!("{waits:?}"))
+        },
+    )
+    .await;
     running.shutdown().await.unwrap();
 
     assert_eq!(counts.deliveries_sent, 24, "{counts:?}");

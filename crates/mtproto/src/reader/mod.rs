@@ -381,7 +381,14 @@ impl Reader {
             self.accounts
                 .iter()
                 .enumerate()
-                .map(|(i, a)| tokio::spawn(pump(i, Arc::clone(&a.account), utx.clone())))
+                .map(|(i, a)| {
+                    tokio::spawn(pump(
+                        i,
+                        Arc::clone(&a.account),
+                        Arc::clone(&self.store),
+                        utx.clone(),
+                    ))
+                })
                 .collect(),
         );
         drop(utx);
@@ -630,18 +637,23 @@ fn human(d: Duration) -> String {
 }
 
 /// Forwards one account's updates into the reader. Waits (without reading the account's
-/// stream) while the reader's buffer is full; sleeps through flood waits; stops when the
-/// account is dead or the reader is gone; backs off after other errors.
+/// stream) while the reader's buffer is full; sleeps through flood waits (noted in the
+/// store); stops when the account is dead or the reader is gone; backs off after other
+/// errors.
 async fn pump(
     i: usize,
     account: Arc<dyn Account>,
+    store: Arc<dyn ReaderStore>,
     tx: mpsc::Sender<(usize, Result<AccountUpdate, AccountError>)>,
 ) {
     loop {
         let update = account.next_update().await;
         let pause = match &update {
             Ok(_) => None,
-            Err(AccountError::FloodWait(d)) => Some(*d),
+            Err(AccountError::FloodWait(d)) => {
+                store.flood_wait(account.id(), *d);
+                Some(*d)
+            }
             Err(AccountError::Banned | AccountError::SessionDead) => {
                 let _ = tx.send((i, update)).await;
                 return;

@@ -73,6 +73,9 @@ impl Reader {
         a: usize,
         error: AccountError,
     ) -> Result<Next, Result<Closed, ReaderError>> {
+        if let AccountError::FloodWait(d) = &error {
+            self.store.flood_wait(&self.accounts[a].id, *d);
+        }
         match error {
             AccountError::FloodWait(d) if d <= self.config.flood_sleep_threshold => {
                 debug!(account = %self.accounts[a].id, secs = d.as_secs(), "short flood wait: sleeping");

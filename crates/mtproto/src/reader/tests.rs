@@ -238,6 +238,11 @@ async fn a_short_flood_wait_is_slept_through() {
         took >= Duration::from_secs(20) && took < Duration::from_secs(25),
         "{took:?}"
     );
+    assert_eq!(
+        store.flood_waits(),
+        [("a1".to_string(), Duration::from_secs(20))],
+        "the flood wait is noted for the admin panel"
+    );
     h.stop().await;
 }
 
@@ -293,6 +298,10 @@ async fn a_long_flood_defers_and_a_very_long_one_moves_channels() {
     assert_eq!(
         store.assignments().await.unwrap(),
         [("@jobs".to_string(), "a2".to_string())]
+    );
+    assert_eq!(
+        store.flood_waits(),
+        [("a1".to_string(), Duration::from_secs(7200))]
     );
     h.stop().await;
 }

@@ -1,7 +1,8 @@
 //! The web panel's data: sessions (only a token's hash; expiry; logout; all of an admin's),
 //! the audit log (newest first, paged), the post search's filters, the dashboard's
-//! buckets and totals, rewinding work for the scheduler, dead letters, and an admin's
-//! extension and end of a subscription.
+//! buckets and totals (the LLM's spend, jobs per category, Telegram's 429s and flood
+//! waits), rewinding work for the scheduler, dead letters, and an admin's extension and end
+//! of a subscription.
 
 use super::*;
 
@@ -245,6 +246,142 @@ pub async fn check_panel_post_search_and_dashboard(store: &dyn Store) {
         totals.per_category,
         [("backend".to_owned(), 1), ("rust".to_owned(), 1)]
     );
+    assert!(totals.waits.is_empty());
+
+    dashboard_llm_spend_and_waits(store, jobs.id).await;
+}
+
+/// The LLM's share, latency, tokens and spend; jobs per category; Telegram's 429s and
+/// flood waits per bucket and per bot or account, and how long they are kept. Runs after
+/// the search's posts: one job verdict of the LLM (prompt `p3`, 853 tokens, 930 ms, free).
+async fn dashboard_llm_spend_and_waits(store: &dyn Store, channel: ChannelId) {
+    let add = |n: &'static str| async move {
+        let mut p = new_post(channel, n, PostStatus::Queued);
+        p.received_at = Utc::now();
+        let InsertOutcome::Inserted(id) = store.insert_post(&p).await.unwrap() else {
+            panic!("inserted")
+        };
+        id
+    };
+    let (paid, local) = (add("llm-paid").await, add("local").await);
+    let llm = ClassificationRecord {
+        categories: vec![slug("rust")],
+        model: "gpt-x".to_owned(),
+        prompt_version: Some("classify.v4".to_owned()),
+        tokens_in: 1000,
+        tokens_out: 200,
+        latency_ms: 1500,
+        cost_usd: 0.5,
+        ..verdict(true)
+    };
+    store
+        .record_classification(paid, &llm, Utc::now())
+        .await
+        .unwrap();
+    let by_model = ClassificationRecord {
+        model: "local-v2".to_owned(),
+        prompt_version: Some("local.v2".to_owned()),
+        tokens_in: 0,
+        tokens_out: 0,
+        latency_ms: 4,
+        ..verdict(false)
+    };
+    store
+        .record_classification(local, &by_model, Utc::now())
+        .await
+        .unwrap();
+
+    let now = Utc::now();
+    let wait = |kind, who: &str, seconds, at| TelegramWait {
+        kind,
+        who: who.to_owned(),
+        seconds,
+        at,
+    };
+    store
+        .record_telegram_waits(&[
+            wait(WaitKind::Bot429, "dev", 3, now),
+            wait(WaitKind::FloodWait, "acc1", 120, now),
+            wait(WaitKind::Bot429, "dev", 2, now),
+            wait(WaitKind::Bot429, "design", 9, now - Duration::hours(2)),
+        ])
+        .await
+        .unwrap();
+    store.record_telegram_waits(&[]).await.unwrap();
+
+    let hour_ago = Utc::now() - Duration::hours(1);
+    let series = store
+        .dashboard_series(hour_ago, Duration::minutes(30))
+        .await
+        .unwrap();
+    let sum = |f: fn(&DashboardBucket) -> u64| series.iter().map(f).sum::<u64>();
+    assert_eq!(sum(|b| b.classified), 3);
+    assert_eq!(sum(|b| b.jobs), 2);
+    assert_eq!(sum(|b| b.llm), 2, "local.v2 is the local model");
+    assert_eq!(sum(|b| b.tokens), 853 + 1200);
+    let spend: f64 = series.iter().map(|b| b.cost_usd).sum();
+    assert!((spend - 0.5).abs() < 1e-9, "{spend}");
+    let latency: f64 = series
+        .iter()
+        .map(|b| b.latency_ms_avg * b.llm as f64)
+        .sum::<f64>()
+        / 2.0;
+    assert!(
+        (latency - 1215.0).abs() < 1e-6,
+        "the LLM's verdicts only: {latency}"
+    );
+    assert_eq!(sum(|b| b.bot_429), 2, "the one two hours ago is older");
+    assert_eq!(sum(|b| b.flood_waits), 1);
+    let last = series.iter().rposition(|b| b.bot_429 > 0).unwrap();
+    assert!(
+        series.len() - last <= 2,
+        "in the bucket of now: {last} of {}",
+        series.len()
+    );
+
+    let totals = store.dashboard_totals(hour_ago).await.unwrap();
+    assert_eq!(
+        totals.per_category,
+        [("rust".to_owned(), 2), ("backend".to_owned(), 1)]
+    );
+    let total = |kind, who: &str, count, seconds| WaitTotal {
+        kind,
+        who: who.to_owned(),
+        count,
+        seconds,
+    };
+    assert_eq!(
+        totals.waits,
+        [
+            total(WaitKind::Bot429, "dev", 2, 5),
+            total(WaitKind::FloodWait, "acc1", 1, 120),
+        ]
+    );
+    let day = store
+        .dashboard_totals(Utc::now() - Duration::days(1))
+        .await
+        .unwrap();
+    assert_eq!(day.waits.len(), 3, "{:?}", day.waits);
+
+    // Kept 30 days: older rows go as new ones are written.
+    let long_ago = Utc::now() - TELEGRAM_WAITS_KEPT - Duration::days(5);
+    store
+        .record_telegram_waits(&[wait(WaitKind::FloodWait, "old", 60, long_ago)])
+        .await
+        .unwrap();
+    let whom = |t: DashboardTotals| -> Vec<String> { t.waits.into_iter().map(|w| w.who).collect() };
+    let ever = long_ago - Duration::days(1);
+    assert!(
+        whom(store.dashboard_totals(ever).await.unwrap()).contains(&"old".to_owned()),
+        "the newest of its batch"
+    );
+    store
+        .record_telegram_waits(&[wait(WaitKind::Bot429, "dev", 1, Utc::now())])
+        .await
+        .unwrap();
+    let left = whom(store.dashboard_totals(ever).await.unwrap());
+    assert!(!left.contains(&"old".to_owned()), "{left:?}");
+    assert_eq!(left.len(), 3, "{left:?}");
 }
 
 pub async fn check_panel_rewinds_work(store: &dyn Store) {
