@@ -156,6 +156,7 @@ pub(super) async fn chat_completions(State(st): State<LlmState>, body: Bytes) ->
             ids: posts.iter().map(|(id, _)| id.clone()).collect(),
             post_chars: posts.iter().map(|(_, t)| t.chars().count()).collect(),
             system_hash: hasher.finish(),
+            system: system.chars().take(RECORDED_USER_CHARS).collect(),
             user: last_user.chars().take(RECORDED_USER_CHARS).collect(),
         });
     }

@@ -186,6 +186,8 @@ pub struct RequestRecord {
     pub post_chars: Vec<usize>,
     /// A hash of the system message(s) (equal hashes: byte-identical prefixes).
     pub system_hash: u64,
+    /// The system message(s), cut to their first [`RECORDED_USER_CHARS`] characters.
+    pub system: String,
     /// The last user message, cut to its first [`RECORDED_USER_CHARS`] characters.
     pub user: String,
 }
