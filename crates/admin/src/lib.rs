@@ -25,7 +25,7 @@ use axum::Router;
 
 pub use api::AdminApi;
 pub use lab::PromptLab;
-pub use panel::{Panel, PanelOptions};
+pub use panel::{CategorySetup, Panel, PanelOptions};
 
 /// The admin role's routes: the panel's pages, its static files, `/login`, and the API.
 /// The server merges it with `/healthz`, `/readyz` and `/metrics`.

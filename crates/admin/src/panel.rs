@@ -6,9 +6,12 @@
 //! ([`crate::auth::check_csrf`]); one that succeeds is written to the audit log with who made
 //! it ([`AuditNote`] adds what changed).
 
+mod categories;
 mod pages;
 mod prompt;
 mod sources;
+
+pub use categories::CategorySetup;
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -130,6 +133,8 @@ routes! {
     post "/posts/{id}/label" Session => pages::label_post;
     post "/posts/{id}/reclassify" Session => pages::reclassify_post;
     post "/posts/{id}/redeliver" Session => pages::redeliver_post;
+    get "/categories" Session => categories::page;
+    post "/categories/{slug}" Session => categories::update;
     get "/prompt" Session => prompt::page;
     post "/prompt" Session => prompt::create;
     post "/prompt/try" Session => prompt::try_it;

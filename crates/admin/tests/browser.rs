@@ -167,6 +167,27 @@ async fn an_admins_day_in_the_panel() {
     )
     .await
     .unwrap();
+    let category = |slug: &str, name: &str, description: &str| {
+        (
+            jobwire_core::CategorySlug::parse(slug).unwrap(),
+            jobwire_store::CategoryFields {
+                name: name.to_owned(),
+                description: description.to_owned(),
+                bot: "dev".to_owned(),
+                digest: true,
+            },
+        )
+    };
+    store
+        .seed_categories(
+            &[
+                category("web", "Web development", "sites, landing pages, web apps"),
+                category("design", "Design", "logos, UI/UX, illustrations"),
+            ],
+            chrono::Utc::now(),
+        )
+        .await
+        .unwrap();
     let api = AdminApi::new(None, ["web".to_owned(), "design".to_owned()]);
     api.attach_store(store.clone());
     let app = jobwire_admin::router(api.clone(), Panel::new(api, PanelOptions::default()));
@@ -439,12 +460,19 @@ async fn an_admins_day_in_the_panel() {
         ("07-dashboard", "/"),
         ("08-subscribers", "/subscribers"),
         ("09-dead-letters", "/dead-letters"),
+        ("14-prompt", "/prompt"),
+        ("15-categories", "/categories"),
         ("10-audit", "/audit"),
     ] {
         c.goto(&format!("{base}{page}")).await.unwrap();
         shot(&c, name).await;
     }
     assert!(text_of(&c, "#audit").await.contains("source.rules"));
+    c.goto(&format!("{base}/categories")).await.unwrap();
+    assert!(
+        text_of(&c, "#c-web").await.contains("web"),
+        "the categories are listed"
+    );
     c.set_window_size(390, 844).await.unwrap();
     for (name, page) in [
         ("11-phone-dashboard", "/"),

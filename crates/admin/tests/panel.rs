@@ -10,9 +10,10 @@ use axum::body::Body;
 use axum::http::{Method, Request, StatusCode, header};
 use chrono::Utc;
 use jobwire_admin::{AdminApi, Panel, PanelOptions};
+use jobwire_core::{CategorySlug, PostKind};
 use jobwire_store::{
-    ExampleId, InsertOutcome, NewPost, NewReport, PostId, PostStatus, ReportKind, ReportStatus,
-    SqliteStore, Store,
+    CategoryFields, ClassificationRecord, ExampleId, InsertOutcome, NewPost, NewReport, PostId,
+    PostStatus, ReportKind, ReportStatus, SqliteStore, Store, TelegramWait, WaitKind,
 };
 use tower::ServiceExt;
 
@@ -20,6 +21,7 @@ const PASSWORD: &str = "correct horse battery";
 
 struct Bed {
     app: Router,
+    api: Arc<AdminApi>,
     store: Arc<dyn Store>,
     _dir: tempfile::TempDir,
 }
@@ -50,7 +52,8 @@ async fn bed_with(token: Option<&str>) -> Bed {
     api.attach_store(store.clone());
     let panel = Panel::new(api.clone(), PanelOptions::default());
     Bed {
-        app: jobwire_admin::router(api, panel),
+        app: jobwire_admin::router(api.clone(), panel),
+        api,
         store,
         _dir: dir,
     }
@@ -102,6 +105,38 @@ impl Bed {
                 .unwrap(),
         )
         .await
+    }
+
+    /// Seeds the categories `web` (bot `dev`) and `design` and tells the panel which bots
+    /// exist.
+    async fn app_categories(&self, bots: &[&str]) {
+        let field = |name: &str, bot: &str| CategoryFields {
+            name: name.to_owned(),
+            description: String::new(),
+            bot: bot.to_owned(),
+            digest: true,
+        };
+        self.store
+            .seed_categories(
+                &[
+                    (
+                        CategorySlug::parse("web").unwrap(),
+                        field("Web <b>sites</b>", "dev"),
+                    ),
+                    (
+                        CategorySlug::parse("design").unwrap(),
+                        field("Design", "dev"),
+                    ),
+                ],
+                Utc::now(),
+            )
+            .await
+            .unwrap();
+        self.api
+            .attach_category_setup(jobwire_admin::CategorySetup {
+                order: vec!["web".to_owned(), "design".to_owned()],
+                bots: bots.iter().map(|b| (*b).to_owned()).collect(),
+            });
     }
 
     async fn try_login(&self, username: &str, password: &str) -> Answer {
@@ -856,4 +891,178 @@ async fn an_admin_extends_and_ends_a_subscription() {
         bed.get("/subscribers/1", Some(&s)).await.status,
         StatusCode::NOT_FOUND
     );
+}
+
+#[tokio::test]
+async fn the_dashboard_shows_spend_jobs_per_category_and_telegrams_waits() {
+    let bed = bed().await;
+    let s = bed.login().await;
+    for (n, cost) in [(1, 0.5), (2, 0.25)] {
+        let post = bed
+            .post_in("@jobs", &format!("Нужен дизайнер лендинга {n}"))
+            .await;
+        bed.store
+            .record_classification(
+                post,
+                &ClassificationRecord {
+                    is_job: true,
+                    kind: PostKind::Job,
+                    categories: vec![CategorySlug::parse("design").unwrap()],
+                    confidence: 0.9,
+                    model: "gpt-x".into(),
+                    prompt_version: Some("classify.v4".into()),
+                    tokens_in: 1000,
+                    tokens_out: 234,
+                    latency_ms: 1200,
+                    extraction: None,
+                    cost_usd: cost,
+                },
+                Utc::now(),
+            )
+            .await
+            .unwrap();
+    }
+    let wait = |kind, who: &str, seconds| TelegramWait {
+        kind,
+        who: who.to_owned(),
+        seconds,
+        at: Utc::now(),
+    };
+    bed.store
+        .record_telegram_waits(&[
+            wait(WaitKind::Bot429, "dev", 3),
+            wait(WaitKind::Bot429, "dev", 4),
+            wait(WaitKind::Bot429, "dev", 5),
+            wait(WaitKind::FloodWait, "<i>acc1</i>", 120),
+        ])
+        .await
+        .unwrap();
+
+    for path in ["/", "/dashboard/live", "/dashboard/live?period=7d"] {
+        let page = bed.get(path, Some(&s)).await;
+        assert_eq!(page.status, StatusCode::OK, "{path}");
+        let body = &page.body;
+        for shown in [
+            r#"id="stat-spend">$0.75<"#,
+            r#"id="stat-tokens">2468<"#,
+            r#"id="stat-429">3<"#,
+            r#"id="stat-flood">1<"#,
+            r#"<td>design</td><td class="num">2</td>"#,
+            r#"<td>dev</td><td class="num">3</td><td class="num">12</td>"#,
+            r#"<td>&#60;i&#62;acc1&#60;/i&#62;</td><td class="num">1</td><td class="num">120</td>"#,
+            "100.0%",
+            "1200 ms",
+        ] {
+            assert!(body.contains(shown), "{path}: {shown} in {body}");
+        }
+        assert!(!body.contains("<i>acc1"), "{path}: shown as text");
+        // Without JS: the charts' numbers by time.
+        let by_time = body.split(r#"id="by-time""#).nth(1).expect("the table");
+        assert!(
+            by_time.contains(r#"<td class="num">$0.75</td>"#),
+            "{path}: {by_time}"
+        );
+        assert_eq!(body.matches(r#"class="chart""#).count(), 5, "{path}");
+    }
+    let ru = bed.get("/?lang=ru", Some(&s)).await;
+    for shown in [
+        "Расходы на LLM",
+        "Ответы 429 Bot API",
+        "Флуд-ожидание (аккаунт MTProto)",
+    ] {
+        assert!(ru.body.contains(shown), "{shown}");
+    }
+}
+
+#[tokio::test]
+async fn an_admin_renames_a_category_moves_it_to_another_bot_and_the_change_is_audited() {
+    let bed = bed().await;
+    bed.app_categories(&["dev", "design-bot"]).await;
+    let s = bed.login().await;
+    let before = bed.store.categories_version().await.unwrap();
+
+    let page = bed.get("/categories", Some(&s)).await;
+    assert_eq!(page.status, StatusCode::OK);
+    assert!(page.body.contains(r#"action="/categories/web""#));
+    assert!(page.body.contains(r#"action="/categories/design""#));
+    // Stored names are shown as text.
+    assert!(
+        page.body.contains("Web &#60;b&#62;sites&#60;/b&#62;"),
+        "{}",
+        page.body
+    );
+    assert!(!page.body.contains("<b>sites</b>"));
+
+    // Without the CSRF token nothing changes.
+    let forged = bed
+        .send(
+            Request::post("/categories/web")
+                .header(header::HOST, "panel.test")
+                .header(header::ORIGIN, "http://panel.test")
+                .header(header::COOKIE, &s.cookie)
+                .header(header::CONTENT_TYPE, "application/x-www-form-urlencoded")
+                .body(Body::from("name=Hacked&bot=dev&description=x"))
+                .unwrap(),
+        )
+        .await;
+    assert_eq!(forged.status, StatusCode::FORBIDDEN);
+    // Bad input: each problem named, nothing stored, what was typed kept.
+    for (form, says) in [
+        (
+            vec![("name", " "), ("bot", "dev")],
+            "name: a category needs a name",
+        ),
+        (vec![("name", "Web"), ("bot", "nobody")], "no bot named"),
+        (
+            vec![
+                ("name", "Web"),
+                ("bot", "dev"),
+                ("description", "two\nlines"),
+            ],
+            "description: one line",
+        ),
+    ] {
+        let a = bed.post("/categories/web", &s, &form).await;
+        assert_eq!(a.status, StatusCode::UNPROCESSABLE_ENTITY, "{form:?}");
+        assert!(a.body.contains(says), "{says} in {}", a.body);
+    }
+    let unknown = bed
+        .post("/categories/nope", &s, &[("name", "X"), ("bot", "dev")])
+        .await;
+    assert_eq!(unknown.status, StatusCode::NOT_FOUND);
+    assert_eq!(bed.store.categories_version().await.unwrap(), before);
+
+    let ok = bed
+        .post(
+            "/categories/web",
+            &s,
+            &[
+                ("name", "Сайты <и> лендинги"),
+                ("description", "sites, landing pages, web apps"),
+                ("bot", "design-bot"),
+            ],
+        )
+        .await;
+    assert_eq!(ok.status, StatusCode::SEE_OTHER, "{}", ok.body);
+    assert_eq!(ok.headers[header::LOCATION], "/categories?saved=web#c-web");
+    let rows = bed.store.categories().await.unwrap();
+    let web = rows.iter().find(|r| r.slug.as_str() == "web").unwrap();
+    assert_eq!(web.name, "Сайты <и> лендинги");
+    assert_eq!(web.description, "sites, landing pages, web apps");
+    assert_eq!(web.bot, "design-bot");
+    assert!(!web.digest, "the unchecked box turns the digest off");
+    assert_eq!(web.updated_by.as_deref(), Some("ops"));
+    assert!(bed.store.categories_version().await.unwrap() > before);
+    let audit = bed.store.audit_log(1, None).await.unwrap();
+    assert_eq!(audit[0].action, "category.update");
+    assert_eq!(audit[0].target, "category web");
+    assert!(
+        audit[0].detail.contains("bot: dev → design-bot"),
+        "{}",
+        audit[0].detail
+    );
+    assert!(audit[0].detail.contains("digest: off"));
+    let after = bed.get("/categories?saved=web", Some(&s)).await;
+    assert!(after.body.contains("Сайты &#60;и&#62; лендинги"));
+    assert!(after.body.contains("ops, "), "who changed it is shown");
 }

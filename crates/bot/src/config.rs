@@ -58,6 +58,17 @@ pub struct CategoryBot {
     pub bot: BotIdentity,
 }
 
+/// A category as the admin panel leaves it: what [`crate::Bots::set_categories`] takes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LiveCategory {
+    pub slug: CategorySlug,
+    pub name: String,
+    /// The `[[bots]]` name of the bot that delivers it.
+    pub bot: String,
+    /// Whether the daily public digest includes it.
+    pub digest: bool,
+}
+
 /// How updates reach the bots.
 #[derive(Clone)]
 pub enum UpdateMode {
@@ -182,6 +193,9 @@ pub struct BotsConfig {
     pub main: Option<BotIdentity>,
     /// The categories and their delivering bots, in the order the menu shows them.
     pub categories: Vec<CategoryBot>,
+    /// Configured bots that deliver no category yet: started too, so that an admin can move
+    /// a category to one of them while the bots run ([`crate::Bots::set_categories`]).
+    pub spare_bots: Vec<BotIdentity>,
     pub mode: UpdateMode,
     pub options: BotOptions,
     /// Plans, payments and trials (off by default: everyone gets everything).
@@ -219,7 +233,8 @@ impl BotsConfig {
         let bots = self
             .main
             .iter()
-            .chain(self.categories.iter().map(|c| &c.bot));
+            .chain(self.categories.iter().map(|c| &c.bot))
+            .chain(self.spare_bots.iter());
         let mut seen: Vec<&BotIdentity> = Vec::new();
         for b in bots {
             if !valid_name(&b.name) {
@@ -311,6 +326,7 @@ mod tests {
                     bot: b,
                 })
                 .collect(),
+            spare_bots: Vec::new(),
             mode: UpdateMode::Polling,
             options: BotOptions::default(),
             billing: crate::billing::BillingConfig::default(),

@@ -194,7 +194,9 @@ async fn best_per_category(
     }
     Ok(inner
         .views
+        .get()
         .iter()
+        .filter(|v| v.digest)
         .filter_map(|v| best.remove(&v.slug).map(|p| (v.slug.clone(), p)))
         .collect())
 }
@@ -218,6 +220,7 @@ fn render(inner: &Inner, lang: Lang, picks: &[(CategorySlug, Pick)]) -> String {
     for (slug, pick) in picks {
         let name = inner
             .views
+            .get()
             .iter()
             .find(|v| &v.slug == slug)
             .map_or_else(|| slug.to_string(), |v| v.name.clone());

@@ -60,7 +60,7 @@ pub mod texts;
 
 pub use billing::{BillingConfig, BillingSection, PlanSection};
 pub use config::{
-    BotIdentity, BotOptions, BotsConfig, CatchUp, CatchUpFn, CategoryBot, UpdateMode,
+    BotIdentity, BotOptions, BotsConfig, CatchUp, CatchUpFn, CategoryBot, LiveCategory, UpdateMode,
 };
 pub use dedup::{DEDUP_TTL, MemoryDedup, RedisDedup, UpdateDedup};
 pub use dialogue::{

@@ -37,7 +37,8 @@ pub(crate) async fn start_notices(inner: Arc<Inner>, main: Arc<BotRuntime>) {
             }
         };
         for block in blocks {
-            let views: Vec<_> = inner.views.iter().filter(|v| v.bot == block.bot).collect();
+            let all = inner.views.get();
+            let views: Vec<_> = all.iter().filter(|v| v.bot == block.bot).collect();
             let Some(first) = views.first() else {
                 continue; // a bot no category uses any more
             };

@@ -10,6 +10,7 @@ use axum::extract::{Path, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::routing::post;
 use jobwire_core::CategorySlug;
+use jobwire_core::live::Live;
 use jobwire_store::Store;
 use subtle::ConstantTimeEq;
 use teloxide::prelude::*;
@@ -18,7 +19,7 @@ use teloxide::{ApiError, RequestError};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
-use crate::config::{BotIdentity, BotsConfig, UpdateMode, webhook_url};
+use crate::config::{BotIdentity, BotsConfig, LiveCategory, UpdateMode, webhook_url};
 use crate::dedup::UpdateDedup;
 use crate::dialogue::DialogueStore;
 use crate::handler::{Processed, describe, process_update, update_chat};
@@ -49,8 +50,6 @@ pub(crate) struct BotRuntime {
     pub username: String,
     /// Whether this bot runs the main bot's dialogue.
     pub is_main: bool,
-    /// The categories this bot delivers (empty for a main-only bot).
-    pub categories: Vec<CategorySlug>,
 }
 
 /// What every handler shares.
@@ -61,8 +60,13 @@ pub(crate) struct Inner {
     pub dedup: Arc<dyn UpdateDedup>,
     pub options: BotOptions,
     pub bots: BTreeMap<String, Arc<BotRuntime>>,
-    /// Every category, in the configured order.
-    pub views: Vec<CategoryView>,
+    /// Every category, in the configured order; replaced while running when an admin edits
+    /// the categories ([`Bots::set_categories`]).
+    pub views: Live<Vec<CategoryView>>,
+    /// `[[bots]]` name → Telegram username, of every running bot.
+    pub usernames: HashMap<String, String>,
+    /// The main bot's configured name.
+    pub main_name: Option<String>,
     pub main_username: Option<String>,
     pub mode: UpdateMode,
     pub tracker: TaskTracker,
@@ -84,6 +88,16 @@ const LANGS_KEPT: usize = 100_000;
 impl Inner {
     pub fn now(&self) -> chrono::DateTime<chrono::Utc> {
         self.options.clock.now()
+    }
+
+    /// The categories bot `name` delivers now, in the configured order.
+    pub fn categories_of(&self, bot: &str) -> Vec<CategorySlug> {
+        self.views
+            .get()
+            .iter()
+            .filter(|v| v.bot == bot)
+            .map(|v| v.slug.clone())
+            .collect()
     }
 
     /// Remembers the language the chat's user reads (their client's), for the messages the
@@ -204,6 +218,11 @@ impl Bots {
                 None => idents.push((c.bot.clone(), false, vec![c.slug.clone()])),
             }
         }
+        for spare in &cfg.spare_bots {
+            if !idents.iter().any(|(i, _, _)| i.name == spare.name) {
+                idents.push((spare.clone(), false, Vec::new()));
+            }
+        }
 
         let lookups = idents.iter().map(|(ident, _, _)| {
             let bot = Bot::with_client(ident.token.clone(), request_client.clone())
@@ -231,7 +250,6 @@ impl Bots {
                     poll_bot,
                     username,
                     is_main,
-                    categories,
                 }),
             );
         }
@@ -245,8 +263,9 @@ impl Bots {
                 bot: c.bot.name.clone(),
                 bot_username: usernames.get(&c.bot.name).cloned().unwrap_or_default(),
                 delivered_by_main: main_name.as_deref() == Some(c.bot.name.as_str()),
+                digest: true,
             })
-            .collect();
+            .collect::<Vec<_>>();
         let main_username = main_name.as_ref().and_then(|n| usernames.get(n).cloned());
 
         let inner = Arc::new(Inner {
@@ -255,7 +274,9 @@ impl Bots {
             dedup,
             options: cfg.options.clone(),
             bots,
-            views,
+            views: Live::new(views),
+            usernames,
+            main_name,
             main_username,
             mode: cfg.mode.clone(),
             tracker: TaskTracker::new(),
@@ -310,6 +331,38 @@ impl Bots {
         Ok(this)
     }
 
+    /// Takes the categories as an admin edited them (names, delivering bots, digest flags),
+    /// for every update handled from now on. A category moved to a bot that is not running
+    /// keeps its bot until the bot role restarts with it (logged); the rest applies at once.
+    pub fn set_categories(&self, categories: &[LiveCategory]) {
+        let previous = self.inner.views.get();
+        let views: Vec<CategoryView> = categories
+            .iter()
+            .map(|c| {
+                let before = previous.iter().find(|v| v.slug == c.slug);
+                let bot = if self.inner.usernames.contains_key(&c.bot) {
+                    c.bot.clone()
+                } else {
+                    let kept = before.map_or_else(String::new, |v| v.bot.clone());
+                    tracing::warn!(category = %c.slug, bot = %c.bot, kept = %kept, "the category's new bot is not running in this process; it keeps its bot until the bot role restarts");
+                    kept
+                };
+                CategoryView {
+                    slug: c.slug.clone(),
+                    name: c.name.clone(),
+                    bot_username: self.inner.usernames.get(&bot).cloned().unwrap_or_default(),
+                    delivered_by_main: self.inner.main_name.as_deref() == Some(bot.as_str()),
+                    bot,
+                    digest: c.digest,
+                }
+            })
+            .collect();
+        if *previous != views {
+            tracing::info!(categories = views.len(), "categories changed");
+            self.inner.views.set(views);
+        }
+    }
+
     /// `(configured name, Telegram username)` of every bot.
     pub fn usernames(&self) -> Vec<(String, String)> {
         self.inner
@@ -341,7 +394,7 @@ impl Bots {
                 commands_ru.insert(1, BotCommand::new(c, ru));
                 commands_en.insert(1, BotCommand::new(c, en));
             }
-            if rt.is_main && !rt.categories.is_empty() {
+            if rt.is_main && !self.inner.categories_of(&rt.name).is_empty() {
                 for (c, ru, en) in texts::CATEGORY_COMMANDS {
                     if !list.iter().any(|(m, _, _)| m == c) {
                         commands_ru.push(BotCommand::new(*c, *ru));

@@ -18,6 +18,7 @@ pub mod dedup;
 pub mod extract;
 pub mod format;
 pub mod ids;
+pub mod live;
 pub mod matching;
 pub mod normalize;
 pub mod placement;

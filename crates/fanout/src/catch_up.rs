@@ -7,6 +7,7 @@ use chrono::{DateTime, Utc};
 use jobwire_core::billing::Access;
 use jobwire_core::card::Wants;
 use jobwire_core::clock::{Clock, SystemClock};
+use jobwire_core::live::Live;
 use jobwire_core::matching::{JobFacts, SubscriberIndex};
 use jobwire_core::normalize::normalize;
 use jobwire_store::{NewDelivery, PostId, Store};
@@ -20,16 +21,17 @@ const CANDIDATES: u32 = 1000;
 #[derive(Debug)]
 pub struct CatchUp {
     store: Arc<dyn Store>,
-    routes: Vec<CategoryRoute>,
+    /// The categories' names and bots; replaced while running when an admin edits them.
+    routes: Live<Vec<CategoryRoute>>,
     billing: bool,
     clock: Arc<dyn Clock>,
 }
 
 impl CatchUp {
-    pub fn new(store: Arc<dyn Store>, routes: Vec<CategoryRoute>) -> Self {
+    pub fn new(store: Arc<dyn Store>, routes: impl Into<Live<Vec<CategoryRoute>>>) -> Self {
         Self {
             store,
-            routes,
+            routes: routes.into(),
             billing: false,
             clock: Arc::new(SystemClock),
         }
@@ -88,6 +90,7 @@ impl CatchUp {
         }
         let index = SubscriberIndex::build([subscriber]);
         let now = self.clock.now();
+        let routes = self.routes.get();
         let mut picks: Vec<(jobwire_core::card::Merit, PostId, NewDelivery)> = Vec::new();
         for job in store.recent_jobs(since, Some(id), CANDIDATES).await? {
             let Some(verdict) = store.classification(job.post.id).await? else {
@@ -96,7 +99,7 @@ impl CatchUp {
             let categories: Vec<_> = verdict
                 .categories
                 .iter()
-                .filter(|c| self.routes.iter().any(|r| &r.slug == *c))
+                .filter(|c| routes.iter().any(|r| &r.slug == *c))
                 .cloned()
                 .collect();
             let budget = verdict.extraction.as_ref().and_then(|e| e.budget.as_ref());
@@ -120,8 +123,7 @@ impl CatchUp {
             if info.hides(&authors) {
                 continue;
             }
-            let Some(route) = choose_route(&self.routes, &categories, &info, self.billing, now)
-            else {
+            let Some(route) = choose_route(&routes, &categories, &info, self.billing, now) else {
                 continue;
             };
             let score = jobwire_core::card::merit(

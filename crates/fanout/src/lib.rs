@@ -22,6 +22,7 @@ use jobwire_core::CategorySlug;
 use jobwire_core::billing::{Access, RENEWAL_GRACE_HOURS};
 use jobwire_core::clock::{Clock, SystemClock};
 use jobwire_core::format::{JobCard, render};
+use jobwire_core::live::Live;
 use jobwire_core::matching::{JobFacts, SubscriberIndex};
 use jobwire_core::normalize::normalize;
 use jobwire_core::quiet::QuietHours;
@@ -105,7 +106,8 @@ struct Snapshot {
 pub struct FanoutStage {
     store: Arc<dyn Store>,
     queue: Arc<dyn Queue>,
-    routes: Vec<CategoryRoute>,
+    /// The categories' names and bots; replaced while running when an admin edits them.
+    routes: Live<Vec<CategoryRoute>>,
     snapshot: RwLock<Option<Arc<Snapshot>>>,
     /// With billing on, only subscribers whose trial or paid period covers the moment of
     /// matching (and the job's category) get a delivery.
@@ -121,11 +123,15 @@ pub struct FanoutOutcome {
 }
 
 impl FanoutStage {
-    pub fn new(store: Arc<dyn Store>, queue: Arc<dyn Queue>, routes: Vec<CategoryRoute>) -> Self {
+    pub fn new(
+        store: Arc<dyn Store>,
+        queue: Arc<dyn Queue>,
+        routes: impl Into<Live<Vec<CategoryRoute>>>,
+    ) -> Self {
         Self {
             store,
             queue,
-            routes,
+            routes: routes.into(),
             snapshot: RwLock::new(None),
             billing: false,
             clock: Arc::new(SystemClock),
@@ -192,10 +198,11 @@ impl FanoutStage {
             );
             return Ok(None);
         };
+        let routes = self.routes.get();
         let categories: Vec<CategorySlug> = verdict
             .categories
             .iter()
-            .filter(|c| self.routes.iter().any(|r| &r.slug == *c))
+            .filter(|c| routes.iter().any(|r| &r.slug == *c))
             .cloned()
             .collect();
         let snapshot = self.snapshot().await?;
@@ -225,8 +232,7 @@ impl FanoutStage {
             if info.hides(&authors) || !info.wants.takes(resume) {
                 continue;
             }
-            let Some(route) = choose_route(&self.routes, &categories, info, self.billing, now)
-            else {
+            let Some(route) = choose_route(&routes, &categories, info, self.billing, now) else {
                 continue;
             };
             deliveries.push(NewDelivery {
@@ -255,7 +261,7 @@ impl FanoutStage {
             url: post.url.clone(),
             categories: categories
                 .iter()
-                .filter_map(|c| self.routes.iter().find(|r| &r.slug == c))
+                .filter_map(|c| routes.iter().find(|r| &r.slug == c))
                 .map(|r| r.name.clone())
                 .collect(),
             posted_at: post.posted_at,

@@ -8,6 +8,7 @@ pub mod bench;
 pub mod bench_distributed;
 pub mod bench_llm;
 pub use jobwire_admin::broadcasts as broadcast;
+pub mod categories;
 pub mod classifiers;
 pub mod cli;
 pub mod commands;

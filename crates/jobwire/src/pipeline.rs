@@ -119,6 +119,19 @@ impl Pipeline {
             })
             .await?;
         }
+        // Categories: the file seeds them, the database holds what an admin changed; every
+        // stage starts with what the database says and follows its changes.
+        until_available(health.as_deref(), "seeding categories", || {
+            crate::categories::seed(settings, store.as_ref())
+        })
+        .await?;
+        let categories = crate::categories::CategoryHub::new(settings.categories.clone());
+        until_available(health.as_deref(), "reading categories", || async {
+            crate::categories::refresh(&categories, settings, store.as_ref())
+                .await
+                .map(|_| ())
+        })
+        .await?;
         if has(Role::Dispatcher)
             && let Some(path) = &settings.subscribers_file
         {
@@ -162,13 +175,30 @@ impl Pipeline {
             );
         }
 
+        {
+            let (hub, settings, store, token) = (
+                categories.clone(),
+                Arc::new(settings.clone()),
+                store.clone(),
+                tasks.shutdown_token(),
+            );
+            tasks.spawn_restarting("categories", move || {
+                crate::categories::follow(
+                    hub.clone(),
+                    settings.clone(),
+                    store.clone(),
+                    crate::categories::POLL,
+                    token.clone(),
+                )
+            });
+        }
         let mut classifier = String::new();
         if has(Role::Classifier) {
             let classifiers = classifiers.context("the classifier role needs classifiers")?;
-            classifier = spawn_classifier(&mut tasks, &parts, &classifiers);
+            classifier = spawn_classifier(&mut tasks, &parts, &classifiers, &categories);
         }
         if has(Role::Dispatcher) {
-            spawn_dispatcher(&mut tasks, &parts);
+            spawn_dispatcher(&mut tasks, &parts, &categories);
         }
         let send = if has(Role::Sender) {
             Some(spawn_sender(&mut tasks, &parts)?)
@@ -179,7 +209,7 @@ impl Pipeline {
             spawn_admin(&mut tasks, &parts);
         }
         if has(Role::Bot) {
-            spawn_bot(&mut tasks, &parts).await?;
+            spawn_bot(&mut tasks, &parts, &categories).await?;
         }
         // Sources last: every stage they feed is running.
         if has(Role::Parser) {

@@ -19,6 +19,7 @@ use jobwire_mtproto::ChannelRef;
 use jobwire_store::{FeedSettings, SourceKind, SourceSpec, Store};
 use tokio_util::sync::CancellationToken;
 
+use crate::categories::CategoryHub;
 use crate::classifiers::{Classifiers, retrainer};
 use crate::config::{Settings, UpdatesMode};
 use crate::pipeline::Parts;
@@ -200,7 +201,12 @@ pub fn spawn_parser(sup: &mut Supervisor, parts: &Parts, intake: &Arc<IntakeStag
 /// The classify stage, the retrainer of its local model and, with an LLM, what keeps the
 /// LLM on the current prompt version ([`crate::llm::follow_current_prompt`]). Returns the
 /// primary classifier's name.
-pub fn spawn_classifier(sup: &mut Supervisor, parts: &Parts, classifiers: &Classifiers) -> String {
+pub fn spawn_classifier(
+    sup: &mut Supervisor,
+    parts: &Parts,
+    classifiers: &Classifiers,
+    categories: &CategoryHub,
+) -> String {
     let (settings, store, queue) = (&parts.settings, &parts.store, &parts.queue);
     let admin = parts.admin_alert.clone();
     let alert: AlertFn = Arc::new(move |message: String| {
@@ -220,6 +226,15 @@ pub fn spawn_classifier(sup: &mut Supervisor, parts: &Parts, classifiers: &Class
         }
     });
     if let Some(llm) = &classifiers.llm {
+        // The prompt lists the categories' descriptions as an admin edits them.
+        let described = llm.clone();
+        categories.on_change(move |cats| {
+            let descriptions: Vec<_> = cats
+                .iter()
+                .map(|c| (c.slug.clone(), c.description.clone()))
+                .collect();
+            described.set_category_descriptions(&descriptions);
+        });
         let (store, llm, token) = (store.clone(), llm.clone(), sup.shutdown_token());
         sup.spawn_restarting("prompt version", move || {
             crate::llm::follow_current_prompt(
@@ -254,10 +269,10 @@ pub fn spawn_classifier(sup: &mut Supervisor, parts: &Parts, classifiers: &Class
 
 /// The fan-out stage and the scheduler ([`crate::recovery`]: held deliveries, waiting posts,
 /// abandoned sends, lost messages).
-pub fn spawn_dispatcher(sup: &mut Supervisor, parts: &Parts) {
+pub fn spawn_dispatcher(sup: &mut Supervisor, parts: &Parts, categories: &CategoryHub) {
     let (settings, store, queue) = (&parts.settings, &parts.store, &parts.queue);
     let fanout = Arc::new(
-        FanoutStage::new(store.clone(), queue.clone(), settings.routes())
+        FanoutStage::new(store.clone(), queue.clone(), categories.routes())
             .with_billing(settings.billing.enabled, parts.clock.clone()),
     );
     let token = sup.shutdown_token();
@@ -324,23 +339,36 @@ pub fn spawn_sender(sup: &mut Supervisor, parts: &Parts) -> anyhow::Result<Arc<S
 }
 
 /// The main and category bots (nothing when updates are off or no bot is configured).
-pub async fn spawn_bot(sup: &mut Supervisor, parts: &Parts) -> anyhow::Result<()> {
-    let settings = &parts.settings;
-    if settings.bot_role.updates == UpdatesMode::Off {
+pub async fn spawn_bot(
+    sup: &mut Supervisor,
+    parts: &Parts,
+    categories: &CategoryHub,
+) -> anyhow::Result<()> {
+    if parts.settings.bot_role.updates == UpdatesMode::Off {
         return Ok(());
     }
-    let bots = start_bots(
-        settings,
-        parts.store.clone(),
-        Some(parts.queue.clone()),
-        parts.redis.clone(),
-        parts.admin_alert.clone(),
-        parts.clock.clone(),
-        sup.shutdown_token(),
-    )
-    .await
-    .context("starting the bots")?;
+    // The bots start with the categories as the database has them and follow their edits.
+    let settings = &Settings {
+        categories: categories.current().to_vec(),
+        ..parts.settings.clone()
+    };
+    let bots = start_bots(settings, categories, parts, sup.shutdown_token())
+        .await
+        .context("starting the bots")?;
     if let Some(bots) = bots {
+        let live = bots.clone();
+        categories.on_change(move |cats| {
+            let cats: Vec<_> = cats
+                .iter()
+                .map(|c| jobwire_bot::LiveCategory {
+                    slug: c.slug.clone(),
+                    name: c.name.clone(),
+                    bot: c.bot.clone(),
+                    digest: c.digest,
+                })
+                .collect();
+            live.set_categories(&cats);
+        });
         sup.spawn("bots", async move {
             bots.wait().await;
             Ok(())
@@ -402,6 +430,7 @@ async fn daily_report(
 /// deliveries it adds are sent by the scheduler's held-delivery sweep.
 fn catch_up(
     settings: &Settings,
+    categories: &CategoryHub,
     store: &Arc<dyn Store>,
     clock: &Arc<dyn jobwire_core::clock::Clock>,
 ) -> Option<jobwire_bot::CatchUp> {
@@ -410,7 +439,7 @@ fn catch_up(
         return None;
     }
     let finder = Arc::new(
-        jobwire_fanout::CatchUp::new(store.clone(), settings.routes())
+        jobwire_fanout::CatchUp::new(store.clone(), categories.routes())
             .with_billing(settings.billing.enabled, clock.clone()),
     );
     Some(jobwire_bot::CatchUp {
@@ -448,15 +477,19 @@ fn placements(
     Some(config)
 }
 
+/// Starts the bots of `settings` (its categories as the database has them) over the store,
+/// queue, Redis, alert and clock of `parts`.
 pub async fn start_bots(
     settings: &Settings,
-    store: Arc<dyn Store>,
-    queue: Option<Arc<dyn jobwire_queue::Queue>>,
-    redis: Option<redis::aio::ConnectionManager>,
-    alert: Option<jobwire_classify::cascade::AlertFn>,
-    clock: Arc<dyn jobwire_core::clock::Clock>,
+    categories: &CategoryHub,
+    parts: &Parts,
     shutdown: CancellationToken,
 ) -> anyhow::Result<Option<jobwire_bot::Bots>> {
+    let store = parts.store.clone();
+    let queue = Some(parts.queue.clone());
+    let redis = parts.redis.clone();
+    let alert = parts.admin_alert.clone();
+    let clock = parts.clock.clone();
     use jobwire_bot::{
         BotIdentity, BotOptions, Bots, BotsConfig, CategoryBot, DialogueStore, MemoryDedup,
         RedisDedup, RedisDialogues, StoreDialogues, UpdateDedup, UpdateMode,
@@ -469,7 +502,7 @@ pub async fn start_bots(
             .map(|b| BotIdentity::new(&b.name, b.token.expose(), settings.api_url.clone()))
     };
     let main = settings.bot_role.main_bot.as_deref().and_then(identity);
-    let categories: Vec<CategoryBot> = settings
+    let category_bots: Vec<CategoryBot> = settings
         .categories
         .iter()
         .filter_map(|c| {
@@ -480,7 +513,18 @@ pub async fn start_bots(
             })
         })
         .collect();
-    if main.is_none() && categories.is_empty() {
+    // Every other configured bot runs too, so that a category can be moved to it in the
+    // admin panel without a restart.
+    let spare_bots: Vec<BotIdentity> = settings
+        .bots
+        .iter()
+        .filter(|b| {
+            settings.bot_role.main_bot.as_deref() != Some(b.name.as_str())
+                && !settings.categories.iter().any(|c| c.bot == b.name)
+        })
+        .filter_map(|b| identity(&b.name))
+        .collect();
+    if main.is_none() && category_bots.is_empty() {
         tracing::info!("no bots configured: the bot role has nothing to do");
         return Ok(None);
     }
@@ -514,10 +558,11 @@ pub async fn start_bots(
     let bots = Bots::start(
         BotsConfig {
             main,
-            categories,
+            categories: category_bots,
+            spare_bots,
             mode,
             options: BotOptions {
-                catch_up: catch_up(settings, &store, &clock),
+                catch_up: catch_up(settings, categories, &store, &clock),
                 clock,
                 report_threshold: settings.bot_role.report_threshold,
                 ..BotOptions::default()

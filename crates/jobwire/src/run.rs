@@ -75,6 +75,14 @@ pub async fn run_roles(
             api.attach_main_bot(settings.api_url.clone(), bot.token.clone());
         }
         api.attach_broadcasts(settings.broadcast_setup());
+        api.attach_category_setup(jobwire_admin::CategorySetup {
+            order: settings
+                .categories
+                .iter()
+                .map(|c| c.slug.to_string())
+                .collect(),
+            bots: settings.bots.iter().map(|b| b.name.clone()).collect(),
+        });
         if let Some(llm) = &settings.llm {
             match crate::llm::PromptLab::new(llm) {
                 Ok(lab) => api.attach_prompt_lab(Arc::new(lab)),

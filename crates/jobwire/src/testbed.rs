@@ -149,6 +149,7 @@ impl Bed {
                 name,
                 description,
                 bot,
+                digest: true,
             });
         }
         config.resolve(&env).context("test settings")

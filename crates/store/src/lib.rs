@@ -16,6 +16,7 @@ mod admins;
 mod billing;
 mod broadcasts;
 mod cards;
+mod categories;
 mod channels;
 mod codec;
 mod deliveries;
@@ -48,12 +49,13 @@ pub use broadcasts::{
     BroadcastProgress, BroadcastRow, BroadcastStatus, BroadcastStore, RecipientOutcome,
 };
 pub use cards::{CardReport, CardStore, HiddenAuthorRow, RecentJob};
+pub use categories::{CategoryFields, CategoryRow, CategoryStore};
 pub use channels::ChannelStore;
 pub use deliveries::DeliveryStore;
 pub use learning::LearningStore;
 pub use panel::{
     AuditEntry, DashboardBucket, DashboardTotals, NewSession, PanelStore, PostFilter, PostListRow,
-    SessionRow,
+    SessionRow, TELEGRAM_WAITS_KEPT, TelegramWait, WaitKind, WaitTotal,
 };
 pub use placements::{
     PlacementDraft, PlacementPaid, PlacementRow, PlacementStatus, PlacementStore, REASON_CHANGED,
@@ -143,6 +145,7 @@ pub trait Store:
     + AdminStore
     + PanelStore
     + PromptStore
+    + CategoryStore
     + Send
     + Sync
     + std::fmt::Debug

@@ -106,7 +106,7 @@ impl Turn<'_> {
             trial,
             renews,
             open.as_deref(),
-            &self.inner.views,
+            &self.inner.views.get(),
         );
         let week_ago = now - Duration::days(7);
         let today = now - Duration::hours(24);
@@ -190,7 +190,7 @@ impl Turn<'_> {
             return Ok(());
         }
         let state = self.access_line().await?.unwrap_or_default();
-        let text = t::plans_screen(self.lang, &billing.plans, &self.inner.views, &state);
+        let text = t::plans_screen(self.lang, &billing.plans, &self.inner.views.get(), &state);
         let mut rows: Vec<Vec<InlineKeyboardButton>> = Vec::new();
         for plan in &billing.plans {
             let mut row = vec![InlineKeyboardButton::callback(
@@ -261,7 +261,7 @@ impl Turn<'_> {
             nonce: invoice.nonce.clone(),
         }
         .encode();
-        let description = t::invoice_description(self.lang, plan, &self.inner.views);
+        let description = t::invoice_description(self.lang, plan, &self.inner.views.get());
         let price_label = plan.title.clone();
         let bot = &self.rt.bot;
         let result = match provider {

@@ -271,7 +271,7 @@ pub(super) async fn on_callback(
             None
         }
         Some(Callback::Category { slug, on }) => {
-            match inner.views.iter().find(|v| v.slug == slug) {
+            match inner.views.get().iter().find(|v| v.slug == slug) {
                 None => None,
                 Some(view) => {
                     let mut loaded = turn.load().await?;
@@ -290,8 +290,12 @@ pub(super) async fn on_callback(
                         rt,
                         chat_id,
                         message_id,
-                        texts::categories_screen(turn.lang, &inner.views, &loaded.spec.categories),
-                        categories_keyboard(turn.lang, &inner.views, &loaded.spec.categories),
+                        texts::categories_screen(
+                            turn.lang,
+                            &inner.views.get(),
+                            &loaded.spec.categories,
+                        ),
+                        categories_keyboard(turn.lang, &inner.views.get(), &loaded.spec.categories),
                     )
                     .await;
                     Some(format!("{} {}", if on { "✅" } else { "▫️" }, view.name))

@@ -26,7 +26,7 @@ impl Turn<'_> {
 
     /// Every category the bot delivers.
     fn served_categories(&self) -> Vec<CategorySlug> {
-        self.rt.categories.clone()
+        self.inner.categories_of(&self.rt.name)
     }
 
     pub(super) fn category_names(&self, slugs: &[CategorySlug]) -> Vec<String> {
@@ -35,6 +35,7 @@ impl Turn<'_> {
             .map(|s| {
                 self.inner
                     .views
+                    .get()
                     .iter()
                     .find(|v| &v.slug == s)
                     .map_or_else(|| s.to_string(), |v| v.name.clone())
@@ -160,7 +161,7 @@ pub(super) async fn on_my_chat_member(
     u: &teloxide::types::ChatMemberUpdated,
 ) -> Result<(), BotError> {
     // Only the bots that deliver decide whether a subscriber can be reached.
-    if !u.chat.is_private() || rt.categories.is_empty() {
+    if !u.chat.is_private() || inner.categories_of(&rt.name).is_empty() {
         return Ok(());
     }
     let chat_id = u.chat.id.0;

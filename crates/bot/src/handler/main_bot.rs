@@ -33,7 +33,7 @@ impl Turn<'_> {
             loaded.blocked,
             &loaded.unreachable,
             budget.as_ref(),
-            &self.inner.views,
+            &self.inner.views.get(),
         );
         let wants = self.inner.store.wants_of(self.chat_id).await?;
         text.push('\n');
@@ -57,8 +57,12 @@ impl Turn<'_> {
                 self.menu_keyboard(loaded.spec.paused),
             ),
             Screen::Categories => (
-                texts::categories_screen(self.lang, &self.inner.views, &loaded.spec.categories),
-                categories_keyboard(self.lang, &self.inner.views, &loaded.spec.categories),
+                texts::categories_screen(
+                    self.lang,
+                    &self.inner.views.get(),
+                    &loaded.spec.categories,
+                ),
+                categories_keyboard(self.lang, &self.inner.views.get(), &loaded.spec.categories),
             ),
             Screen::Filters => (
                 texts::filters_screen(self.lang, &self.settings(&loaded).await?),
@@ -77,7 +81,7 @@ impl Turn<'_> {
             }
             Screen::Plans => return self.plans(edit).await,
             Screen::Help => (
-                texts::help_main(self.lang, &self.inner.views),
+                texts::help_main(self.lang, &self.inner.views.get()),
                 back_keyboard(self.lang),
             ),
         };
@@ -87,7 +91,12 @@ impl Turn<'_> {
 
     pub(super) async fn main_start(&self, payload: &str) -> Result<(), BotError> {
         let mut loaded = self.load().await?;
-        if let Some(v) = self.inner.views.iter().find(|v| v.slug.as_str() == payload)
+        if let Some(v) = self
+            .inner
+            .views
+            .get()
+            .iter()
+            .find(|v| v.slug.as_str() == payload)
             && !loaded.spec.categories.contains(&v.slug)
         {
             loaded.spec.categories.push(v.slug.clone());

@@ -394,6 +394,7 @@ impl Turn<'_> {
         list.sort_by_key(|slug| {
             self.inner
                 .views
+                .get()
                 .iter()
                 .position(|v| &v.slug == slug)
                 .unwrap_or(usize::MAX)
@@ -510,7 +511,7 @@ async fn on_message(inner: &Inner, rt: &BotRuntime, m: &Message) -> Result<(), B
     if let teloxide::types::MessageKind::RefundedPayment(r) = &m.kind {
         return turn.refunded_payment(m, &r.refunded_payment).await;
     }
-    let serves_categories = !rt.categories.is_empty();
+    let serves_categories = !inner.categories_of(&rt.name).is_empty();
     if let Some((cmd, args)) = m.text().and_then(|t| parse_command(t, &rt.username)) {
         tracing::debug!(bot = %rt.name, chat_id = turn.chat_id, command = %cmd, "command");
         if cmd == "cancel" {

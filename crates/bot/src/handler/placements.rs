@@ -62,6 +62,7 @@ impl Turn<'_> {
     fn offered(&self, config: &PlacementsConfig) -> Vec<(CategorySlug, String, u32)> {
         self.inner
             .views
+            .get()
             .iter()
             .filter_map(|v| {
                 config

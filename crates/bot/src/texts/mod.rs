@@ -114,7 +114,7 @@ pub fn quote(text: &str) -> String {
 }
 
 /// A category as the menus show it.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CategoryView {
     pub slug: CategorySlug,
     pub name: String,
@@ -124,6 +124,8 @@ pub struct CategoryView {
     pub bot_username: String,
     /// Whether that bot is the main bot itself (then there is nothing else to start).
     pub delivered_by_main: bool,
+    /// Whether the daily public digest includes it.
+    pub digest: bool,
 }
 
 impl CategoryView {

@@ -93,6 +93,7 @@ impl Env {
                 cat("bots", "Боты", self.ident("webbot", WEB_TOKEN)),
                 cat("design", "Дизайн", self.ident("designbot", DESIGN_TOKEN)),
             ],
+            spare_bots: Vec::new(),
             mode,
             options: BotOptions::default(),
             billing,

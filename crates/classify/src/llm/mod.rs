@@ -178,6 +178,9 @@ struct Inner {
     fallback: Option<Endpoint>,
     /// The prompt of the next request (swapped when another version becomes current).
     prompt: RwLock<Arc<ActivePrompt>>,
+    /// The categories' descriptions the prompt lists (configured, then as an admin edits
+    /// them; the set of slugs never changes).
+    described: RwLock<Arc<Vec<(CategorySlug, String)>>>,
     schema: Value,
     slugs: Vec<CategorySlug>,
     name: String,
@@ -201,6 +204,9 @@ struct Inner {
 pub(crate) struct ActivePrompt {
     pub(crate) version: String,
     pub(crate) system: String,
+    /// The template it was made from (`None`: the built-in [`PROMPT_TEMPLATE`]), kept to
+    /// render it again when the categories' descriptions change.
+    pub(crate) template: Option<String>,
 }
 
 impl fmt::Debug for LlmClassifier {
@@ -234,7 +240,9 @@ impl LlmClassifier {
                 prompt: RwLock::new(Arc::new(ActivePrompt {
                     version: PROMPT_VERSION.to_owned(),
                     system: system_prompt(&config.categories, config.reasons),
+                    template: None,
                 })),
+                described: RwLock::new(Arc::new(config.categories.clone())),
                 schema: response_schema(&slugs, config.reasons),
                 name: format!("llm:{}", config.model),
                 slugs,
@@ -269,20 +277,56 @@ impl LlmClassifier {
     /// the prompt in use stays. Requests already sent keep the prompt they were sent with.
     pub fn set_prompt(&self, version: &str, template: &str) -> Result<(), TemplateError> {
         check_template(template)?;
-        let c = &self.inner.config;
+        let described = self.inner.described();
         self.swap_prompt(ActivePrompt {
             version: version.to_owned(),
-            system: render_system_prompt(template, &c.categories, c.reasons),
+            system: render_system_prompt(template, &described, self.inner.config.reasons),
+            template: Some(template.to_owned()),
         });
         Ok(())
     }
 
+    /// Lists the categories with these descriptions in the prompt from the next request on
+    /// (an admin edited them). Only configured categories are taken; one left out keeps its
+    /// description. Returns whether the prompt changed.
+    pub fn set_category_descriptions(&self, descriptions: &[(CategorySlug, String)]) -> bool {
+        let current = self.inner.described();
+        let next: Vec<(CategorySlug, String)> = current
+            .iter()
+            .map(|(slug, old)| {
+                let new = descriptions.iter().find(|(s, _)| s == slug);
+                (
+                    slug.clone(),
+                    new.map_or_else(|| old.clone(), |(_, d)| d.clone()),
+                )
+            })
+            .collect();
+        if next == *current {
+            return false;
+        }
+        *self
+            .inner
+            .described
+            .write()
+            .unwrap_or_else(PoisonError::into_inner) = Arc::new(next.clone());
+        let active = self.inner.current_prompt();
+        let template = active.template.as_deref().unwrap_or(PROMPT_TEMPLATE);
+        self.swap_prompt(ActivePrompt {
+            version: active.version.clone(),
+            system: render_system_prompt(template, &next, self.inner.config.reasons),
+            template: active.template.clone(),
+        });
+        tracing::info!(version = %active.version, "the prompt lists the categories' new descriptions");
+        true
+    }
+
     /// Goes back to the built-in prompt ([`PROMPT_TEMPLATE`], [`PROMPT_VERSION`]).
     pub fn use_built_in_prompt(&self) {
-        let c = &self.inner.config;
+        let described = self.inner.described();
         self.swap_prompt(ActivePrompt {
             version: PROMPT_VERSION.to_owned(),
-            system: system_prompt(&c.categories, c.reasons),
+            system: system_prompt(&described, self.inner.config.reasons),
+            template: None,
         });
     }
 
@@ -306,7 +350,7 @@ impl LlmClassifier {
     pub async fn try_prompt(&self, template: &str, text: &str) -> Result<String, ClassifyError> {
         check_template(template).map_err(|e| ClassifyError::Invalid(e.to_string()))?;
         let c = &self.inner.config;
-        let system = render_system_prompt(template, &c.categories, c.reasons);
+        let system = render_system_prompt(template, &self.inner.described(), c.reasons);
         let user = prompt::user_message(&[], &[("p1", text)], c.max_post_chars);
         self.inner.probe(&system, &user).await
     }
@@ -375,6 +419,13 @@ impl LlmClassifier {
 
 impl Inner {
     /// The prompt in use now.
+    fn described(&self) -> Arc<Vec<(CategorySlug, String)>> {
+        self.described
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+
     pub(crate) fn current_prompt(&self) -> Arc<ActivePrompt> {
         self.prompt
             .read()
@@ -519,6 +570,38 @@ mod tests {
         assert!(shown.contains("***"));
         let classifier = LlmClassifier::new(c).unwrap();
         assert!(!format!("{classifier:?}").contains("secret"));
+    }
+
+    #[test]
+    fn edited_descriptions_reach_the_prompt_of_the_version_in_use() {
+        let c = LlmClassifier::new(config()).unwrap();
+        let web = CategorySlug::parse("web").unwrap();
+        let edited = [(web.clone(), "sites and landing pages".to_owned())];
+        assert!(c.set_category_descriptions(&edited));
+        assert!(
+            c.system_prompt()
+                .contains("- `web`: sites and landing pages")
+        );
+        assert!(
+            c.system_prompt().contains("- `bots`: bots work"),
+            "the other one stays"
+        );
+        assert!(
+            !c.set_category_descriptions(&edited),
+            "nothing changed the second time"
+        );
+
+        // A version made current later lists the edited descriptions too, and keeps them when
+        // they change again; its name stays the version recorded with verdicts.
+        let template = PROMPT_TEMPLATE.replace("You", "Thou");
+        c.set_prompt("v9", &template).unwrap();
+        assert!(c.system_prompt().contains("sites and landing pages"));
+        c.set_category_descriptions(&[(web, "shops".to_owned())]);
+        assert!(c.system_prompt().contains("- `web`: shops"));
+        assert!(c.system_prompt().contains("Thou"));
+        assert_eq!(c.prompt_version(), "v9");
+        c.use_built_in_prompt();
+        assert!(c.system_prompt().contains("- `web`: shops"));
     }
 
     #[test]

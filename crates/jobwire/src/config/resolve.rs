@@ -75,6 +75,7 @@ impl Config {
                     name: (*name).to_owned(),
                     description: (*description).to_owned(),
                     bot: bot.clone(),
+                    digest: true,
                 })
                 .collect()
         } else {
@@ -102,6 +103,7 @@ impl Config {
                 name: c.name.clone(),
                 description: c.description.clone(),
                 bot: c.bot.clone(),
+                digest: c.digest,
             });
         }
 

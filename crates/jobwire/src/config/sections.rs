@@ -446,6 +446,9 @@ pub struct CategorySection {
     pub description: String,
     /// The bot (a `[[bots]]` name) that delivers this category.
     pub bot: String,
+    /// Whether the daily public digest includes it.
+    #[serde(default = "yes")]
+    pub digest: bool,
 }
 
 #[derive(Debug, Clone, Deserialize)]

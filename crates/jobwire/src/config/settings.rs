@@ -15,12 +15,14 @@ use super::{
 };
 
 /// A category after validation.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Category {
     pub slug: CategorySlug,
     pub name: String,
     pub description: String,
     pub bot: String,
+    /// Whether the daily public digest includes it.
+    pub digest: bool,
 }
 
 /// Everything the roles need, checked.

@@ -13,12 +13,14 @@ use jobwire_core::{CategorySlug, PostKind};
 use jobwire_store::*;
 
 mod billing;
+mod categories;
 mod panel;
 mod placements;
 mod prompts;
 mod recovery;
 mod sources;
 pub use billing::*;
+pub use categories::*;
 pub use panel::*;
 pub use placements::*;
 pub use prompts::*;
@@ -85,6 +87,7 @@ macro_rules! every_check {
             check_panel_rewinds_work,
             check_panel_extends_and_ends_access,
             check_prompt_versions,
+            check_categories,
         );
     };
 }
