@@ -4,18 +4,16 @@
 //! current (recorded and audited).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+mod common;
+
 use std::sync::{Arc, Mutex};
 
-use axum::Router;
-use axum::body::Body;
-use axum::http::{Request, StatusCode, header};
+use axum::http::{StatusCode, header};
 use chrono::Utc;
-use jobwire_admin::{AdminApi, Panel, PanelOptions, PromptLab};
+use common::Bed;
+use jobwire_admin::PromptLab;
 use jobwire_classify::llm::PROMPT_TEMPLATE;
-use jobwire_store::{InsertOutcome, NewPost, PostId, PostStatus, SqliteStore, Store};
-use tower::ServiceExt;
-
-const PASSWORD: &str = "correct horse battery";
+use jobwire_store::{InsertOutcome, NewPost, PostId, PostStatus};
 
 /// A prompt template that passes the checks.
 const GOOD: &str = "Sort the posts.\n{{categories}}\n{{reason}}Answer in JSON.";
@@ -58,132 +56,16 @@ impl PromptLab for FakeLab {
     }
 }
 
-struct Bed {
-    app: Router,
-    store: Arc<dyn Store>,
-    _dir: tempfile::TempDir,
-}
-
 async fn bed(lab: Option<Arc<FakeLab>>) -> Bed {
-    let dir = tempfile::tempdir().unwrap();
-    let store: Arc<dyn Store> = Arc::new(
-        SqliteStore::open_path(&dir.path().join("jobwire.db"))
-            .await
-            .unwrap(),
-    );
-    jobwire_admin::accounts::apply(
-        store.as_ref(),
-        jobwire_admin::accounts::Change::Create,
-        "ops",
-        PASSWORD,
-    )
+    common::open(None, |api| {
+        if let Some(lab) = lab {
+            api.attach_prompt_lab(lab);
+        }
+    })
     .await
-    .unwrap();
-    let api = AdminApi::new(None, ["web".to_owned(), "design".to_owned()]);
-    api.attach_store(store.clone());
-    if let Some(lab) = lab {
-        api.attach_prompt_lab(lab);
-    }
-    let panel = Panel::new(api.clone(), PanelOptions::default());
-    Bed {
-        app: jobwire_admin::router(api, panel),
-        store,
-        _dir: dir,
-    }
-}
-
-struct Answer {
-    status: StatusCode,
-    headers: axum::http::HeaderMap,
-    body: String,
-}
-
-#[derive(Debug, Clone)]
-struct Login {
-    cookie: String,
-    csrf: String,
 }
 
 impl Bed {
-    async fn send(&self, request: Request<Body>) -> Answer {
-        let response = self.app.clone().oneshot(request).await.unwrap();
-        let status = response.status();
-        let headers = response.headers().clone();
-        let bytes = axum::body::to_bytes(response.into_body(), 10 << 20)
-            .await
-            .unwrap();
-        Answer {
-            status,
-            headers,
-            body: String::from_utf8_lossy(&bytes).into_owned(),
-        }
-    }
-
-    async fn get(&self, path: &str, session: Option<&Login>) -> Answer {
-        let mut r = Request::get(path).header(header::HOST, "panel.test");
-        if let Some(s) = session {
-            r = r.header(header::COOKIE, &s.cookie);
-        }
-        self.send(r.body(Body::empty()).unwrap()).await
-    }
-
-    /// A form post as a browser on this site sends it.
-    async fn post(&self, path: &str, session: &Login, form: &[(&str, &str)]) -> Answer {
-        let mut pairs = url::form_urlencoded::Serializer::new(String::new());
-        pairs.append_pair("csrf", &session.csrf);
-        for (k, v) in form {
-            pairs.append_pair(k, v);
-        }
-        self.send(
-            Request::post(path)
-                .header(header::HOST, "panel.test")
-                .header(header::ORIGIN, "http://panel.test")
-                .header(header::COOKIE, &session.cookie)
-                .header(header::CONTENT_TYPE, "application/x-www-form-urlencoded")
-                .body(Body::from(pairs.finish()))
-                .unwrap(),
-        )
-        .await
-    }
-
-    async fn login(&self) -> Login {
-        let form = url::form_urlencoded::Serializer::new(String::new())
-            .append_pair("username", "ops")
-            .append_pair("password", PASSWORD)
-            .append_pair("next", "/prompt")
-            .finish();
-        let a = self
-            .send(
-                Request::post("/login")
-                    .header(header::HOST, "panel.test")
-                    .header(header::ORIGIN, "http://panel.test")
-                    .header(header::CONTENT_TYPE, "application/x-www-form-urlencoded")
-                    .body(Body::from(form))
-                    .unwrap(),
-            )
-            .await;
-        assert_eq!(a.status, StatusCode::SEE_OTHER, "{}", a.body);
-        let set = a.headers[header::SET_COOKIE].to_str().unwrap().to_owned();
-        let cookie = set.split(';').next().unwrap().to_owned();
-        let page = self
-            .get(
-                "/prompt",
-                Some(&Login {
-                    cookie: cookie.clone(),
-                    csrf: String::new(),
-                }),
-            )
-            .await;
-        let csrf = page
-            .body
-            .split("name=\"csrf\" value=\"")
-            .nth(1)
-            .and_then(|s| s.split('"').next())
-            .expect("a csrf field")
-            .to_owned();
-        Login { cookie, csrf }
-    }
-
     async fn post_in(&self, channel: &str, text: &str) -> PostId {
         let ch = self
             .store

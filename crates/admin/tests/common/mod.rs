@@ -1,0 +1,153 @@
+//! What the HTTP tests of the panel share: a panel over a SQLite store on a temp file with
+//! one admin account, driven in-process through its router as a browser on this site would.
+#![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
+
+use std::sync::Arc;
+
+use axum::Router;
+use axum::body::Body;
+use axum::http::{Request, StatusCode, header};
+use jobwire_admin::{AdminApi, Panel, PanelOptions};
+use jobwire_store::{SqliteStore, Store};
+use tower::ServiceExt;
+
+/// The password of the admin account `ops`.
+pub const PASSWORD: &str = "correct horse battery";
+
+pub struct Bed {
+    pub app: Router,
+    pub api: Arc<AdminApi>,
+    pub store: Arc<dyn Store>,
+    _dir: tempfile::TempDir,
+}
+
+/// An answer as the browser gets it.
+pub struct Answer {
+    pub status: StatusCode,
+    pub headers: axum::http::HeaderMap,
+    pub body: String,
+}
+
+/// A logged-in browser: its session cookie and the CSRF token its pages carry.
+#[derive(Debug, Clone)]
+pub struct Login {
+    pub cookie: String,
+    pub csrf: String,
+}
+
+/// The panel with the categories `web` and `design`, the API's bearer token `token`, and
+/// whatever `attach` adds to the API before the router is built.
+pub async fn open(token: Option<&str>, attach: impl FnOnce(&Arc<AdminApi>)) -> Bed {
+    let dir = tempfile::tempdir().unwrap();
+    let store: Arc<dyn Store> = Arc::new(
+        SqliteStore::open_path(&dir.path().join("jobwire.db"))
+            .await
+            .unwrap(),
+    );
+    jobwire_admin::accounts::apply(
+        store.as_ref(),
+        jobwire_admin::accounts::Change::Create,
+        "ops",
+        PASSWORD,
+    )
+    .await
+    .unwrap();
+    let api = AdminApi::new(
+        token.map(str::to_owned),
+        ["web".to_owned(), "design".to_owned()],
+    );
+    api.attach_store(store.clone());
+    attach(&api);
+    let panel = Panel::new(api.clone(), PanelOptions::default());
+    Bed {
+        app: jobwire_admin::router(api.clone(), panel),
+        api,
+        store,
+        _dir: dir,
+    }
+}
+
+impl Bed {
+    pub async fn send(&self, request: Request<Body>) -> Answer {
+        let response = self.app.clone().oneshot(request).await.unwrap();
+        let status = response.status();
+        let headers = response.headers().clone();
+        let bytes = axum::body::to_bytes(response.into_body(), 10 << 20)
+            .await
+            .unwrap();
+        Answer {
+            status,
+            headers,
+            body: String::from_utf8_lossy(&bytes).into_owned(),
+        }
+    }
+
+    pub async fn get(&self, path: &str, session: Option<&Login>) -> Answer {
+        let mut r = Request::get(path).header(header::HOST, "panel.test");
+        if let Some(s) = session {
+            r = r.header(header::COOKIE, &s.cookie);
+        }
+        self.send(r.body(Body::empty()).unwrap()).await
+    }
+
+    /// A form post as a browser on this site sends it.
+    pub async fn post(&self, path: &str, session: &Login, form: &[(&str, &str)]) -> Answer {
+        let mut pairs = url::form_urlencoded::Serializer::new(String::new());
+        pairs.append_pair("csrf", &session.csrf);
+        for (k, v) in form {
+            pairs.append_pair(k, v);
+        }
+        self.send(
+            Request::post(path)
+                .header(header::HOST, "panel.test")
+                .header(header::ORIGIN, "http://panel.test")
+                .header(header::COOKIE, &session.cookie)
+                .header(header::CONTENT_TYPE, "application/x-www-form-urlencoded")
+                .body(Body::from(pairs.finish()))
+                .unwrap(),
+        )
+        .await
+    }
+
+    pub async fn try_login(&self, username: &str, password: &str) -> Answer {
+        let form = url::form_urlencoded::Serializer::new(String::new())
+            .append_pair("username", username)
+            .append_pair("password", password)
+            .append_pair("next", "/sources")
+            .finish();
+        self.send(
+            Request::post("/login")
+                .header(header::HOST, "panel.test")
+                .header(header::ORIGIN, "http://panel.test")
+                .header(header::CONTENT_TYPE, "application/x-www-form-urlencoded")
+                .body(Body::from(form))
+                .unwrap(),
+        )
+        .await
+    }
+
+    /// Logs `ops` in; the session and the CSRF token of its pages.
+    pub async fn login(&self) -> Login {
+        let a = self.try_login("ops", PASSWORD).await;
+        assert_eq!(a.status, StatusCode::SEE_OTHER, "{}", a.body);
+        let set = a.headers[header::SET_COOKIE].to_str().unwrap().to_owned();
+        let cookie = set.split(';').next().unwrap().to_owned();
+        let page = self
+            .get(
+                "/sources",
+                Some(&Login {
+                    cookie: cookie.clone(),
+                    csrf: String::new(),
+                }),
+            )
+            .await;
+        let csrf = page
+            .body
+            .split("name=\"csrf\" value=\"")
+            .nth(1)
+            .and_then(|s| s.split('"').next())
+            .expect("a csrf field")
+            .to_owned();
+        Login { cookie, csrf }
+    }
+}
