@@ -56,6 +56,8 @@ pub struct CategoryBot {
     /// The name subscribers see ("Веб-разработка").
     pub name: String,
     pub bot: BotIdentity,
+    /// Whether the daily public digest includes it.
+    pub digest: bool,
 }
 
 /// A category as the admin panel leaves it: what [`crate::Bots::set_categories`] takes.
@@ -324,6 +326,7 @@ mod tests {
                     slug: CategorySlug::parse(s).unwrap(),
                     name: s.to_uppercase(),
                     bot: b,
+                    digest: true,
                 })
                 .collect(),
             spare_bots: Vec::new(),

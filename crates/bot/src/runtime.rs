@@ -52,6 +52,19 @@ pub(crate) struct BotRuntime {
     pub is_main: bool,
 }
 
+/// How the menus show category `c`, delivered by one of the running bots (`usernames`:
+/// `[[bots]]` name → Telegram username).
+fn view(usernames: &HashMap<String, String>, main: Option<&str>, c: LiveCategory) -> CategoryView {
+    CategoryView {
+        bot_username: usernames.get(&c.bot).cloned().unwrap_or_default(),
+        delivered_by_main: main == Some(c.bot.as_str()),
+        slug: c.slug,
+        name: c.name,
+        bot: c.bot,
+        digest: c.digest,
+    }
+}
+
 /// What every handler shares.
 #[derive(Debug)]
 pub(crate) struct Inner {
@@ -257,13 +270,17 @@ impl Bots {
         let views = cfg
             .categories
             .iter()
-            .map(|c| CategoryView {
-                slug: c.slug.clone(),
-                name: c.name.clone(),
-                bot: c.bot.name.clone(),
-                bot_username: usernames.get(&c.bot.name).cloned().unwrap_or_default(),
-                delivered_by_main: main_name.as_deref() == Some(c.bot.name.as_str()),
-                digest: true,
+            .map(|c| {
+                view(
+                    &usernames,
+                    main_name.as_deref(),
+                    LiveCategory {
+                        slug: c.slug.clone(),
+                        name: c.name.clone(),
+                        bot: c.bot.name.clone(),
+                        digest: c.digest,
+                    },
+                )
             })
             .collect::<Vec<_>>();
         let main_username = main_name.as_ref().and_then(|n| usernames.get(n).cloned());
@@ -339,22 +356,14 @@ impl Bots {
         let views: Vec<CategoryView> = categories
             .iter()
             .map(|c| {
-                let before = previous.iter().find(|v| v.slug == c.slug);
-                let bot = if self.inner.usernames.contains_key(&c.bot) {
-                    c.bot.clone()
-                } else {
+                let mut c = c.clone();
+                if !self.inner.usernames.contains_key(&c.bot) {
+                    let before = previous.iter().find(|v| v.slug == c.slug);
                     let kept = before.map_or_else(String::new, |v| v.bot.clone());
                     tracing::warn!(category = %c.slug, bot = %c.bot, kept = %kept, "the category's new bot is not running in this process; it keeps its bot until the bot role restarts");
-                    kept
-                };
-                CategoryView {
-                    slug: c.slug.clone(),
-                    name: c.name.clone(),
-                    bot_username: self.inner.usernames.get(&bot).cloned().unwrap_or_default(),
-                    delivered_by_main: self.inner.main_name.as_deref() == Some(bot.as_str()),
-                    bot,
-                    digest: c.digest,
+                    c.bot = kept;
                 }
+                view(&self.inner.usernames, self.inner.main_name.as_deref(), c)
             })
             .collect();
         if *previous != views {

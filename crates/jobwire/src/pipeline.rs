@@ -126,12 +126,16 @@ impl Pipeline {
         })
         .await?;
         let categories = crate::categories::CategoryHub::new(settings.categories.clone());
-        until_available(health.as_deref(), "reading categories", || async {
-            crate::categories::refresh(&categories, settings, store.as_ref())
-                .await
-                .map(|_| ())
-        })
-        .await?;
+        // Only the roles that use the categories read and follow them.
+        let uses_categories = has(Role::Classifier) || has(Role::Dispatcher) || has(Role::Bot);
+        if uses_categories {
+            until_available(health.as_deref(), "reading categories", || async {
+                crate::categories::refresh(&categories, settings, store.as_ref())
+                    .await
+                    .map(|_| ())
+            })
+            .await?;
+        }
         if has(Role::Dispatcher)
             && let Some(path) = &settings.subscribers_file
         {
@@ -175,7 +179,7 @@ impl Pipeline {
             );
         }
 
-        {
+        if uses_categories {
             let (hub, settings, store, token) = (
                 categories.clone(),
                 Arc::new(settings.clone()),

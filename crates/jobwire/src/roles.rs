@@ -510,6 +510,7 @@ pub async fn start_bots(
                 slug: c.slug.clone(),
                 name: c.name.clone(),
                 bot,
+                digest: c.digest,
             })
         })
         .collect();

@@ -216,3 +216,46 @@ async fn the_main_bot_tells_a_user_once_to_start_a_bot_that_may_not_write_first(
     assert_eq!(env.sent(MAIN_ID, BOB).len(), 2);
     bots.stop().await;
 }
+
+#[tokio::test]
+async fn an_edited_category_is_served_by_its_new_bot_under_its_new_name() {
+    let env = Env::new().await;
+    let bots = env.start(UpdateMode::Polling).await;
+    let live = |slug: &str, name: &str, bot: &str| jobwire_bot::LiveCategory {
+        slug: jobwire_core::CategorySlug::parse(slug).unwrap(),
+        name: name.into(),
+        bot: bot.into(),
+        digest: true,
+    };
+    // An admin renames web and moves design from `designbot` to `webbot`; a move to a bot
+    // that is not running keeps the category where it was.
+    bots.bots.set_categories(&[
+        live("web", "Сайты и лендинги", "webbot"),
+        live("bots", "Боты", "nobot"),
+        live("design", "Дизайн", "webbot"),
+    ]);
+
+    env.inject(WEB_ID, text(BOB, "/start"));
+    let sent = env.wait_sent(WEB_ID, BOB, 1).await;
+    assert!(
+        sent[0]
+            .visible_text
+            .contains("«Сайты и лендинги», «Боты», «Дизайн»"),
+        "{}",
+        sent[0].visible_text
+    );
+    assert_eq!(
+        env.subscriber(BOB).await.unwrap().categories,
+        ["web", "bots", "design"]
+    );
+    // `designbot` serves no category any more: its /start subscribes to nothing.
+    env.inject(DESIGN_ID, text(BOB + 1, "/start"));
+    env.wait_sent(DESIGN_ID, BOB + 1, 1).await;
+    assert!(
+        env.subscriber(BOB + 1)
+            .await
+            .is_none_or(|s| s.categories.is_empty()),
+        "designbot subscribed someone to a category it no longer serves"
+    );
+    bots.stop().await;
+}

@@ -85,6 +85,7 @@ impl Env {
             slug: CategorySlug::parse(slug).unwrap(),
             name: name.into(),
             bot,
+            digest: true,
         };
         BotsConfig {
             main: Some(self.ident("main", MAIN_TOKEN)),
