@@ -16,7 +16,7 @@ use jobwire_testkit::telegram::{FakeTelegram, RateLimits, RecordedMessage};
 use serde_json::json;
 
 use crate::pipeline;
-use crate::testbed::{Bed, fake_llm, fake_telegram, seed_job, start_pipeline, temp_db};
+use crate::testbed::{Bed, fake_llm, fake_telegram, seed_job, start_pipeline, subscriber, temp_db};
 
 #[derive(Debug, Clone, clap::Subcommand)]
 pub enum Bench {
@@ -317,20 +317,6 @@ pub(crate) async fn one_at_a_time(
         h.record(((received - t0).num_microseconds().unwrap_or(0)).max(1) as u64)?;
     }
     Ok(h)
-}
-
-/// An active subscriber of `categories` with no filters.
-pub(crate) fn subscriber(chat_id: i64, categories: Vec<CategorySlug>) -> SubscriberSpec {
-    SubscriberSpec {
-        chat_id,
-        name: None,
-        categories,
-        include: vec![],
-        exclude: vec![],
-        paused: false,
-        quiet_hours: None,
-        min_budget: None,
-    }
 }
 
 fn subscribers_in(category: &str, first_chat: i64, n: usize) -> Vec<SubscriberSpec> {

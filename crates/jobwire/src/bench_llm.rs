@@ -324,7 +324,7 @@ async fn start_design(
     let (running, store) = start_pipeline(&settings).await?;
     crate::subscribers::store_all(
         store.as_ref(),
-        &[crate::bench::subscriber(
+        &[crate::testbed::subscriber(
             CHAT,
             jobwire_core::category::standard(),
         )],

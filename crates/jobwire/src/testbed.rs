@@ -11,7 +11,7 @@ use anyhow::Context;
 use chrono::Utc;
 use jobwire_deliver::RateLimitConfig;
 use jobwire_queue::Queue;
-use jobwire_store::{ClassificationRecord, NewPost, PostId, PostStatus, Store};
+use jobwire_store::{ClassificationRecord, NewPost, PostId, PostStatus, Store, SubscriberSpec};
 use jobwire_testkit::llm::{FakeLlm, FakeLlmConfig, OracleEntry, load_oracle_jsonl};
 use jobwire_testkit::telegram::{FakeTelegram, FakeTelegramConfig, RateLimits};
 
@@ -189,6 +189,20 @@ pub async fn fake_llm_answering(oracle: Vec<OracleEntry>) -> anyhow::Result<Fake
     Ok(FakeLlm::start(SocketAddr::from(([127, 0, 0, 1], 0)), config).await?)
 }
 
+/// An active subscriber of `categories` with no filters.
+pub fn subscriber(chat_id: i64, categories: Vec<jobwire_core::CategorySlug>) -> SubscriberSpec {
+    SubscriberSpec {
+        chat_id,
+        name: None,
+        categories,
+        include: vec![],
+        exclude: vec![],
+        paused: false,
+        quiet_hours: None,
+        min_budget: None,
+    }
+}
+
 /// A temporary directory with a database path in it.
 pub fn temp_db() -> anyhow::Result<(tempfile::TempDir, PathBuf)> {
     let dir = tempfile::tempdir()?;
@@ -313,4 +327,68 @@ pub async fn start_in_process_at(
     )
     .await?;
     Ok(p)
+}
+
+/// The Telegram reader as the parser role runs it (`roles::spawn_parser`: a
+/// [`SourcesWatcher`](jobwire_intake::sources::SourcesWatcher) on `intake` and
+/// [`crate::telegram::read_channels`]), over accounts a test scripts in place of those
+/// `[mtproto]` would connect.
+#[derive(Debug)]
+pub struct ScriptedReader {
+    shutdown: tokio_util::sync::CancellationToken,
+    task: tokio::task::JoinHandle<anyhow::Result<()>>,
+    /// Changes whenever the sources were read again.
+    pub sources: jobwire_intake::sources::SourcesWatch,
+}
+
+impl ScriptedReader {
+    pub fn start(
+        settings: &Settings,
+        section: &crate::telegram::MtprotoSection,
+        accounts: Vec<Arc<dyn jobwire_mtproto::Account>>,
+        store: &Arc<dyn Store>,
+        intake: &Arc<jobwire_intake::stage::IntakeStage>,
+    ) -> Self {
+        let shutdown = tokio_util::sync::CancellationToken::new();
+        let watcher =
+            jobwire_intake::sources::SourcesWatcher::new(store.clone()).with_intake(intake.clone());
+        let sources = watcher.subscribe();
+        let stop = shutdown.clone();
+        tokio::spawn(async move { watcher.run(stop.cancelled_owned()).await });
+        let (settings, section, store, intake, watch, token) = (
+            settings.clone(),
+            section.clone(),
+            store.clone(),
+            intake.clone(),
+            sources.clone(),
+            shutdown.clone(),
+        );
+        let task = tokio::spawn(async move {
+            crate::telegram::read_channels(
+                &settings,
+                &section,
+                accounts,
+                Arc::new(jobwire_mtproto::SystemClock),
+                intake,
+                store,
+                watch,
+                token,
+            )
+            .await
+        });
+        Self {
+            shutdown,
+            task,
+            sources,
+        }
+    }
+
+    /// Stops the reader; an error when it does not stop within 10 s, panicked or failed.
+    pub async fn stop(self) -> anyhow::Result<()> {
+        self.shutdown.cancel();
+        tokio::time::timeout(std::time::Duration::from_secs(10), self.task)
+            .await
+            .context("the reader did not stop within 10 s of shutdown")?
+            .context("the reader panicked")?
+    }
 }

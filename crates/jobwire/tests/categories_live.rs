@@ -7,25 +7,17 @@
 use std::time::{Duration, Instant};
 
 use chrono::Utc;
-use jobwire::testbed::{Bed, start_pipeline, temp_db};
+use jobwire::testbed::{Bed, fake_llm_answering, start_pipeline, subscriber, temp_db};
+use jobwire_core::CategorySlug;
 use jobwire_intake::stage::IntakeOutcome;
-use jobwire_store::{CategoryFields, SubscriberSpec};
-use jobwire_testkit::llm::{FakeLlm, FakeLlmConfig, OracleEntry};
+use jobwire_store::CategoryFields;
+use jobwire_testkit::llm::OracleEntry;
 use jobwire_testkit::wait::eventually;
 
 const CHAT: i64 = 777;
 const FIRST: &str = "Нужен лендинг на Tilda для студии йоги, бюджет 20 000 ₽, пишите @yoga_owner";
 const SECOND: &str = "Ищем разработчика сайта-каталога на WordPress, оплата 45 000 ₽, @shop_boss";
 const DESCRIPTION: &str = "Landing pages, online shops and catalogues on any CMS";
-
-fn web_job(text: &str) -> OracleEntry {
-    OracleEntry {
-        text: text.to_owned(),
-        is_job: true,
-        kind: "job".to_owned(),
-        categories: vec!["web".to_owned()],
-    }
-}
 
 fn post(id: &str, text: &str) -> jobwire_core::IncomingPost {
     jobwire_core::IncomingPost {
@@ -41,15 +33,12 @@ fn post(id: &str, text: &str) -> jobwire_core::IncomingPost {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_edited_category_reaches_the_prompt_the_cards_and_its_new_bot_within_seconds() {
     let telegram = jobwire::testbed::fake_telegram(None).await.unwrap();
-    let llm = FakeLlm::start(
-        "127.0.0.1:0".parse().unwrap(),
-        FakeLlmConfig {
-            oracle: vec![web_job(FIRST), web_job(SECOND)],
-            ..FakeLlmConfig::default()
-        },
-    )
+    let llm = fake_llm_answering(vec![
+        OracleEntry::job(FIRST, &["web"]),
+        OracleEntry::job(SECOND, &["web"]),
+    ])
     .await
-    .expect("fake LLM starts");
+    .unwrap();
     let (_dir, db) = temp_db().unwrap();
     // Two bots: `dev` delivers web jobs, `spare` none yet.
     let bed = Bed {
@@ -62,16 +51,7 @@ async fn an_edited_category_reaches_the_prompt_the_cards_and_its_new_bot_within_
     let (running, store) = start_pipeline(&settings).await.unwrap();
     jobwire::subscribers::store_all(
         store.as_ref(),
-        &[SubscriberSpec {
-            chat_id: CHAT,
-            name: Some("Anna".into()),
-            categories: vec![jobwire_core::CategorySlug::parse("web").unwrap()],
-            include: vec![],
-            exclude: vec![],
-            paused: false,
-            quiet_hours: None,
-            min_budget: None,
-        }],
+        &[subscriber(CHAT, vec![CategorySlug::parse("web").unwrap()])],
     )
     .await
     .unwrap();
@@ -104,7 +84,7 @@ async fn an_edited_category_reaches_the_prompt_the_cards_and_its_new_bot_within_
     let edited = Instant::now();
     store
         .update_category(
-            &jobwire_core::CategorySlug::parse("web").unwrap(),
+            &CategorySlug::parse("web").unwrap(),
             &CategoryFields {
                 name: "Сайты и магазины".into(),
                 description: DESCRIPTION.into(),

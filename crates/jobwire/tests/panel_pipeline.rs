@@ -11,17 +11,15 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use chrono::Utc;
-use jobwire::config::Settings;
 use jobwire::pipeline::{Parts, Pipeline, Role};
 use jobwire::server::{Health, serve_with_admin};
-use jobwire::telegram::{self, MtprotoSection, NS_CURSOR};
-use jobwire::testbed::{Bed, temp_db};
-use jobwire_intake::sources::SourcesWatcher;
-use jobwire_intake::stage::IntakeStage;
-use jobwire_mtproto::{Account, ChannelRef, RawMessage, ScriptedAccount, SystemClock};
-use jobwire_store::{ChannelId, Store, SubscriberSpec};
-use jobwire_testkit::llm::{FakeLlm, FakeLlmConfig, OracleEntry};
-use jobwire_testkit::telegram::{FakeTelegram, FakeTelegramConfig};
+use jobwire::telegram::{MtprotoSection, NS_CURSOR};
+use jobwire::testbed::{
+    Bed, ScriptedReader, fake_llm_answering, fake_telegram, subscriber, temp_db,
+};
+use jobwire_mtproto::{Account, ChannelRef, RawMessage, ScriptedAccount};
+use jobwire_store::{ChannelId, Store};
+use jobwire_testkit::llm::OracleEntry;
 use jobwire_testkit::wait::eventually;
 use reqwest012 as reqwest;
 use tokio_util::sync::CancellationToken;
@@ -69,60 +67,6 @@ fn message(peer: i64, id: i64, text: &str) -> RawMessage {
 
 fn collapse(text: &str) -> String {
     text.split_whitespace().collect::<Vec<_>>().join(" ")
-}
-
-/// The parser role as `jobwire run` starts it (`roles::spawn_parser`: the sources watcher
-/// and the Telegram reader on the pipeline's intake), with the scripted account in place of
-/// the accounts `[mtproto]` would connect.
-struct Parser {
-    shutdown: CancellationToken,
-    task: tokio::task::JoinHandle<anyhow::Result<()>>,
-}
-
-impl Parser {
-    fn start(
-        settings: &Settings,
-        account: &Arc<ScriptedAccount>,
-        store: &Arc<dyn Store>,
-        intake: &Arc<IntakeStage>,
-    ) -> Self {
-        let shutdown = CancellationToken::new();
-        let watcher = SourcesWatcher::new(store.clone()).with_intake(intake.clone());
-        let sources = watcher.subscribe();
-        let stop = shutdown.clone();
-        tokio::spawn(async move { watcher.run(stop.cancelled_owned()).await });
-        let accounts: Vec<Arc<dyn Account>> = vec![account.clone()];
-        let section: MtprotoSection = settings.mtproto.clone().expect("an [mtproto] section");
-        let (settings, store, intake, token) = (
-            settings.clone(),
-            store.clone(),
-            intake.clone(),
-            shutdown.clone(),
-        );
-        let task = tokio::spawn(async move {
-            telegram::read_channels(
-                &settings,
-                &section,
-                accounts,
-                Arc::new(SystemClock),
-                intake,
-                store,
-                sources,
-                token,
-            )
-            .await
-        });
-        Self { shutdown, task }
-    }
-
-    async fn stop(self) {
-        self.shutdown.cancel();
-        tokio::time::timeout(Duration::from_secs(10), self.task)
-            .await
-            .expect("the reader stops on shutdown")
-            .expect("no panic")
-            .expect("a clean stop");
-    }
 }
 
 /// The admin panel as a browser on the admin's machine talks to it.
@@ -253,29 +197,10 @@ async fn joined_at(store: &Arc<dyn Store>, id: ChannelId) -> chrono::DateTime<Ut
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_channel_added_in_the_panel_is_joined_within_seconds_and_its_next_job_is_delivered() {
     init();
-    let fake_tg = FakeTelegram::start(
-        loopback(),
-        FakeTelegramConfig {
-            limits: None,
-            ..FakeTelegramConfig::default()
-        },
-    )
-    .await
-    .expect("fake Telegram starts");
-    let llm = FakeLlm::start(
-        loopback(),
-        FakeLlmConfig {
-            oracle: vec![OracleEntry {
-                text: JOB.to_owned(),
-                is_job: true,
-                kind: "job".to_owned(),
-                categories: vec!["web".to_owned()],
-            }],
-            ..FakeLlmConfig::default()
-        },
-    )
-    .await
-    .expect("fake LLM starts");
+    let fake_tg = fake_telegram(None).await.expect("fake Telegram starts");
+    let llm = fake_llm_answering(vec![OracleEntry::job(JOB, &["web"])])
+        .await
+        .expect("fake LLM starts");
 
     // One machine: SQLite, the in-memory queue, every role in one process. The configuration
     // names one channel; the one the admin adds later is not in it.
@@ -321,7 +246,9 @@ async fn a_channel_added_in_the_panel_is_joined_within_seconds_and_its_next_job_
         "{}",
         running.classifier
     );
-    let parser = Parser::start(&settings, &account, &store, &running.intake);
+    let section: MtprotoSection = settings.mtproto.clone().expect("an [mtproto] section");
+    let accounts: Vec<Arc<dyn Account>> = vec![account.clone()];
+    let parser = ScriptedReader::start(&settings, &section, accounts, &store, &running.intake);
 
     // The admin role's panel, served over HTTP as `jobwire run` serves it.
     let admin = jobwire::admin_api::AdminApi::new(
@@ -345,16 +272,10 @@ async fn a_channel_added_in_the_panel_is_joined_within_seconds_and_its_next_job_
     // A subscriber of the web category.
     jobwire::subscribers::store_all(
         store.as_ref(),
-        &[SubscriberSpec {
-            chat_id: CHAT,
-            name: Some("Anna".into()),
-            categories: vec![jobwire_core::CategorySlug::parse("web").unwrap()],
-            include: vec![],
-            exclude: vec![],
-            paused: false,
-            quiet_hours: None,
-            min_budget: None,
-        }],
+        &[subscriber(
+            CHAT,
+            vec![jobwire_core::CategorySlug::parse("web").unwrap()],
+        )],
     )
     .await
     .unwrap();
@@ -445,7 +366,7 @@ async fn a_channel_added_in_the_panel_is_joined_within_seconds_and_its_next_job_
     assert!(!row[4].is_empty(), "last post: {row:?}");
     assert_eq!(row[6], "100%", "job share: {row:?}");
 
-    parser.stop().await;
+    parser.stop().await.expect("the reader stops cleanly");
     running.shutdown().await.unwrap();
     http_shutdown.cancel();
 }

@@ -6,36 +6,15 @@
 use std::time::Duration;
 
 use chrono::Utc;
-use jobwire::testbed::{Bed, start_pipeline, temp_db};
+use jobwire::testbed::{Bed, fake_llm_answering, start_pipeline, temp_db};
 use jobwire_admin::PromptLab as _;
 use jobwire_classify::llm::{PROMPT_VERSION, verdict_of_answer};
 use jobwire_core::PostId;
 use jobwire_intake::stage::IntakeOutcome;
-use jobwire_testkit::llm::{FakeLlm, FakeLlmConfig, OracleEntry};
+use jobwire_testkit::llm::OracleEntry;
 use jobwire_testkit::wait::eventually;
 
 const V5: &str = "You sort Telegram posts.\n{{categories}}\n{{reason}}Answer with JSON only.";
-
-fn web_job(text: &str) -> OracleEntry {
-    OracleEntry {
-        text: text.to_owned(),
-        is_job: true,
-        kind: "job".to_owned(),
-        categories: vec!["web".to_owned()],
-    }
-}
-
-async fn fake_llm(oracle: Vec<OracleEntry>) -> FakeLlm {
-    FakeLlm::start(
-        "127.0.0.1:0".parse().unwrap(),
-        FakeLlmConfig {
-            oracle,
-            ..FakeLlmConfig::default()
-        },
-    )
-    .await
-    .expect("fake LLM starts")
-}
 
 fn post(id: &str, text: &str) -> jobwire_core::IncomingPost {
     jobwire_core::IncomingPost {
@@ -70,7 +49,13 @@ async fn a_running_classifier_picks_up_a_version_made_current() {
     let second = "Ищем верстальщика для интернет-магазина, оплата 40 000 ₽, @shop_owner";
     let third = "Сделать сайт-визитку на WordPress, бюджет 15 000 ₽, писать @third_one";
     let telegram = jobwire::testbed::fake_telegram(None).await.unwrap();
-    let llm = fake_llm(vec![web_job(first), web_job(second), web_job(third)]).await;
+    let llm = fake_llm_answering(vec![
+        OracleEntry::job(first, &["web"]),
+        OracleEntry::job(second, &["web"]),
+        OracleEntry::job(third, &["web"]),
+    ])
+    .await
+    .unwrap();
     let (_dir, db) = temp_db().unwrap();
     let bed = Bed {
         llm: Some(jobwire::cli::llm_section(&llm.url(), "fake-model")),
@@ -139,7 +124,9 @@ async fn a_running_classifier_picks_up_a_version_made_current() {
 #[tokio::test]
 async fn the_panels_prompt_lab_asks_the_configured_llm() {
     let text = "Нужен лендинг на Tilda, бюджет 20 000 ₽, пишите @first_client";
-    let llm = fake_llm(vec![web_job(text)]).await;
+    let llm = fake_llm_answering(vec![OracleEntry::job(text, &["web"])])
+        .await
+        .unwrap();
     let (_dir, db) = temp_db().unwrap();
     let bed = Bed {
         llm: Some(jobwire::cli::llm_section(&llm.url(), "fake-model")),

@@ -12,17 +12,16 @@ use std::time::Duration;
 use chrono::{TimeZone, Utc};
 use jobwire::config::{Config, Environment, Settings};
 use jobwire::telegram::{self, MtprotoSection, NS_ASSIGN, NS_CURSOR, NS_PEER, SqlReaderStore};
-use jobwire_intake::sources::{SourcesWatch, SourcesWatcher};
+use jobwire::testbed::ScriptedReader;
 use jobwire_intake::stage::IntakeStage;
 use jobwire_mtproto::{
     Account, AccountError, ChannelRef, PeerKind, RawMessage, ReaderConfig, ReaderStore,
-    ResolvedPeer, ScriptedAccount, SystemClock,
+    ResolvedPeer, ScriptedAccount,
 };
 use jobwire_store::{PostStatus, SourceEdit, SourceInput, SourceSpec, SqliteStore, Store};
 use jobwire_testkit::llm::{FakeLlm, FakeLlmConfig};
 use jobwire_testkit::telegram::{FakeTelegram, FakeTelegramConfig};
 use jobwire_testkit::wait::eventually;
-use tokio_util::sync::CancellationToken;
 
 const TOKEN: &str = "123456:AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA";
 const TOKEN_SECRET: &str = "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA";
@@ -469,10 +468,7 @@ async fn queued(store: &Arc<dyn Store>) -> Vec<(String, String, String)> {
 }
 
 struct Running {
-    shutdown: CancellationToken,
-    task: tokio::task::JoinHandle<anyhow::Result<()>>,
-    /// Follows the sources as the reader does: resolves when they were read again.
-    sources: SourcesWatch,
+    reader: ScriptedReader,
 }
 
 impl Running {
@@ -490,38 +486,11 @@ impl Running {
                 .await
                 .unwrap();
         }
-        let shutdown = CancellationToken::new();
         let queue = Arc::new(jobwire_queue::MemoryQueue::new());
         let intake = Arc::new(IntakeStage::new(store.clone(), queue));
-        let watcher = SourcesWatcher::new(store.clone()).with_intake(intake.clone());
-        let sources = watcher.subscribe();
-        let stop = shutdown.clone();
-        tokio::spawn(async move { watcher.run(stop.cancelled_owned()).await });
         let accounts: Vec<Arc<dyn Account>> = vec![account.clone()];
-        let (settings, section, store, token, watch) = (
-            settings.clone(),
-            section.clone(),
-            store.clone(),
-            shutdown.clone(),
-            sources.clone(),
-        );
-        let task = tokio::spawn(async move {
-            telegram::read_channels(
-                &settings,
-                &section,
-                accounts,
-                Arc::new(SystemClock),
-                intake,
-                store,
-                watch,
-                token,
-            )
-            .await
-        });
         Self {
-            shutdown,
-            task,
-            sources,
+            reader: ScriptedReader::start(settings, section, accounts, store, &intake),
         }
     }
 
@@ -529,7 +498,7 @@ impl Running {
     /// took.
     async fn reloaded(&mut self) -> Duration {
         let started = std::time::Instant::now();
-        tokio::time::timeout(SOON, self.sources.changed())
+        tokio::time::timeout(SOON, self.reader.sources.changed())
             .await
             .expect("the sources read again")
             .expect("the watcher runs");
@@ -537,12 +506,7 @@ impl Running {
     }
 
     async fn stop(self) {
-        self.shutdown.cancel();
-        tokio::time::timeout(Duration::from_secs(10), self.task)
-            .await
-            .expect("the reader stops on shutdown")
-            .expect("no panic")
-            .expect("a clean stop");
+        self.reader.stop().await.expect("the reader stops cleanly");
     }
 }
 

@@ -66,12 +66,7 @@ pub async fn fake_llm(oracle: Vec<OracleEntry>) -> FakeLlm {
 
 /// The LLM's answer for `text`: a job in the `web` category.
 pub fn web_job(text: &str) -> OracleEntry {
-    OracleEntry {
-        text: text.to_owned(),
-        is_job: true,
-        kind: "job".to_owned(),
-        categories: vec!["web".to_owned()],
-    }
+    OracleEntry::job(text, &["web"])
 }
 
 pub fn shipped_oracle() -> Vec<OracleEntry> {

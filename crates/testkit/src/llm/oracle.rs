@@ -21,6 +21,18 @@ pub struct OracleEntry {
     pub categories: Vec<String>,
 }
 
+impl OracleEntry {
+    /// A post the fake labels a job of `categories`.
+    pub fn job(text: &str, categories: &[&str]) -> Self {
+        Self {
+            text: text.to_owned(),
+            is_job: true,
+            kind: "job".to_owned(),
+            categories: categories.iter().map(|c| (*c).to_owned()).collect(),
+        }
+    }
+}
+
 /// A line of the labeled JSONL format; extra keys are ignored.
 #[derive(Deserialize)]
 struct Line {
