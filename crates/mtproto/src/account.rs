@@ -165,8 +165,8 @@ pub trait Account: Send + Sync {
     /// its id is known).
     async fn join(&self, p: &ResolvedPeer) -> Result<ResolvedPeer, AccountError>;
 
-    /// Up to `limit` messages with an id greater than `after_id`, oldest first. With
-    /// `after_id == 0`, the newest `limit` messages (oldest first).
+    /// Up to `limit` messages with an id greater than `after_id`, oldest first. `after_id`
+    /// 0 is a cursor like any other: the channel's first messages.
     async fn history_since(
         &self,
         p: &ResolvedPeer,
@@ -174,6 +174,20 @@ pub trait Account: Send + Sync {
         limit: usize,
     ) -> Result<Vec<RawMessage>, AccountError>;
 
+    /// The newest `limit` messages, oldest first: where a channel without a cursor starts.
+    async fn newest(&self, p: &ResolvedPeer, limit: usize)
+    -> Result<Vec<RawMessage>, AccountError>;
+
     /// Waits for the next new or edited message in any chat the account is in.
     async fn next_update(&self) -> Result<AccountUpdate, AccountError>;
+
+    /// Whether this account's update stream brings on its own what channel `channel_id`
+    /// posted before the stream started: the session kept the channel's update state (its
+    /// pts) and its peer, so the stream asks `updates.getChannelDifference` from that pts
+    /// when it starts. The reader then does not poll the channel's history after a restart.
+    /// The default says no.
+    fn catches_up(&self, channel_id: i64) -> bool {
+        let _ = channel_id;
+        false
+    }
 }

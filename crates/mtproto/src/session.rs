@@ -10,11 +10,12 @@
 //! The session holds the account's auth keys: its `Debug` shows which DCs have one, never
 //! the key bytes (nor the peers' access hashes).
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
 
 use grammers_session::types::{
     ChannelState, DcOption, PeerId, PeerInfo, UpdateState, UpdatesState,
@@ -221,6 +222,64 @@ impl FileSession {
         Ok(())
     }
 
+    /// [`FileSession::flush`], a failure logged (the session stays dirty, so the next flush
+    /// tries again).
+    pub(crate) fn flush_or_warn(&self) {
+        if let Err(e) = self.flush() {
+            tracing::warn!(error = %e, "could not write the session file");
+        }
+    }
+
+    /// A task that flushes `session` every `every` until it is aborted: what the update
+    /// stream marks dirty (peers, the update state after each update) reaches the file within
+    /// that time.
+    pub(crate) fn flush_every(session: Arc<Self>, every: Duration) -> tokio::task::JoinHandle<()> {
+        tokio::spawn(async move {
+            let mut ticks = tokio::time::interval(every);
+            loop {
+                ticks.tick().await;
+                session.flush_or_warn();
+            }
+        })
+    }
+
+    /// Each channel's pts in the saved update state, `(channel id, pts)` by id: where the
+    /// next start asks `updates.getChannelDifference` from.
+    pub fn channel_pts(&self) -> Vec<(i64, i32)> {
+        let mut pts: Vec<_> = self
+            .data()
+            .map(|d| {
+                d.updates_state
+                    .channels
+                    .iter()
+                    .map(|c| (c.id, c.pts))
+                    .collect()
+            })
+            .unwrap_or_default();
+        pts.sort_unstable();
+        pts
+    }
+
+    /// The channels an update stream over this session asks `updates.getChannelDifference`
+    /// for when it starts: those with a pts in the saved update state and a cached peer with
+    /// an access hash (grammers needs both, and drops a channel's state without the peer).
+    pub fn channels_to_catch_up(&self) -> HashSet<i64> {
+        let Ok(d) = self.data() else {
+            return HashSet::new();
+        };
+        d.updates_state
+            .channels
+            .iter()
+            .filter(|c| {
+                matches!(
+                    d.peers.get(&PeerId::channel_unchecked(c.id)),
+                    Some(PeerInfo::Channel { auth: Some(_), .. })
+                )
+            })
+            .map(|c| c.id)
+            .collect()
+    }
+
     fn data(&self) -> Result<MutexGuard<'_, Data>, SessionFileError> {
         self.data.lock().map_err(|_| SessionFileError::Poisoned)
     }
@@ -230,11 +289,20 @@ impl FileSession {
     }
 }
 
+/// The output of `future` if it is ready on its first poll. A [`FileSession`]'s futures
+/// always are (they only take a lock), which lets them be called where nothing can be awaited
+/// (`Drop`).
+pub(crate) fn ready_now<T>(future: impl std::future::Future<Output = T>) -> Option<T> {
+    let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+    match std::pin::pin!(future).poll(&mut cx) {
+        std::task::Poll::Ready(out) => Some(out),
+        std::task::Poll::Pending => None,
+    }
+}
+
 impl Drop for FileSession {
     fn drop(&mut self) {
-        if let Err(e) = self.flush() {
-            tracing::warn!(error = %e, "could not write the session file");
-        }
+        self.flush_or_warn();
     }
 }
 

@@ -19,6 +19,14 @@ pub struct StoreError(pub String);
 pub trait ReaderStore: Send + Sync {
     /// The id of the last message of `channel` that was handed on (or skipped as service).
     async fn cursor(&self, channel: &str) -> Result<Option<i64>, StoreError>;
+    /// How many message ids before each cursor a starting reader reads again: what the
+    /// previous run may have handed on without it being kept (it did not stop cleanly). With
+    /// a rewind the reader polls every channel's history at start; with none (the default)
+    /// it trusts the cursors, and leaves the channels whose account catches up on its own
+    /// ([`crate::Account::catches_up`]) to the account's update stream.
+    async fn restart_rewind(&self) -> Result<i64, StoreError> {
+        Ok(0)
+    }
     /// Moves the cursor forward (never backward).
     async fn set_cursor(&self, channel: &str, last_id: i64) -> Result<(), StoreError>;
     /// The peer `account` resolved for `channel`, if it ever did.
@@ -52,6 +60,7 @@ struct MemoryState {
     peers: HashMap<(String, String), ResolvedPeer>,
     assignments: HashMap<String, String>,
     flood_waits: Vec<(String, Duration)>,
+    rewind: i64,
 }
 
 /// [`ReaderStore`] in memory: for tests and for runs that do not need to survive a restart.
@@ -62,6 +71,13 @@ impl MemoryReaderStore {
     /// An empty store.
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// Makes [`ReaderStore::restart_rewind`] answer `messages`, as after a crash.
+    pub fn set_restart_rewind(&self, messages: i64) {
+        if let Ok(mut s) = self.state() {
+            s.rewind = messages;
+        }
     }
 
     /// The flood waits noted so far, `(account, wait)` in order.
@@ -82,6 +98,10 @@ impl MemoryReaderStore {
 impl ReaderStore for MemoryReaderStore {
     async fn cursor(&self, channel: &str) -> Result<Option<i64>, StoreError> {
         Ok(self.state()?.cursors.get(channel).copied())
+    }
+
+    async fn restart_rewind(&self) -> Result<i64, StoreError> {
+        Ok(self.state()?.rewind)
     }
 
     async fn set_cursor(&self, channel: &str, last_id: i64) -> Result<(), StoreError> {

@@ -1,6 +1,7 @@
 //! [`GrammersAccount`]: the [`Account`] calls over MTProto, kept to requests, conversions
 //! and error mapping.
 
+use std::collections::HashSet;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -19,14 +20,25 @@ use super::messages::{Names, convert_tl};
 use super::peers::{chats_of, peer_from_chat, peer_from_invite, peer_info, peer_ref};
 use crate::ChannelRef;
 use crate::account::{Account, AccountError, AccountUpdate, RawMessage, ResolvedPeer};
-use crate::session::FileSession;
+use crate::session::{FileSession, ready_now};
+
+/// How often the session file is written while updates mark it dirty.
+const SESSION_FLUSH: Duration = Duration::from_secs(10);
 
 /// An [`Account`] over a logged-in grammers client.
+///
+/// The update stream's state (the account's pts, and each channel's) is written to the
+/// session after every update it hands on, and once more when the account is dropped, so the
+/// next start asks `updates.getDifference` and `updates.getChannelDifference` from where this
+/// run stopped. grammers neither does this itself nor saves it on drop.
 pub struct GrammersAccount {
     id: String,
     client: Client,
     session: Arc<FileSession>,
     updates: tokio::sync::Mutex<UpdateStream>,
+    /// The channels the stream catches up on its own ([`FileSession::channels_to_catch_up`]
+    /// when it started).
+    catching_up: HashSet<i64>,
     tasks: Vec<JoinHandle<()>>,
 }
 
@@ -41,18 +53,23 @@ impl std::fmt::Debug for GrammersAccount {
 
 impl Drop for GrammersAccount {
     fn drop(&mut self) {
+        // Once more before disconnecting: the state of the last updates goes to the session.
+        sync_now(self.updates.get_mut());
         self.client.disconnect();
         for t in &self.tasks {
             t.abort();
         }
-        flush_or_warn(&self.session);
+        self.session.flush_or_warn();
     }
 }
 
-/// Writes the session file; a failure is logged (the next flush tries again).
-fn flush_or_warn(session: &FileSession) {
-    if let Err(e) = session.flush() {
-        warn!(error = %e, "could not write the session file");
+/// Writes the stream's update state into the session (marking it dirty for the next flush),
+/// where nothing can be awaited.
+fn sync_now(stream: &UpdateStream) {
+    match ready_now(stream.sync_update_state()) {
+        Some(Ok(())) => {}
+        Some(Err(e)) => warn!(error = %e, "could not save the update state"),
+        None => warn!("the update state could not be saved at once"),
     }
 }
 
@@ -77,26 +94,20 @@ impl GrammersAccount {
             .updates
             .take()
             .ok_or_else(|| AccountError::Other("update receiver missing".into()))?;
+        // What the stream will catch up from the saved state, read before it starts.
+        let catching_up = conn.session.channels_to_catch_up();
         let stream = conn
             .client
             .stream_updates(receiver, UpdatesConfiguration { catch_up: true })
             .await
             .map_err(|e| AccountError::Other(e.to_string()))?;
-        let flusher = {
-            let session = Arc::clone(&conn.session);
-            tokio::spawn(async move {
-                let mut every = tokio::time::interval(Duration::from_secs(10));
-                loop {
-                    every.tick().await;
-                    flush_or_warn(&session);
-                }
-            })
-        };
+        let flusher = FileSession::flush_every(Arc::clone(&conn.session), SESSION_FLUSH);
         Ok(Self {
             id: config.id.clone(),
             client: conn.client,
             session: conn.session,
             updates: tokio::sync::Mutex::new(stream),
+            catching_up,
             tasks: vec![conn.runner, flusher],
         })
     }
@@ -106,6 +117,47 @@ impl GrammersAccount {
             warn!(error = %e, "could not cache a peer in the session");
         }
     }
+
+    async fn get_history(
+        &self,
+        p: &ResolvedPeer,
+        (offset_id, add_offset, min_id): (i32, i32, i32),
+        limit: i32,
+    ) -> Result<Vec<RawMessage>, AccountError> {
+        let answer = self
+            .client
+            .invoke(&tl::functions::messages::GetHistory {
+                peer: (&peer_ref(p)).into(),
+                offset_id,
+                offset_date: 0,
+                add_offset,
+                limit,
+                max_id: 0,
+                min_id,
+                hash: 0,
+            })
+            .await
+            .map_err(|e| map_error(&e))?;
+        let (messages, users, chats) = match answer {
+            tl::enums::messages::Messages::Messages(m) => (m.messages, m.users, m.chats),
+            tl::enums::messages::Messages::Slice(m) => (m.messages, m.users, m.chats),
+            tl::enums::messages::Messages::ChannelMessages(m) => (m.messages, m.users, m.chats),
+            tl::enums::messages::Messages::NotModified(_) => return Ok(Vec::new()),
+        };
+        let names = Names::from_raw(&users, &chats);
+        let mut out: Vec<RawMessage> = messages
+            .iter()
+            .filter_map(|m| convert_tl(m, &names))
+            .filter(|m| m.id > i64::from(min_id))
+            .collect();
+        out.sort_by_key(|m| m.id);
+        Ok(out)
+    }
+}
+
+/// A history page's size as Telegram takes it (1 to 100).
+fn page(limit: usize) -> i32 {
+    i32::try_from(limit.clamp(1, 100)).unwrap_or(100)
 }
 
 #[async_trait]
@@ -211,49 +263,35 @@ impl Account for GrammersAccount {
         after_id: i64,
         limit: usize,
     ) -> Result<Vec<RawMessage>, AccountError> {
-        let limit = i32::try_from(limit.clamp(1, 100)).unwrap_or(100);
-        let after = i32::try_from(after_id).unwrap_or(i32::MAX);
-        // After an id: the `limit` oldest messages newer than it (add_offset walks forward
-        // from offset_id; min_id drops the rest). Without: the newest `limit`.
-        let (offset_id, add_offset, min_id) = if after > 0 {
-            (after, -limit, after)
-        } else {
-            (0, 0, 0)
-        };
-        let answer = self
-            .client
-            .invoke(&tl::functions::messages::GetHistory {
-                peer: (&peer_ref(p)).into(),
-                offset_id,
-                offset_date: 0,
-                add_offset,
-                limit,
-                max_id: 0,
-                min_id,
-                hash: 0,
-            })
-            .await
-            .map_err(|e| map_error(&e))?;
-        let (messages, users, chats) = match answer {
-            tl::enums::messages::Messages::Messages(m) => (m.messages, m.users, m.chats),
-            tl::enums::messages::Messages::Slice(m) => (m.messages, m.users, m.chats),
-            tl::enums::messages::Messages::ChannelMessages(m) => (m.messages, m.users, m.chats),
-            tl::enums::messages::Messages::NotModified(_) => return Ok(Vec::new()),
-        };
-        let names = Names::from_raw(&users, &chats);
-        let mut out: Vec<RawMessage> = messages
-            .iter()
-            .filter_map(|m| convert_tl(m, &names))
-            .filter(|m| m.id > after_id)
-            .collect();
-        out.sort_by_key(|m| m.id);
-        Ok(out)
+        let limit = page(limit);
+        let after = i32::try_from(after_id.max(0)).unwrap_or(i32::MAX - 1);
+        // The `limit` oldest messages newer than `after`: a negative add_offset walks forward
+        // from offset_id, which is itself included, hence `after + 1` (1 for the channel's
+        // very first message); min_id drops anything older.
+        self.get_history(p, (after + 1, -limit, after), limit).await
+    }
+
+    async fn newest(
+        &self,
+        p: &ResolvedPeer,
+        limit: usize,
+    ) -> Result<Vec<RawMessage>, AccountError> {
+        self.get_history(p, (0, 0, 0), page(limit)).await
+    }
+
+    fn catches_up(&self, channel_id: i64) -> bool {
+        self.catching_up.contains(&channel_id)
     }
 
     async fn next_update(&self) -> Result<AccountUpdate, AccountError> {
         let mut stream = self.updates.lock().await;
         loop {
             let (update, _state, peers) = stream.next_raw().await.map_err(|e| map_error(&e))?;
+            // Here, not from the flusher: this call holds the stream while it waits. It marks
+            // the session dirty; the flusher writes it within `SESSION_FLUSH`.
+            if let Err(e) = stream.sync_update_state().await {
+                warn!(error = %e, "could not save the update state");
+            }
             let (message, edited) = match update {
                 tl::enums::Update::NewChannelMessage(u) => (u.message, false),
                 tl::enums::Update::NewMessage(u) => (u.message, false),

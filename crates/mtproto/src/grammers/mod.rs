@@ -29,6 +29,7 @@ pub use connection::AccountConfig;
 pub use login::{LoginPrompts, login};
 pub use login_error::LoginError;
 pub use messages::raw_from_tl;
+pub(crate) use peers::peer_info;
 pub use session_check::{SessionStatus, check_session};
 
 #[cfg(test)]

@@ -18,7 +18,7 @@ pub(super) fn peer_ref(p: &ResolvedPeer) -> PeerRef {
 }
 
 /// What the session caches about `peer`, so grammers can address it later.
-pub(super) fn peer_info(peer: &ResolvedPeer) -> PeerInfo {
+pub(crate) fn peer_info(peer: &ResolvedPeer) -> PeerInfo {
     match peer.kind {
         PeerKind::Group => PeerInfo::Chat { id: peer.id },
         PeerKind::Channel | PeerKind::Supergroup => PeerInfo::Channel {

@@ -1,5 +1,7 @@
 //! Catching up from per-channel cursors: where a newly joined channel starts, persisting
-//! the cursor, and polling history after it when a channel has been quiet.
+//! the cursor, and polling history after it when a channel has been quiet, after a restart
+//! that the account's update stream does not catch up (see [`crate::ReaderStore::restart_rewind`]
+//! and [`crate::Account::catches_up`]), and after a gap.
 
 use std::sync::Arc;
 
@@ -21,7 +23,7 @@ impl Reader {
         };
         let want = self.config.initial_backfill.max(1);
         let account = Arc::clone(&self.accounts[a].account);
-        let msgs = match account.history_since(&peer, 0, want).await {
+        let msgs = match account.newest(&peer, want).await {
             Ok(m) => m,
             Err(e) => {
                 // No cursor yet: the next poll tries again.

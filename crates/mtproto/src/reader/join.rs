@@ -112,10 +112,18 @@ impl Reader {
                 .map_err(err)?;
             info!(channel = %key, account = %self.accounts[a].id, "joined");
         }
+        // After a clean restart, a channel whose account catches up on its own gets its
+        // missed posts from the account's update stream (getChannelDifference from the
+        // saved pts): its first poll waits for the poll interval, as for a channel that
+        // just had a live post. Otherwise it is polled at once.
+        let resumed = std::mem::take(&mut self.channels[i].resume) && account.catches_up(peer.id);
+        if resumed {
+            info!(channel = %key, account = %self.accounts[a].id, "left to the account's update stream to catch up");
+        }
         let c = &mut self.channels[i];
         c.peer = Some(peer);
         c.phase = Phase::Joined;
-        c.last_poll = None;
+        c.last_poll = resumed.then(Instant::now);
         self.rebuild_peer_index();
         if self.channels[i].cursor.is_none() {
             self.start_cursor(a, i).await?;

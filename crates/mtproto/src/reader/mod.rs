@@ -228,6 +228,9 @@ struct ChannelState {
     peer: Option<ResolvedPeer>,
     phase: Phase,
     cursor: Option<i64>,
+    /// The cursor came from the store at start and is exact: once joined, the channel is left
+    /// to its account's update stream if that catches up on its own (no history poll).
+    resume: bool,
     album: Option<Album>,
     last_poll: Option<Instant>,
     last_live: Option<Instant>,
@@ -247,6 +250,7 @@ impl ChannelState {
             peer: None,
             phase: Phase::Pending,
             cursor: None,
+            resume: false,
             album: None,
             last_poll: None,
             last_live: None,
@@ -290,6 +294,8 @@ pub struct Reader {
     commands: mpsc::UnboundedReceiver<Command>,
     handle: ReaderHandle,
     started: DateTime<Utc>,
+    /// [`ReaderStore::restart_rewind`], read when the reader starts.
+    rewind: i64,
 }
 
 impl std::fmt::Debug for Reader {
@@ -348,6 +354,7 @@ impl Reader {
             by_key: HashMap::new(),
             store,
             started: clock.now(),
+            rewind: 0,
             clock,
             events,
             commands,
@@ -402,10 +409,24 @@ impl Reader {
         &mut self,
         updates: &mut mpsc::Receiver<(usize, Result<AccountUpdate, AccountError>)>,
     ) -> Result<(), Result<Closed, ReaderError>> {
+        self.rewind = self.store.restart_rewind().await.map_err(err)?.max(0);
+        if self.rewind > 0 {
+            info!(
+                messages = self.rewind,
+                "the last run did not stop cleanly: every channel is read again from a little before its cursor"
+            );
+        }
         for i in 0..self.channels.len() {
             self.restore(i).await?;
+            self.channels[i].resume = self.rewind == 0 && self.channels[i].cursor.is_some();
         }
         self.assign_pending().await?;
+        // Channels with a joined peer in the store are read at once, before any update is
+        // taken: what the accounts' streams catch up right after the start is not dropped
+        // as coming from a chat that is not read.
+        for a in 0..self.accounts.len() {
+            self.join_step(a).await?;
+        }
         let mut tick = tokio::time::interval(self.config.tick);
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         loop {
@@ -438,6 +459,7 @@ impl Reader {
                     c.last_poll = None;
                     c.last_live = None;
                     c.silence_alerted = false;
+                    c.resume = false;
                     i
                 }
             },
@@ -467,10 +489,12 @@ impl Reader {
         self.rebuild_peer_index();
     }
 
-    /// Loads a channel's cursor, assignment and cached peer.
+    /// Loads a channel's cursor (less the restart rewind: a cursor of 15 rewound by 20 is
+    /// 0, the channel's first message, never "no cursor"), assignment and cached peer.
     async fn restore(&mut self, i: usize) -> Result<(), Result<Closed, ReaderError>> {
         let key = self.channels[i].key.clone();
-        self.channels[i].cursor = self.store.cursor(&key).await.map_err(err)?;
+        let cursor = self.store.cursor(&key).await.map_err(err)?;
+        self.channels[i].cursor = cursor.map(|c| (c - self.rewind).max(0));
         let assigned = self
             .store
             .assignments()

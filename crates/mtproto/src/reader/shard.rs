@@ -126,6 +126,8 @@ impl Reader {
                 c.account = None;
                 c.phase = Phase::Pending;
                 c.peer = None;
+                // The next account polls what this one may have missed.
+                c.resume = false;
                 moved += 1;
             }
         }

@@ -746,3 +746,219 @@ async fn channels_added_while_running_are_joined_at_the_pace_and_removed_ones_go
     h.quiet_for(Duration::from_secs(600)).await;
     h.stop().await;
 }
+
+// ---------------------------------------------------------------------------------------
+// Restarts: the account's update state (getChannelDifference) or the history poll
+// ---------------------------------------------------------------------------------------
+
+/// An account over a session file in `dir`, with `channels`.
+fn account_with_session(dir: &tempfile::TempDir, channels: &[(&str, i64)]) -> Arc<ScriptedAccount> {
+    let a = Arc::new(ScriptedAccount::with_session("a1", &dir.path().join("a1.session")).unwrap());
+    for (c, peer) in channels {
+        a.add_channel(&r(c), *peer);
+    }
+    a
+}
+
+/// The channels' pts the session file at `path` holds, `(channel id, pts)` sorted.
+fn saved_pts(path: &std::path::Path) -> Vec<(i64, i32)> {
+    FileSession::open(path).unwrap().channel_pts()
+}
+
+/// Runs a first reader over `a`: both channels joined, three live posts in `@jobs` and
+/// one in `@design` handed on. Returns the store.
+async fn first_run_with_live_posts(a: &Arc<ScriptedAccount>) -> Arc<MemoryReaderStore> {
+    let store = Arc::new(MemoryReaderStore::new());
+    let mut h = Harness::start(config(), &[a], &store, &["@jobs", "@design"]);
+    tokio::time::sleep(Duration::from_secs(200)).await;
+    for id in 1..=3 {
+        a.post(m(100, id, "live"), true);
+    }
+    a.post(m(200, 1, "live"), true);
+    let mut got = h.posts(4).await;
+    got.sort();
+    assert_eq!(got, ["1", "1", "2", "3"]);
+    h.stop().await;
+    store
+}
+
+#[tokio::test(start_paused = true)]
+async fn after_live_updates_the_session_file_holds_each_channels_pts() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("a1.session");
+    let a = account_with_session(&dir, &[("@jobs", 100), ("@design", 200)]);
+    let store = Arc::new(MemoryReaderStore::new());
+    let mut h = Harness::start(config(), &[&a], &store, &["@jobs", "@design"]);
+    tokio::time::sleep(Duration::from_secs(200)).await;
+    for id in 1..=3 {
+        a.post(m(100, id, "live"), true);
+    }
+    a.edit(m(100, 2, "live, edited"), true);
+    a.post(m(200, 1, "live"), true);
+    h.posts(3).await;
+    assert!(matches!(h.next().await, ReaderEvent::Edited(_)));
+    h.post().await;
+    // Marked dirty with each update and written by the periodic flush, while it runs.
+    let want = vec![(100, a.channel_pts(100)), (200, a.channel_pts(200))];
+    assert_eq!(want, [(100, 4), (200, 1)], "an edit moves the pts too");
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while saved_pts(&path) != want {
+        assert!(Instant::now() < deadline, "{:?}", saved_pts(&path));
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    h.stop().await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_restart_catches_up_through_get_channel_difference_from_the_saved_pts() {
+    let dir = tempfile::tempdir().unwrap();
+    let first = account_with_session(&dir, &[("@jobs", 100), ("@design", 200)]);
+    let store = first_run_with_live_posts(&first).await;
+
+    // While jobwire is down @jobs posts 250 times (one of them edited later) and @design
+    // twice: the live updates reach nobody.
+    let second = Arc::new(first.restart().unwrap());
+    for id in 4..=253 {
+        second.post(m(100, id, &format!("missed {id}")), false);
+    }
+    second.edit(m(100, 10, "missed 10, edited"), false);
+    second.post(m(200, 2, "missed"), false);
+    second.post(m(200, 3, "missed"), false);
+    let mut h = Harness::start(config(), &[&second], &store, &["@jobs", "@design"]);
+    let mut jobs = Vec::new();
+    let mut design = Vec::new();
+    let mut edits = Vec::new();
+    while jobs.len() < 250 || design.len() < 2 || edits.is_empty() {
+        match h.next().await {
+            ReaderEvent::Post(p) if p.channel == "@jobs" => jobs.push(p.external_id),
+            ReaderEvent::Post(p) => design.push(p.external_id),
+            ReaderEvent::Edited(p) => edits.push((p.external_id, p.text)),
+            other => panic!("unexpected {other:?}"),
+        }
+    }
+    // Every missed post once, in order; nothing older again.
+    let want: Vec<String> = (4..=253).map(|id| id.to_string()).collect();
+    assert_eq!(jobs, want);
+    assert_eq!(design, ["2", "3"]);
+    assert_eq!(edits, [("10".to_string(), "missed 10, edited".to_string())]);
+    // From the pts the session kept, 100 updates an answer; no history read.
+    assert_eq!(
+        second.channel_differences(),
+        [(100, 3), (100, 103), (100, 203), (200, 1)]
+    );
+    assert_eq!(second.history_calls(), 0, "{:?}", second.calls());
+    assert_eq!(store.cursor("@jobs").await.unwrap(), Some(253));
+    // Nothing comes twice, also once the quiet channels' regular polls have run.
+    h.quiet_for(Duration::from_secs(600)).await;
+    h.stop().await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_session_without_channel_state_falls_back_to_the_history_poll() {
+    let dir = tempfile::tempdir().unwrap();
+    let first = account_with_session(&dir, &[("@jobs", 100)]);
+    first.post(m(100, 1, "before the first start"), false);
+    // The account's state as a login leaves it: a pts, no channels.
+    {
+        use grammers_session::Session;
+        use grammers_session::types::{UpdateState, UpdatesState};
+        let session = FileSession::open(&dir.path().join("a1.session")).unwrap();
+        session
+            .set_update_state(UpdateState::All(UpdatesState {
+                pts: 2,
+                ..UpdatesState::default()
+            }))
+            .await
+            .unwrap();
+        session.save().unwrap();
+    }
+    let first = Arc::new(first.restart().unwrap());
+    let store = Arc::new(MemoryReaderStore::new());
+    // Joined, no live update: the session learns no channel pts.
+    let h = Harness::start(config(), &[&first], &store, &["@jobs"]);
+    tokio::time::sleep(Duration::from_secs(10)).await;
+    h.stop().await;
+    assert_eq!(store.cursor("@jobs").await.unwrap(), Some(1));
+
+    let second = Arc::new(first.restart().unwrap());
+    for id in 2..=151 {
+        second.post(m(100, id, "missed"), false);
+    }
+    let mut h = Harness::start(config(), &[&second], &store, &["@jobs"]);
+    let want: Vec<String> = (2..=151).map(|id| id.to_string()).collect();
+    assert_eq!(h.posts(150).await, want, "paged until the gap closed");
+    let calls = second.calls();
+    let history: Vec<_> = calls
+        .iter()
+        .filter_map(|c| match c {
+            Call::History(peer, after, _) => Some((*peer, *after)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(history, [(100, 1), (100, 101)], "from the cursor on");
+    assert!(
+        calls.iter().any(|c| matches!(c, Call::Difference(2, _))),
+        "the account's difference was asked for, and brought no channel post: {calls:?}"
+    );
+    assert!(second.channel_differences().is_empty());
+    h.stop().await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_young_channel_loses_nothing_after_a_crash() {
+    let a = account("a1", &[("@jobs", 100)]);
+    for id in 1..=150 {
+        a.post(m(100, id, "post"), false);
+    }
+    // The last run handed on up to 5 and did not stop cleanly: read again from 20 before.
+    let store = Arc::new(MemoryReaderStore::new());
+    store.set_cursor("@jobs", 5).await.unwrap();
+    store.set_restart_rewind(20);
+    let mut h = Harness::start(config(), &[&a], &store, &["@jobs"]);
+    let want: Vec<String> = (1..=150).map(|id| id.to_string()).collect();
+    assert_eq!(
+        h.posts(150).await,
+        want,
+        "from the first message, not the newest 100"
+    );
+    assert_eq!(
+        a.calls()
+            .iter()
+            .filter_map(|c| match c {
+                Call::History(_, after, _) => Some(*after),
+                Call::Newest(..) => Some(-1),
+                _ => None,
+            })
+            .collect::<Vec<_>>(),
+        [0, 100]
+    );
+    h.stop().await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn after_a_crash_even_a_channel_the_session_catches_up_is_polled_from_before_its_cursor() {
+    let dir = tempfile::tempdir().unwrap();
+    let first = account_with_session(&dir, &[("@jobs", 100), ("@design", 200)]);
+    let store = first_run_with_live_posts(&first).await;
+    store.set_restart_rewind(20);
+    let second = Arc::new(first.restart().unwrap());
+    second.post(m(100, 4, "missed"), false);
+    let mut h = Harness::start(config(), &[&second], &store, &["@jobs", "@design"]);
+    // Re-read from the first message (intake drops what it has), then the missed one.
+    let mut jobs = Vec::new();
+    while jobs.last().map(String::as_str) != Some("4") {
+        if let ReaderEvent::Post(p) = h.next().await
+            && p.channel == "@jobs"
+        {
+            jobs.push(p.external_id);
+        }
+    }
+    assert_eq!(jobs, ["1", "2", "3", "4"]);
+    assert!(
+        second
+            .calls()
+            .iter()
+            .any(|c| matches!(c, Call::History(100, 0, _)))
+    );
+    h.stop().await;
+}
