@@ -11,12 +11,14 @@ use std::time::Duration;
 
 use chrono::{TimeZone, Utc};
 use jobwire::config::{Config, Environment, Settings};
-use jobwire::telegram::{self, MtprotoSection, NS_ASSIGN, NS_CURSOR, NS_PEER, SqlReaderStore};
+use jobwire::telegram::{
+    self, MtprotoSection, NS_ASSIGN, NS_CURSOR, NS_PEER, NS_RUN, SqlReaderStore,
+};
 use jobwire::testbed::ScriptedReader;
 use jobwire_intake::stage::IntakeStage;
 use jobwire_mtproto::{
-    Account, AccountError, ChannelRef, PeerKind, RawMessage, ReaderConfig, ReaderStore,
-    ResolvedPeer, ScriptedAccount,
+    Account, AccountError, ChannelRef, FileSession, PeerKind, RawMessage, ReaderConfig,
+    ReaderStore, ResolvedPeer, ScriptedAccount,
 };
 use jobwire_store::{PostStatus, SourceEdit, SourceInput, SourceSpec, SqliteStore, Store};
 use jobwire_testkit::llm::{FakeLlm, FakeLlmConfig};
@@ -269,16 +271,35 @@ async fn reader_state_lives_in_the_store_and_survives_a_reopen() {
 }
 
 #[tokio::test]
-async fn a_restarted_reader_rereads_a_few_messages_but_stored_cursors_only_move_forward() {
+async fn only_a_run_that_did_not_stop_cleanly_makes_the_next_start_read_again() {
     let dir = tempfile::tempdir().unwrap();
     let store = sqlite(&dir).await;
-    let rs = SqlReaderStore::new(store.clone()).with_restart_rewind(20);
+    let reader_store = || SqlReaderStore::new(store.clone()).with_restart_rewind(20);
+
+    // The first start, and one after a run that never noted a clean stop (a crash), read
+    // 20 messages before each cursor again.
+    let rs = reader_store();
+    assert!(!rs.begin_run().await.unwrap());
+    assert_eq!(rs.restart_rewind().await.unwrap(), 20);
     rs.set_cursor("@rustjobs", 100).await.unwrap();
-    rs.set_cursor("@small", 5).await.unwrap();
-    assert_eq!(rs.cursor("@rustjobs").await.unwrap(), Some(80));
-    assert_eq!(rs.cursor("@small").await.unwrap(), Some(0));
+    let rs = reader_store();
+    assert!(!rs.begin_run().await.unwrap());
+    assert_eq!(rs.restart_rewind().await.unwrap(), 20);
+    rs.note_clean_stop().await.unwrap();
+
+    // After a clean stop the cursors are exact, and still only move forward.
+    let rs = reader_store();
+    assert!(rs.begin_run().await.unwrap());
+    assert_eq!(rs.restart_rewind().await.unwrap(), 0);
+    assert_eq!(rs.cursor("@rustjobs").await.unwrap(), Some(100));
     rs.set_cursor("@rustjobs", 90).await.unwrap();
-    assert_eq!(rs.stored_cursor("@rustjobs").await.unwrap(), Some(100));
+    assert_eq!(rs.cursor("@rustjobs").await.unwrap(), Some(100));
+    assert_eq!(
+        store.state_get(NS_RUN, "stop").await.unwrap().as_deref(),
+        Some("running"),
+        "the clean stop counts for one start: this run is running now"
+    );
+    assert!(!reader_store().begin_run().await.unwrap());
 }
 
 // ---------------------------------------------------------------------------------------
@@ -688,13 +709,10 @@ async fn a_restarted_reader_recovers_posts_a_crash_caught_in_flight_without_dupl
     );
 
     // The process dies after the reader handed on posts 4 and 5 (moving its cursor) but
-    // before intake stored them; post 6 appears while jobwire is down. The restarted reader
-    // re-reads the last few messages before its cursor (intake drops the ones it has), so
-    // nothing is lost and nothing is stored twice.
-    store
-        .state_put(NS_CURSOR, "@rustjobs", "5", Utc::now())
-        .await
-        .unwrap();
+    // before intake stored them, so its run never notes a clean stop; post 6 appears while
+    // jobwire is down. The restarted reader re-reads the last few messages before its cursor
+    // (intake drops the ones it has), so nothing is lost and nothing is stored twice.
+    crashed(&store, "@rustjobs", 5).await;
     let second = account(&[("@rustjobs", 100)]);
     for id in 1..=6 {
         second.post(message(100, id, JOB_TEXTS[id as usize - 1]), false);
@@ -721,6 +739,139 @@ async fn a_restarted_reader_recovers_posts_a_crash_caught_in_flight_without_dupl
         second.resolve_count(&ChannelRef::parse("@rustjobs").unwrap()) == 0,
         "the peer came from the store, not from Telegram"
     );
+}
+
+/// Leaves the reader's state as a run that crashed with `channel`'s cursor at `cursor`
+/// leaves it: the run began and never noted a clean stop.
+async fn crashed(store: &Arc<dyn Store>, channel: &str, cursor: i64) {
+    SqlReaderStore::new(store.clone())
+        .begin_run()
+        .await
+        .unwrap();
+    store
+        .state_put(NS_CURSOR, channel, &cursor.to_string(), Utc::now())
+        .await
+        .unwrap();
+}
+
+/// A vacancy text for message `id`.
+fn nth_job(id: i64) -> String {
+    format!(
+        "{} (reference {id}, {} applicants wanted)",
+        JOB_TEXTS[id as usize % JOB_TEXTS.len()],
+        id * 7 % 13 + 1
+    )
+}
+
+/// Every post of `channel` stored, by message id: `(external id, how many rows)`.
+async fn stored_ids(store: &Arc<dyn Store>, channel: &str) -> Vec<(i64, usize)> {
+    let mut counts = std::collections::BTreeMap::new();
+    for (id, _) in posts_of(store, channel).await {
+        *counts.entry(id.parse::<i64>().unwrap()).or_insert(0) += 1;
+    }
+    counts.into_iter().collect()
+}
+
+#[tokio::test]
+async fn a_clean_restart_takes_250_missed_posts_from_get_channel_difference_once_each() {
+    let ReaderBed {
+        _dir,
+        fake_tg: _fake_tg,
+        _llm,
+        settings,
+        store,
+    } = reader_bed().await;
+    let mtproto = section("channels = [\"@rustjobs\"]\n");
+    let path = _dir.path().join("a1.session");
+    let first = Arc::new(ScriptedAccount::with_session("a1", &path).unwrap());
+    first.add_channel(&ChannelRef::parse("@rustjobs").unwrap(), 100);
+    let running = Running::start(&settings, &mtproto, &first, &store).await;
+    eventually("the channel joined and started from now", SOON, || async {
+        stored_cursor(&store, "@rustjobs").await
+    })
+    .await;
+    for id in 1..=3 {
+        first.post(message(100, id, &nth_job(id)), true);
+    }
+    eventually("3 live posts stored", SOON, || async {
+        (stored_ids(&store, "@rustjobs").await.len() == 3).then_some(())
+    })
+    .await;
+    // The account's update state reaches the session file while it runs.
+    eventually("the channel's pts in the session file", SOON, || async {
+        let saved = FileSession::open(&path).unwrap().channel_pts();
+        (saved == [(100, 3)]).then_some(())
+    })
+    .await;
+    running.stop().await;
+
+    // 250 posts while jobwire is down.
+    let second = Arc::new(first.restart().unwrap());
+    for id in 4..=253 {
+        second.post(message(100, id, &nth_job(id)), false);
+    }
+    let running = Running::start(&settings, &mtproto, &second, &store).await;
+    let stored = eventually("253 posts stored", SOON, || async {
+        let ids = stored_ids(&store, "@rustjobs").await;
+        (ids.len() == 253).then_some(ids)
+    })
+    .await;
+    assert_eq!(
+        stored,
+        (1..=253).map(|id| (id, 1)).collect::<Vec<_>>(),
+        "every post once"
+    );
+    assert_eq!(
+        second.channel_differences(),
+        [(100, 3), (100, 103), (100, 203)],
+        "from the pts the session kept, 100 updates an answer"
+    );
+    assert_eq!(second.history_calls(), 0, "no history poll");
+    eventually("the cursor at 253", SOON, || async {
+        (stored_cursor(&store, "@rustjobs").await.as_deref() == Some("253")).then_some(())
+    })
+    .await;
+    running.stop().await;
+    assert_eq!(stored_ids(&store, "@rustjobs").await.len(), 253);
+}
+
+#[tokio::test]
+async fn a_young_channel_loses_nothing_when_more_than_a_page_was_posted_during_a_crash() {
+    let ReaderBed {
+        _dir,
+        fake_tg: _fake_tg,
+        _llm,
+        settings,
+        store,
+    } = reader_bed().await;
+    let mtproto = section("channels = [\"@rustjobs\"]\ninitial_backfill = 10\n");
+    let first = account(&[("@rustjobs", 100)]);
+    for id in 1..=5 {
+        first.post(message(100, id, &nth_job(id)), false);
+    }
+    let running = Running::start(&settings, &mtproto, &first, &store).await;
+    eventually("5 posts stored", SOON, || async {
+        (stored_ids(&store, "@rustjobs").await.len() == 5).then_some(())
+    })
+    .await;
+    running.stop().await;
+
+    // The process dies with the cursor at 7 (posts 6 and 7 handed on, not stored); then
+    // the channel posts 150 more before jobwire is back: more than one history page after
+    // the rewound cursor, which is 0 here, the channel's first message (not "no cursor").
+    crashed(&store, "@rustjobs", 7).await;
+    let second = account(&[("@rustjobs", 100)]);
+    for id in 1..=157 {
+        second.post(message(100, id, &nth_job(id)), false);
+    }
+    let running = Running::start(&settings, &mtproto, &second, &store).await;
+    let stored = eventually("157 posts stored", SOON, || async {
+        let ids = stored_ids(&store, "@rustjobs").await;
+        (ids.len() == 157).then_some(ids)
+    })
+    .await;
+    assert_eq!(stored, (1..=157).map(|id| (id, 1)).collect::<Vec<_>>());
+    running.stop().await;
 }
 
 /// Waits until the panel shows the source joined, and for the reader to start it from its

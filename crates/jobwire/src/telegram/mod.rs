@@ -8,7 +8,8 @@
 //!   pacing.
 //! - `reader_store` — [`SqlReaderStore`]: the reader's cursors, peers and assignments in the
 //!   store's source state (`tg.cursor`, `tg.peer`, `tg.assign`), so they live in the same
-//!   database as the posts and survive restarts.
+//!   database as the posts and survive restarts, and whether the last run stopped cleanly
+//!   (`tg.run`).
 //! - `login` — [`login()`] / [`login_command`]: signs an account in once from the terminal.
 //! - `doctor` — [`doctor()`] / [`print`]: checks everything the configuration points at, one
 //!   line each; its bot and LLM probes also serve [`crate::preflight::check`].
@@ -29,6 +30,6 @@ pub use alerts::admin_alert_fn;
 pub use doctor::{Check, doctor, print};
 pub use login::{login, login_command};
 pub use reader::{read_channels, run_reader};
-pub use reader_store::{NS_ASSIGN, NS_CURSOR, NS_PEER, RESTART_REWIND, SqlReaderStore};
+pub use reader_store::{NS_ASSIGN, NS_CURSOR, NS_PEER, NS_RUN, RESTART_REWIND, SqlReaderStore};
 pub(crate) use section::looks_like_telegram;
 pub use section::{AccountSection, MtprotoSection};

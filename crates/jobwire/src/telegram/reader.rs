@@ -7,6 +7,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
+use anyhow::Context;
 use chrono::Utc;
 use jobwire_intake::retry::{RetryPolicy, retry_until_stopped};
 use jobwire_intake::sources::{SourcesSnapshot, SourcesWatch, first_read};
@@ -105,7 +106,11 @@ fn telegram_sources(snapshot: &SourcesSnapshot) -> HashMap<String, ChannelRef> {
 /// - `Post` → [`IntakeStage::ingest`], retried with backoff until it succeeds (the reader's
 ///   cursor has already moved past the post). The event channel holds one event and the next
 ///   is received only after the post is stored, so at most two posts are between the reader
-///   and the database; [`RESTART_REWIND`] re-reads them after a crash.
+///   and the database. On shutdown the reader is stopped first and the event it left in the
+///   channel is stored too; when everything it handed on is stored the run is noted as
+///   stopped cleanly ([`SqlReaderStore::note_clean_stop`]), and the next start trusts the
+///   cursors. After any other end (a crash, a failed store) the next start re-reads
+///   [`RESTART_REWIND`] messages before each cursor.
 /// - `Edited` → [`IntakeStage::edit`], retried like a post: an edit of a post that was not
 ///   fanned out yet replaces its text; an edit of a delivered post is kept as is
 ///   (subscribers are not notified twice).
@@ -133,14 +138,30 @@ pub async fn read_channels(
     let mut reading = telegram_sources(&first);
     let reader_store =
         Arc::new(SqlReaderStore::new(store.clone()).with_restart_rewind(RESTART_REWIND));
+    let clean_before = reader_store
+        .begin_run()
+        .await
+        .context("the Telegram reader's state")?;
     let (tx, mut events) = mpsc::channel(1);
-    let mut reader = Reader::new(section.reader_config(), accounts, reader_store, clock, tx);
+    let mut reader = Reader::new(
+        section.reader_config(),
+        accounts,
+        reader_store.clone(),
+        clock,
+        tx,
+    );
     for r in reading.values() {
         reader.add_channel(r.clone());
     }
     let handle = reader.handle();
-    tracing::info!(channels = reading.len(), "Telegram reader starting");
+    tracing::info!(
+        channels = reading.len(),
+        last_run_stopped_cleanly = clean_before,
+        "Telegram reader starting"
+    );
     let mut task = tokio::spawn(reader.run());
+    // Whether every post and edit the reader handed on so far is stored.
+    let mut stored_all = true;
     let result = loop {
         tokio::select! {
             biased;
@@ -156,6 +177,7 @@ pub async fn read_channels(
             event = events.recv() => match event {
                 Some(event) => {
                     if !handle_event(event, &intake, store.as_ref(), &alerts, &shutdown).await {
+                        stored_all = false;
                         break Ok(());
                     }
                 }
@@ -170,9 +192,20 @@ pub async fn read_channels(
             },
         }
     };
-    drop(events);
     task.abort();
     let _ = task.await;
+    if result.is_ok() && stored_all {
+        // The reader is stopped; the event it left in the channel was handed on (its cursor
+        // moved past it), so it is stored too (one attempt: shutdown has begun).
+        while let Ok(event) = events.try_recv() {
+            if !handle_event(event, &intake, store.as_ref(), &alerts, &shutdown).await {
+                stored_all = false;
+            }
+        }
+        if stored_all && let Err(e) = reader_store.note_clean_stop().await {
+            tracing::warn!(error = %e, "the clean stop could not be noted; the next start re-reads a little");
+        }
+    }
     result
 }
 

@@ -1,7 +1,8 @@
 //! The reader's state in the store: [`SqlReaderStore`] keeps the cursors, resolved peers and
 //! channel assignments of `jobwire-mtproto`'s reader in the pipeline's source state
-//! (`tg.cursor`, `tg.peer`, `tg.assign`), so they survive restarts; a join is also noted on
-//! the channel's source, and every flood wait in `telegram_waits`, for the admin panel.
+//! (`tg.cursor`, `tg.peer`, `tg.assign`), so they survive restarts, and whether the last run
+//! stopped cleanly (`tg.run`); a join is also noted on the channel's source, and every flood
+//! wait in `telegram_waits`, for the admin panel.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -19,14 +20,23 @@ pub const NS_CURSOR: &str = "tg.cursor";
 pub const NS_PEER: &str = "tg.peer";
 /// Source-state namespace of assignments (key: channel key, value: account id).
 pub const NS_ASSIGN: &str = "tg.assign";
+/// Source-state namespace of the reader's runs: key `stop` holds `clean` once a run stopped
+/// with every post it handed on stored, `running` while one runs (and after one that
+/// crashed).
+pub const NS_RUN: &str = "tg.run";
+const RUN_KEY: &str = "stop";
+const RUN_CLEAN: &str = "clean";
+const RUN_RUNNING: &str = "running";
 
-/// How many message ids a restarted reader re-reads before each stored cursor.
+/// How many message ids a reader re-reads before each stored cursor after a run that did
+/// not stop cleanly.
 ///
 /// The reader moves a channel's cursor as soon as a post is in the event channel, so a crash
 /// can lose the post being ingested and the one waiting in the channel (capacity 1; an album
-/// is one post of up to 10 messages). Re-reading a few messages after a restart costs nothing
-/// extra (every channel is polled once at start anyway), and intake drops what it already
-/// has by `(channel, message id)`.
+/// is one post of up to 10 messages). After such a run every channel is polled once from a
+/// little before its cursor, and intake drops what it already has by `(channel, message id)`.
+/// A clean stop stores the waiting post too, so the next start needs no rewind and leaves
+/// the channels to getChannelDifference where the account's session allows it.
 pub const RESTART_REWIND: i64 = 20;
 
 type StoreFuture<'a, T> = Pin<Box<dyn Future<Output = Result<T, StoreError>> + Send + 'a>>;
@@ -36,7 +46,10 @@ type StoreFuture<'a, T> = Pin<Box<dyn Future<Output = Result<T, StoreError>> + S
 #[derive(Debug, Clone)]
 pub struct SqlReaderStore {
     store: Arc<dyn Store>,
+    /// The rewind after a run that did not stop cleanly.
     rewind: i64,
+    /// Whether the previous run stopped cleanly, once [`SqlReaderStore::begin_run`] read it.
+    previous_clean: OnceLock<bool>,
     /// Where flood waits are noted for the admin panel; started on the first one (the
     /// reader runs inside the runtime, `new` need not).
     waits: OnceLock<WaitLog>,
@@ -47,25 +60,58 @@ fn store_err(what: &str, e: impl std::fmt::Display) -> StoreError {
 }
 
 impl SqlReaderStore {
-    /// Over `store`; [`ReaderStore::cursor`] answers exactly what was stored.
+    /// Over `store`, with no restart rewind.
     pub fn new(store: Arc<dyn Store>) -> Self {
         Self {
             store,
             rewind: 0,
+            previous_clean: OnceLock::new(),
             waits: OnceLock::new(),
         }
     }
 
-    /// [`ReaderStore::cursor`] answers `messages` ids before what was stored (never below
-    /// 0), so a restarted reader hands on again what a crash may have caught in flight
-    /// (see [`RESTART_REWIND`]). Stored cursors still only move forward.
+    /// [`ReaderStore::restart_rewind`] answers `messages` (see [`RESTART_REWIND`]) unless
+    /// [`SqlReaderStore::begin_run`] found that the previous run stopped cleanly.
     pub fn with_restart_rewind(mut self, messages: i64) -> Self {
         self.rewind = messages.max(0);
         self
     }
 
-    /// The cursor as stored, without the rewind.
-    pub async fn stored_cursor(&self, channel: &str) -> Result<Option<i64>, StoreError> {
+    /// Notes that a run starts (from now on a crash shows at the next start) and returns
+    /// whether the previous one stopped cleanly ([`SqlReaderStore::note_clean_stop`]).
+    pub async fn begin_run(&self) -> Result<bool, StoreError> {
+        let clean = self
+            .store
+            .state_get(NS_RUN, RUN_KEY)
+            .await
+            .map_err(|e| store_err("reading how the last run stopped", e))?
+            .is_some_and(|v| v == RUN_CLEAN);
+        self.store
+            .state_put(NS_RUN, RUN_KEY, RUN_RUNNING, Utc::now())
+            .await
+            .map_err(|e| store_err("noting the run", e))?;
+        let _ = self.previous_clean.set(clean);
+        Ok(clean)
+    }
+
+    /// Notes that this run stopped cleanly: every post the reader handed on is stored, so
+    /// the cursors are exact and the next start needs no rewind.
+    pub async fn note_clean_stop(&self) -> Result<(), StoreError> {
+        self.store
+            .state_put(NS_RUN, RUN_KEY, RUN_CLEAN, Utc::now())
+            .await
+            .map_err(|e| store_err("noting a clean stop", e))
+    }
+
+    fn rewind_now(&self) -> i64 {
+        if self.previous_clean.get() == Some(&true) {
+            0
+        } else {
+            self.rewind
+        }
+    }
+
+    async fn get_cursor(&self, channel: &str) -> Result<Option<i64>, StoreError> {
         let Some(v) = self
             .store
             .state_get(NS_CURSOR, channel)
@@ -80,20 +126,10 @@ impl SqlReaderStore {
             .map_err(|_| StoreError(format!("{NS_CURSOR} {channel}: {v:?} is not a message id")))
     }
 
-    async fn get_cursor(&self, channel: &str) -> Result<Option<i64>, StoreError> {
-        Ok(self.stored_cursor(channel).await?.map(|c| {
-            if self.rewind > 0 {
-                (c - self.rewind).max(0)
-            } else {
-                c
-            }
-        }))
-    }
-
     async fn put_cursor(&self, channel: &str, last_id: i64) -> Result<(), StoreError> {
         // One reader task writes cursors, so read-then-write does not race.
         if self
-            .stored_cursor(channel)
+            .get_cursor(channel)
             .await?
             .is_some_and(|old| old >= last_id)
         {
@@ -180,6 +216,15 @@ impl ReaderStore for SqlReaderStore {
         Self: 'f,
     {
         Box::pin(self.get_cursor(channel))
+    }
+
+    fn restart_rewind<'a, 'f>(&'a self) -> StoreFuture<'f, i64>
+    where
+        'a: 'f,
+        Self: 'f,
+    {
+        let rewind = self.rewind_now();
+        Box::pin(async move { Ok(rewind) })
     }
 
     fn set_cursor<'a, 'b, 'f>(&'a self, channel: &'b str, last_id: i64) -> StoreFuture<'f, ()>
