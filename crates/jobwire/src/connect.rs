@@ -207,3 +207,85 @@ pub async fn watch_dependencies(
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::io::Write;
+    use std::sync::Mutex;
+
+    use super::*;
+
+    /// Log lines written while it is the thread's subscriber.
+    #[derive(Clone, Default)]
+    struct Lines(Arc<Mutex<Vec<u8>>>);
+
+    impl Write for Lines {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            if let Ok(mut b) = self.0.lock() {
+                b.extend_from_slice(buf);
+            }
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    impl Lines {
+        fn text(&self) -> String {
+            self.0
+                .lock()
+                .map(|b| String::from_utf8_lossy(&b).into_owned())
+                .unwrap_or_default()
+        }
+    }
+
+    /// Connects `component` with `attempt` while capturing what it logs.
+    async fn logged<F, Fut>(component: &'static str, attempt: F) -> (String, bool)
+    where
+        F: FnMut() -> Fut,
+        Fut: std::future::Future<Output = anyhow::Result<()>>,
+    {
+        let lines = Lines::default();
+        let writer = lines.clone();
+        let subscriber = tracing_subscriber::fmt()
+            .with_max_level(tracing::Level::DEBUG)
+            .with_ansi(false)
+            .with_writer(move || writer.clone())
+            .finish();
+        let _guard = tracing::subscriber::set_default(subscriber);
+        let health = crate::server::Health::new();
+        let url = jobwire_core::secret::SecretUrl::new("postgres://jobwire:hunter2@db/jobwire");
+        let connected = retry(&health, component, &url, &CancellationToken::new(), attempt).await;
+        assert!(connected.is_some(), "connected");
+        (lines.text(), health.is_ready())
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_start_logs_no_warning_when_the_services_answer() {
+        let (log, ready) = logged("database", || async { Ok(()) }).await;
+        assert!(ready);
+        assert!(!log.contains("WARN"), "{log}");
+        assert!(log.contains("INFO") && log.contains("connecting"), "{log}");
+        assert!(log.contains("ready"), "{log}");
+        assert!(!log.contains("hunter2"), "the password is redacted: {log}");
+
+        // A service that does not answer at once is still a warning.
+        let mut tries = 0;
+        let (log, ready) = logged("queue", || {
+            tries += 1;
+            let answer = if tries < 2 {
+                Err(anyhow::anyhow!("connection refused"))
+            } else {
+                Ok(())
+            };
+            async move { answer }
+        })
+        .await;
+        assert!(ready);
+        assert!(
+            log.contains("WARN") && log.contains("not reachable; retrying"),
+            "{log}"
+        );
+    }
+}

@@ -58,6 +58,11 @@ impl Health {
                 (Ok(()), Some(Ok(()))) => {}
                 (Ok(()), _) => tracing::info!(component, "ready"),
                 (Err(e), Some(Err(was))) if was == e => {}
+                // The first word of a dependency being connected at start: nothing failed yet
+                // (a failed attempt is warned about by whoever retries it).
+                (Err(e), None) if state_word(e) == "connecting" => {
+                    tracing::info!(component, state = %e, "connecting");
+                }
                 (Err(e), _) => tracing::warn!(component, error = %e, "not ready"),
             }
             c.insert(component, state);
