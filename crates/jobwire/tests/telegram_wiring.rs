@@ -695,11 +695,11 @@ async fn a_restarted_reader_recovers_posts_a_crash_caught_in_flight_without_dupl
 
     let first = account(&[("@rustjobs", 100)]);
     for id in 1..=3 {
-        first.post(message(100, id, JOB_TEXTS[id as usize - 1]), false);
+        first.post(message(100, id, &nth_job(id)), false);
     }
     let running = Running::start(&settings, &mtproto, &first, &store).await;
-    eventually("3 queued posts", SOON, || async {
-        (queued(&store).await.len() == 3).then_some(())
+    eventually("3 posts stored", SOON, || async {
+        (stored_ids(&store, "@rustjobs").await.len() == 3).then_some(())
     })
     .await;
     running.stop().await;
@@ -709,32 +709,15 @@ async fn a_restarted_reader_recovers_posts_a_crash_caught_in_flight_without_dupl
     );
 
     // The process dies after the reader handed on posts 4 and 5 (moving its cursor) but
-    // before intake stored them, so its run never notes a clean stop; post 6 appears while
-    // jobwire is down. The restarted reader re-reads the last few messages before its cursor
-    // (intake drops the ones it has), so nothing is lost and nothing is stored twice.
+    // before intake stored them, so its run never notes a clean stop; 152 more appear while
+    // jobwire is down. The restarted reader re-reads from 20 before its cursor — here 0,
+    // the channel's first message, not "no cursor", so more than one page of history is
+    // paged through — and intake drops what it has: nothing lost, nothing stored twice.
     crashed(&store, "@rustjobs", 5).await;
     let second = account(&[("@rustjobs", 100)]);
-    for id in 1..=6 {
-        second.post(message(100, id, JOB_TEXTS[id as usize - 1]), false);
-    }
-    let running = Running::start(&settings, &mtproto, &second, &store).await;
-    let posts = eventually("6 queued posts", SOON, || async {
-        let q = queued(&store).await;
-        (q.len() == 6).then_some(q)
-    })
-    .await;
-    let ids: Vec<&str> = posts.iter().map(|(_, id, _)| id.as_str()).collect();
-    assert_eq!(ids, ["1", "2", "3", "4", "5", "6"]);
-    eventually("the cursor at 6", SOON, || async {
-        (stored_cursor(&store, "@rustjobs").await.as_deref() == Some("6")).then_some(())
-    })
-    .await;
+    let running = restart_after_missing(&settings, &mtproto, &second, &store, 1..=157).await;
     running.stop().await;
-    let all = store
-        .posts_in_status(PostStatus::Queued, 1000)
-        .await
-        .unwrap();
-    assert_eq!(all.len(), 6, "no post stored twice");
+    assert_eq!(stored_ids(&store, "@rustjobs").await.len(), 157);
     assert!(
         second.resolve_count(&ChannelRef::parse("@rustjobs").unwrap()) == 0,
         "the peer came from the store, not from Telegram"
@@ -772,6 +755,38 @@ async fn stored_ids(store: &Arc<dyn Store>, channel: &str) -> Vec<(i64, usize)> 
     counts.into_iter().collect()
 }
 
+/// `@rustjobs` (peer 100) posts `missed` on `account` while jobwire is down (no live
+/// update); the reader starts over it and the store ends up with every post from 1 to the
+/// last once, and the cursor there.
+async fn restart_after_missing(
+    settings: &Settings,
+    mtproto: &MtprotoSection,
+    account: &Arc<ScriptedAccount>,
+    store: &Arc<dyn Store>,
+    missed: std::ops::RangeInclusive<i64>,
+) -> Running {
+    let last = *missed.end();
+    for id in missed {
+        account.post(message(100, id, &nth_job(id)), false);
+    }
+    let running = Running::start(settings, mtproto, account, store).await;
+    let stored = eventually("every post stored", SOON, || async {
+        let ids = stored_ids(store, "@rustjobs").await;
+        (ids.len() == last as usize).then_some(ids)
+    })
+    .await;
+    assert_eq!(
+        stored,
+        (1..=last).map(|id| (id, 1)).collect::<Vec<_>>(),
+        "every post once"
+    );
+    eventually("the cursor at the last post", SOON, || async {
+        (stored_cursor(store, "@rustjobs").await == Some(last.to_string())).then_some(())
+    })
+    .await;
+    running
+}
+
 #[tokio::test]
 async fn a_clean_restart_takes_250_missed_posts_from_get_channel_difference_once_each() {
     let ReaderBed {
@@ -807,71 +822,15 @@ async fn a_clean_restart_takes_250_missed_posts_from_get_channel_difference_once
 
     // 250 posts while jobwire is down.
     let second = Arc::new(first.restart().unwrap());
-    for id in 4..=253 {
-        second.post(message(100, id, &nth_job(id)), false);
-    }
-    let running = Running::start(&settings, &mtproto, &second, &store).await;
-    let stored = eventually("253 posts stored", SOON, || async {
-        let ids = stored_ids(&store, "@rustjobs").await;
-        (ids.len() == 253).then_some(ids)
-    })
-    .await;
-    assert_eq!(
-        stored,
-        (1..=253).map(|id| (id, 1)).collect::<Vec<_>>(),
-        "every post once"
-    );
+    let running = restart_after_missing(&settings, &mtproto, &second, &store, 4..=253).await;
     assert_eq!(
         second.channel_differences(),
         [(100, 3), (100, 103), (100, 203)],
         "from the pts the session kept, 100 updates an answer"
     );
     assert_eq!(second.history_calls(), 0, "no history poll");
-    eventually("the cursor at 253", SOON, || async {
-        (stored_cursor(&store, "@rustjobs").await.as_deref() == Some("253")).then_some(())
-    })
-    .await;
     running.stop().await;
     assert_eq!(stored_ids(&store, "@rustjobs").await.len(), 253);
-}
-
-#[tokio::test]
-async fn a_young_channel_loses_nothing_when_more_than_a_page_was_posted_during_a_crash() {
-    let ReaderBed {
-        _dir,
-        fake_tg: _fake_tg,
-        _llm,
-        settings,
-        store,
-    } = reader_bed().await;
-    let mtproto = section("channels = [\"@rustjobs\"]\ninitial_backfill = 10\n");
-    let first = account(&[("@rustjobs", 100)]);
-    for id in 1..=5 {
-        first.post(message(100, id, &nth_job(id)), false);
-    }
-    let running = Running::start(&settings, &mtproto, &first, &store).await;
-    eventually("5 posts stored", SOON, || async {
-        (stored_ids(&store, "@rustjobs").await.len() == 5).then_some(())
-    })
-    .await;
-    running.stop().await;
-
-    // The process dies with the cursor at 7 (posts 6 and 7 handed on, not stored); then
-    // the channel posts 150 more before jobwire is back: more than one history page after
-    // the rewound cursor, which is 0 here, the channel's first message (not "no cursor").
-    crashed(&store, "@rustjobs", 7).await;
-    let second = account(&[("@rustjobs", 100)]);
-    for id in 1..=157 {
-        second.post(message(100, id, &nth_job(id)), false);
-    }
-    let running = Running::start(&settings, &mtproto, &second, &store).await;
-    let stored = eventually("157 posts stored", SOON, || async {
-        let ids = stored_ids(&store, "@rustjobs").await;
-        (ids.len() == 157).then_some(ids)
-    })
-    .await;
-    assert_eq!(stored, (1..=157).map(|id| (id, 1)).collect::<Vec<_>>());
-    running.stop().await;
 }
 
 /// Waits until the panel shows the source joined, and for the reader to start it from its
