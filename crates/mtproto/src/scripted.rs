@@ -10,7 +10,9 @@
 //! as grammers' update stream does with `catch_up`: it starts from the state the session
 //! holds, asks `updates.getDifference` for the account (which never carries channel posts)
 //! and `updates.getChannelDifference` for each channel with a saved pts and a cached peer
-//! (at most 100 updates an answer, as Telegram gives a user account), moves a channel's pts
+//! (at most 100 updates an answer, as Telegram gives a user account; the latest messages
+//! and the current pts when the saved pts is older than the channel's message box keeps,
+//! [`ScriptedAccount::set_message_box`]), moves a channel's pts
 //! with every update it receives, and writes the whole state to the session after each
 //! update it hands on (what `GrammersAccount` does with `sync_update_state`), flushed every
 //! second and when the connection ends. Live updates are handed on as they come: a pushed
@@ -97,6 +99,9 @@ struct Server {
     dead: Option<AccountError>,
     /// The open connection, if any: live updates go there.
     live: Option<mpsc::UnboundedSender<Live>>,
+    /// How many of a channel's updates getChannelDifference can still give (unlimited when
+    /// `None`; Telegram keeps about 100,000).
+    message_box: Option<usize>,
 }
 
 impl Server {
@@ -309,6 +314,13 @@ impl ScriptedAccount {
         }
     }
 
+    /// Telegram keeps only the last `updates` of each channel for getChannelDifference: a
+    /// pts older than that is answered as `channelDifferenceTooLong` (the latest 100
+    /// messages and the channel's current pts).
+    pub fn set_message_box(&self, updates: usize) {
+        self.server().message_box = Some(updates);
+    }
+
     /// A channel's pts on Telegram's side: how many new and edited messages it has had.
     pub fn channel_pts(&self, peer_id: i64) -> i32 {
         self.server()
@@ -431,9 +443,24 @@ impl ScriptedAccount {
                 let s = self.server();
                 let log = s.updates.get(&channel).map_or(&[][..], Vec::as_slice);
                 let start = usize::try_from(from).unwrap_or(0).min(log.len());
-                let end = (start + CHANNEL_DIFFERENCE_LIMIT).min(log.len());
-                stream.buffer.extend(log[start..end].iter().cloned());
-                let last = end == log.len();
+                let (end, last) = if s.message_box.is_some_and(|kept| log.len() - start > kept) {
+                    // channelDifferenceTooLong: the latest messages, not those after the
+                    // pts, and the channel's current pts to go on from.
+                    let history = s.history.get(&channel);
+                    let latest = history.into_iter().flat_map(|h| h.values().rev());
+                    let mut latest: Vec<_> = latest
+                        .take(CHANNEL_DIFFERENCE_LIMIT)
+                        .cloned()
+                        .map(AccountUpdate::New)
+                        .collect();
+                    latest.reverse();
+                    stream.buffer.extend(latest);
+                    (log.len(), true)
+                } else {
+                    let end = (start + CHANNEL_DIFFERENCE_LIMIT).min(log.len());
+                    stream.buffer.extend(log[start..end].iter().cloned());
+                    (end, end == log.len())
+                };
                 drop(s);
                 // As in grammers, the state moves to the end of the answer at once.
                 stream.set_channel_pts(channel, i32::try_from(end).unwrap_or(i32::MAX));

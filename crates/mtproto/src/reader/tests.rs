@@ -962,3 +962,30 @@ async fn after_a_crash_even_a_channel_the_session_catches_up_is_polled_from_befo
     );
     h.stop().await;
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_difference_too_long_is_closed_from_history_in_order() {
+    let dir = tempfile::tempdir().unwrap();
+    let first = account_with_session(&dir, &[("@jobs", 100), ("@design", 200)]);
+    let store = first_run_with_live_posts(&first).await;
+    // Telegram no longer keeps the updates after the saved pts: it answers with the latest
+    // messages and the current pts, and the gap before them is read from history.
+    let second = Arc::new(first.restart().unwrap());
+    second.set_message_box(50);
+    for id in 4..=253 {
+        second.post(m(100, id, "missed"), false);
+    }
+    let mut h = Harness::start(config(), &[&second], &store, &["@jobs", "@design"]);
+    let mut jobs = Vec::new();
+    while jobs.len() < 250 {
+        if let ReaderEvent::Post(p) = h.next().await {
+            jobs.push(p.external_id);
+        }
+    }
+    let want: Vec<String> = (4..=253).map(|id| id.to_string()).collect();
+    assert_eq!(jobs, want);
+    assert_eq!(second.channel_differences(), [(100, 3), (200, 1)]);
+    assert!(second.history_calls() > 0);
+    h.quiet_for(Duration::from_secs(600)).await;
+    h.stop().await;
+}
