@@ -118,11 +118,16 @@ impl GrammersAccount {
         }
     }
 
+    /// A `messages.getHistory` page from `offset_id` shifted by `add_offset`, keeping the
+    /// messages newer than `after`. Telegram is not asked to apply `min_id` itself: it answers
+    /// nothing when that lies much further back than the newest messages (Telethon found this
+    /// and filters on its side, as here).
     async fn get_history(
         &self,
         p: &ResolvedPeer,
-        (offset_id, add_offset, min_id): (i32, i32, i32),
+        (offset_id, add_offset): (i32, i32),
         limit: i32,
+        after: i64,
     ) -> Result<Vec<RawMessage>, AccountError> {
         let answer = self
             .client
@@ -133,7 +138,7 @@ impl GrammersAccount {
                 add_offset,
                 limit,
                 max_id: 0,
-                min_id,
+                min_id: 0,
                 hash: 0,
             })
             .await
@@ -148,7 +153,7 @@ impl GrammersAccount {
         let mut out: Vec<RawMessage> = messages
             .iter()
             .filter_map(|m| convert_tl(m, &names))
-            .filter(|m| m.id > i64::from(min_id))
+            .filter(|m| m.id > after)
             .collect();
         out.sort_by_key(|m| m.id);
         Ok(out)
@@ -264,11 +269,12 @@ impl Account for GrammersAccount {
         limit: usize,
     ) -> Result<Vec<RawMessage>, AccountError> {
         let limit = page(limit);
-        let after = i32::try_from(after_id.max(0)).unwrap_or(i32::MAX - 1);
+        let after = after_id.max(0);
         // The `limit` oldest messages newer than `after`: a negative add_offset walks forward
         // from offset_id, which is itself included, hence `after + 1` (1 for the channel's
-        // very first message); min_id drops anything older.
-        self.get_history(p, (after + 1, -limit, after), limit).await
+        // very first message).
+        let offset_id = i32::try_from(after + 1).unwrap_or(i32::MAX);
+        self.get_history(p, (offset_id, -limit), limit, after).await
     }
 
     async fn newest(
@@ -276,7 +282,7 @@ impl Account for GrammersAccount {
         p: &ResolvedPeer,
         limit: usize,
     ) -> Result<Vec<RawMessage>, AccountError> {
-        self.get_history(p, (0, 0, 0), page(limit)).await
+        self.get_history(p, (0, 0), page(limit), 0).await
     }
 
     fn catches_up(&self, channel_id: i64) -> bool {
