@@ -765,11 +765,15 @@ fn saved_pts(path: &std::path::Path) -> Vec<(i64, i32)> {
     FileSession::open(path).unwrap().channel_pts()
 }
 
-/// Runs a first reader over `a`: both channels joined, three live posts in `@jobs` and
-/// one in `@design` handed on. Returns the store.
-async fn first_run_with_live_posts(a: &Arc<ScriptedAccount>) -> Arc<MemoryReaderStore> {
+/// A first run over an account with a session: `@jobs` (100) and `@design` (200) joined,
+/// three live posts in `@jobs` and one in `@design` handed on; then jobwire stops. Returns
+/// the reader's store and the account's next connection (the restart).
+async fn restarted_after_live_posts(
+    dir: &tempfile::TempDir,
+) -> (Arc<MemoryReaderStore>, Arc<ScriptedAccount>) {
+    let a = account_with_session(dir, &[("@jobs", 100), ("@design", 200)]);
     let store = Arc::new(MemoryReaderStore::new());
-    let mut h = Harness::start(config(), &[a], &store, &["@jobs", "@design"]);
+    let mut h = Harness::start(config(), &[&a], &store, &["@jobs", "@design"]);
     tokio::time::sleep(Duration::from_secs(200)).await;
     for id in 1..=3 {
         a.post(m(100, id, "live"), true);
@@ -779,7 +783,7 @@ async fn first_run_with_live_posts(a: &Arc<ScriptedAccount>) -> Arc<MemoryReader
     got.sort();
     assert_eq!(got, ["1", "1", "2", "3"]);
     h.stop().await;
-    store
+    (store, Arc::new(a.restart().unwrap()))
 }
 
 #[tokio::test(start_paused = true)]
@@ -812,12 +816,9 @@ async fn after_live_updates_the_session_file_holds_each_channels_pts() {
 #[tokio::test(start_paused = true)]
 async fn a_restart_catches_up_through_get_channel_difference_from_the_saved_pts() {
     let dir = tempfile::tempdir().unwrap();
-    let first = account_with_session(&dir, &[("@jobs", 100), ("@design", 200)]);
-    let store = first_run_with_live_posts(&first).await;
-
+    let (store, second) = restarted_after_live_posts(&dir).await;
     // While jobwire is down @jobs posts 250 times (one of them edited later) and @design
     // twice: the live updates reach nobody.
-    let second = Arc::new(first.restart().unwrap());
     for id in 4..=253 {
         second.post(m(100, id, &format!("missed {id}")), false);
     }
@@ -938,10 +939,8 @@ async fn a_young_channel_loses_nothing_after_a_crash() {
 #[tokio::test(start_paused = true)]
 async fn after_a_crash_even_a_channel_the_session_catches_up_is_polled_from_before_its_cursor() {
     let dir = tempfile::tempdir().unwrap();
-    let first = account_with_session(&dir, &[("@jobs", 100), ("@design", 200)]);
-    let store = first_run_with_live_posts(&first).await;
+    let (store, second) = restarted_after_live_posts(&dir).await;
     store.set_restart_rewind(20);
-    let second = Arc::new(first.restart().unwrap());
     second.post(m(100, 4, "missed"), false);
     let mut h = Harness::start(config(), &[&second], &store, &["@jobs", "@design"]);
     // Re-read from the first message (intake drops what it has), then the missed one.
@@ -966,11 +965,9 @@ async fn after_a_crash_even_a_channel_the_session_catches_up_is_polled_from_befo
 #[tokio::test(start_paused = true)]
 async fn a_difference_too_long_is_closed_from_history_in_order() {
     let dir = tempfile::tempdir().unwrap();
-    let first = account_with_session(&dir, &[("@jobs", 100), ("@design", 200)]);
-    let store = first_run_with_live_posts(&first).await;
+    let (store, second) = restarted_after_live_posts(&dir).await;
     // Telegram no longer keeps the updates after the saved pts: it answers with the latest
     // messages and the current pts, and the gap before them is read from history.
-    let second = Arc::new(first.restart().unwrap());
     second.set_message_box(50);
     for id in 4..=253 {
         second.post(m(100, id, "missed"), false);
