@@ -92,6 +92,50 @@ pub const RETRAIN_TOTAL: &str = "jobwire_retrain_total";
 /// `jobwire_training_examples{source}`: stored examples the last retrain learned from.
 pub const TRAINING_EXAMPLES: &str = "jobwire_training_examples";
 
+/// Classification's metrics, for `/metrics`' `# HELP` lines and buckets.
+pub const METRICS: &[jobwire_core::metric::MetricDef] = &[
+    jobwire_core::metric::MetricDef::counter(
+        CLASSIFIED_TOTAL,
+        &["verdict", "route"],
+        "Posts classified, by verdict (job, not_job, or waiting: the classifier failed and the post waits) and route (llm, local, none).",
+    ),
+    jobwire_core::metric::MetricDef::histogram(
+        CLASSIFY_LATENCY_SECONDS,
+        &["model"],
+        "Time to a post's verdict from the classifier that gave it (an LLM's answer or the local model), in seconds.",
+        jobwire_core::metric::LLM_BUCKETS,
+    ),
+    jobwire_core::metric::MetricDef::counter(
+        LLM_TOKENS_TOTAL,
+        &["model", "direction"],
+        "LLM tokens used, direction in (prompt) or out (completion).",
+    ),
+    jobwire_core::metric::MetricDef::counter(
+        LLM_COST_MICROUSD_TOTAL,
+        &["model"],
+        "LLM spend in millionths of a US dollar, at the configured prices.",
+    ),
+    jobwire_core::metric::MetricDef::histogram(
+        LLM_POST_COST_MICROUSD,
+        &["model"],
+        "What one LLM-classified post cost, in millionths of a US dollar.",
+        &[
+            1.0, 5.0, 10.0, 25.0, 50.0, 100.0, 250.0, 500.0, 1000.0, 2500.0, 10000.0,
+        ],
+    ),
+    jobwire_core::metric::MetricDef::counter(
+        CLASSIFY_ROUTE_TOTAL,
+        &["route"],
+        "Posts the cascade routed: local (the local model was sure), llm, spend_limited (the daily LLM spend limit was reached).",
+    ),
+    jobwire_core::metric::MetricDef::counter(RETRAIN_TOTAL, &[], "Retrains of the local model."),
+    jobwire_core::metric::MetricDef::gauge(
+        TRAINING_EXAMPLES,
+        &["source"],
+        "Stored examples the last retrain learned from, by source (llm verdicts, human labels).",
+    ),
+];
+
 /// The local model was retrained.
 #[derive(Debug)]
 pub(crate) struct Retrained<'a>(pub &'a crate::retrain::RetrainReport);

@@ -20,6 +20,7 @@ pub mod format;
 pub mod ids;
 pub mod live;
 pub mod matching;
+pub mod metric;
 pub mod normalize;
 pub mod placement;
 pub mod post;

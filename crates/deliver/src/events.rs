@@ -5,6 +5,8 @@
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
+use jobwire_core::metric::MetricDef;
+
 use crate::stage::SendCounters;
 
 /// `jobwire_deliveries_total{outcome}`: deliveries by final or retried outcome.
@@ -13,6 +15,31 @@ pub const DELIVERIES_TOTAL: &str = "jobwire_deliveries_total";
 pub const TELEGRAM_429_TOTAL: &str = "jobwire_telegram_429_total";
 /// `jobwire_send_latency_seconds`: one `sendMessage` call, request to answer.
 pub const SEND_LATENCY_SECONDS: &str = "jobwire_send_latency_seconds";
+
+/// The send stage's metrics, for `/metrics`' `# HELP` lines and buckets.
+pub const METRICS: &[MetricDef] = &[
+    MetricDef::counter(
+        DELIVERIES_TOTAL,
+        &["outcome"],
+        "Deliveries by outcome: sent, blocked (the subscriber blocked the bot), failed (refused or out of attempts), retried.",
+    ),
+    MetricDef::counter(
+        TELEGRAM_429_TOTAL,
+        &["bot"],
+        "Telegram Bot API answers 429 (too many requests) to a bot's sends.",
+    ),
+    MetricDef::histogram(
+        SEND_LATENCY_SECONDS,
+        &[],
+        "One sendMessage call, request to Telegram's answer, in seconds.",
+        jobwire_core::metric::TELEGRAM_CALL_BUCKETS,
+    ),
+    MetricDef::counter(
+        crate::broadcast::BROADCAST_SENDS_TOTAL,
+        &["outcome"],
+        "Broadcast messages by outcome per recipient: sent, blocked, failed, left, later.",
+    ),
+];
 
 /// One outcome of the send stage.
 #[derive(Debug)]

@@ -388,6 +388,21 @@ pub const STAGE_LATENCY_SECONDS: &str = "jobwire_stage_latency_seconds";
 /// `jobwire_deliveries_created_total`: deliveries written by fan-out.
 pub const DELIVERIES_CREATED_TOTAL: &str = "jobwire_deliveries_created_total";
 
+/// Fan-out's metrics, for `/metrics`' `# HELP` lines and buckets.
+pub const METRICS: &[jobwire_core::metric::MetricDef] = &[
+    jobwire_core::metric::MetricDef::histogram(
+        STAGE_LATENCY_SECONDS,
+        &["stage"],
+        "Time one job spends in a pipeline stage (stage=fanout: matching its subscribers and writing their deliveries), in seconds.",
+        jobwire_core::metric::END_TO_END_BUCKETS,
+    ),
+    jobwire_core::metric::MetricDef::counter(
+        DELIVERIES_CREATED_TOTAL,
+        &[],
+        "Deliveries written by fan-out (one per job and matching subscriber).",
+    ),
+];
+
 /// A job was fanned out: it counts itself and logs itself.
 #[derive(Debug)]
 struct FannedOut {

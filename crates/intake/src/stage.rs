@@ -75,6 +75,25 @@ pub enum EditOutcome {
 /// counted with the run's [`IntakeTally`], in one place.
 pub const POSTS_INGESTED_TOTAL: &str = "jobwire_posts_ingested_total";
 
+/// Intake's metrics (feeds' included), for `/metrics`' `# HELP` lines.
+pub const METRICS: &[jobwire_core::metric::MetricDef] = &[
+    jobwire_core::metric::MetricDef::counter(
+        POSTS_INGESTED_TOTAL,
+        &["outcome"],
+        "Posts taken in from every source, by what intake did: queued, filtered (the channel's rules), duplicate, near_duplicate.",
+    ),
+    jobwire_core::metric::MetricDef::counter(
+        crate::feed::FEED_POLLS_TOTAL,
+        &["outcome"],
+        "Polls of RSS/Atom feeds, by outcome (ok, error).",
+    ),
+    jobwire_core::metric::MetricDef::counter(
+        crate::feed::FEED_ITEMS_TOTAL,
+        &["feed"],
+        "New items read from each feed.",
+    ),
+];
+
 /// Running totals of an intake run.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct IntakeTally {

@@ -112,6 +112,8 @@ impl Classifiers {
                     .as_ref()
                     .and_then(|l| l.daily_spend_limit_usd)
                     .map(|limit| -> Arc<dyn SpendGuard> {
+                        metrics::gauge!(crate::telemetry::LLM_DAILY_SPEND_LIMIT_MICROUSD)
+                            .set((limit * 1e6).round());
                         Arc::new(DailySpendLimit::new(store.clone(), limit, alert.clone()))
                     });
                 let cascade = Cascade::new(self.local.clone(), llm_dyn, config, spend);

@@ -186,9 +186,8 @@ pub async fn watch_dependencies(
         let mut queue_ok = true;
         for topic in jobwire_queue::Topic::ALL {
             match parts.queue.depth(topic).await {
-                Some(n) => {
-                    metrics::gauge!("jobwire_queue_depth", "topic" => topic.name()).set(n as f64)
-                }
+                Some(n) => metrics::gauge!(crate::telemetry::QUEUE_DEPTH, "topic" => topic.name())
+                    .set(n as f64),
                 None => queue_ok = false,
             }
         }

@@ -29,4 +29,5 @@ pub mod server;
 pub mod subscribers;
 pub mod supervisor;
 pub mod telegram;
+pub mod telemetry;
 pub mod testbed;

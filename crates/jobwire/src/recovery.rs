@@ -48,7 +48,8 @@ impl DeadLetterSink for StoreDeadLetters {
             attempts,
             reason: reason.to_owned(),
         };
-        metrics::counter!("jobwire_dead_letters_total", "topic" => topic.name()).increment(1);
+        metrics::counter!(crate::telemetry::DEAD_LETTERS_TOTAL, "topic" => topic.name())
+            .increment(1);
         self.0
             .add_dead_letter(&letter, Utc::now())
             .await
@@ -137,7 +138,7 @@ async fn recover(
             deliveries = stuck.deliveries.len(),
             "publishing again work whose message was lost"
         );
-        metrics::counter!("jobwire_republished_total").increment(stuck.len() as u64);
+        metrics::counter!(crate::telemetry::REPUBLISHED_TOTAL).increment(stuck.len() as u64);
     }
     for id in stuck.queued {
         jobwire_queue::publish(queue, &PostReady::new(id)).await?;

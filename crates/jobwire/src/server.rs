@@ -13,7 +13,7 @@ use axum::http::StatusCode;
 use axum::response::IntoResponse;
 use axum::routing::get;
 use jobwire_core::secret::redact_url;
-use metrics_exporter_prometheus::{PrometheusBuilder, PrometheusHandle};
+use metrics_exporter_prometheus::PrometheusHandle;
 use tokio_util::sync::CancellationToken;
 
 use crate::admin_api::AdminApi;
@@ -23,13 +23,18 @@ use crate::http::{self, HttpLimits};
 pub fn prometheus() -> Option<PrometheusHandle> {
     static HANDLE: OnceLock<Option<PrometheusHandle>> = OnceLock::new();
     HANDLE
-        .get_or_init(|| match PrometheusBuilder::new().install_recorder() {
-            Ok(handle) => Some(handle),
-            Err(e) => {
-                tracing::warn!(error = %e, "metrics recorder not installed");
-                None
-            }
-        })
+        .get_or_init(
+            || match crate::telemetry::builder().and_then(|b| b.install_recorder()) {
+                Ok(handle) => {
+                    crate::telemetry::describe();
+                    Some(handle)
+                }
+                Err(e) => {
+                    tracing::warn!(error = %e, "metrics recorder not installed");
+                    None
+                }
+            },
+        )
         .clone()
 }
 
@@ -53,6 +58,8 @@ impl Health {
     /// with `connecting`, `restarting` or `shutting down` (see [`state_word`]), else `down`.
     pub fn set(&self, component: &'static str, state: Result<(), String>) {
         let state = state.map_err(|e| redact_url(&e));
+        metrics::gauge!(crate::telemetry::COMPONENT_READY, "component" => component)
+            .set(if state.is_ok() { 1.0 } else { 0.0 });
         if let Ok(mut c) = self.components.lock() {
             match (&state, c.get(component)) {
                 (Ok(()), Some(Ok(()))) => {}

@@ -206,7 +206,7 @@ async fn restart_loop<M, F>(
             Err(e) => format!("panicked: {e}"),
         };
         restarts += 1;
-        metrics::counter!("jobwire_task_restarts_total", "task" => name).increment(1);
+        metrics::counter!(crate::telemetry::TASK_RESTARTS_TOTAL, "task" => name).increment(1);
         tracing::error!(
             task = name,
             error = %reason,

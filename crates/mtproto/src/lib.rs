@@ -11,6 +11,7 @@
 
 mod account;
 pub mod convert;
+pub mod events;
 mod grammers;
 mod reader;
 mod scripted;

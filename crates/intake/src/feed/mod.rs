@@ -38,7 +38,9 @@ use jobwire_core::IncomingPost;
 pub use crate::retry::{RetryPolicy, retry_until_stopped};
 pub use facts::{Budget, BudgetKind, FeedJobFacts};
 pub use poller::{FeedPoller, Fetched, MAX_ITEMS_PER_POLL};
-pub use source::{FeedHandle, FeedSource, MAX_CONCURRENT_POLLS};
+pub use source::{
+    FEED_ITEMS_TOTAL, FEED_POLLS_TOTAL, FeedHandle, FeedSource, MAX_CONCURRENT_POLLS,
+};
 pub use state::{
     FailureAction, FeedHealth, FeedState, FeedStatus, MAX_RETRY_AFTER, MIN_INTERVAL, SEEN_CAPACITY,
     SeenSet, next_poll_at,

@@ -114,6 +114,9 @@ impl Reader {
             c.last_post_date = Some(date);
         }
         c.silence_alerted = false;
+        if let Some(a) = c.account {
+            crate::events::post_read(&self.accounts[a].id, &c.key, date, self.clock.now());
+        }
         self.emit(ReaderEvent::Post(post)).await
     }
 

@@ -383,6 +383,9 @@ impl Reader {
         if self.accounts.is_empty() {
             return Err(ReaderError::NoAccounts);
         }
+        for a in &self.accounts {
+            crate::events::session_up(&a.id, a.health != Health::Dead);
+        }
         let (utx, mut urx) = mpsc::channel(self.config.update_buffer.max(1));
         let _pumps = PumpGuard(
             self.accounts
@@ -588,6 +591,7 @@ impl Reader {
                     Next::Failed(e) => {
                         // A disconnect: updates may have been lost; poll everything soon.
                         info!(account = %self.accounts[a].id, error = %e, "update stream error; catching up");
+                        crate::events::reconnect(&self.accounts[a].id);
                         for c in &mut self.channels {
                             if c.account == Some(a) {
                                 c.last_poll = None;
@@ -676,6 +680,7 @@ async fn pump(
             Ok(_) => None,
             Err(AccountError::FloodWait(d)) => {
                 store.flood_wait(account.id(), *d);
+                crate::events::flood_wait(account.id(), *d);
                 Some(*d)
             }
             Err(AccountError::Banned | AccountError::SessionDead) => {

@@ -75,6 +75,7 @@ impl Reader {
     ) -> Result<Next, Result<Closed, ReaderError>> {
         if let AccountError::FloodWait(d) = &error {
             self.store.flood_wait(&self.accounts[a].id, *d);
+            crate::events::flood_wait(&self.accounts[a].id, *d);
         }
         match error {
             AccountError::FloodWait(d) if d <= self.config.flood_sleep_threshold => {
@@ -100,6 +101,7 @@ impl Reader {
             AccountError::Banned | AccountError::SessionDead => {
                 if self.accounts[a].health != Health::Dead {
                     self.accounts[a].health = Health::Dead;
+                    crate::events::session_up(&self.accounts[a].id, false);
                     let what = if error == AccountError::Banned {
                         "is banned"
                     } else {

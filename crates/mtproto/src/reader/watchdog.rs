@@ -62,6 +62,7 @@ impl Reader {
             let silent = (now - since).to_std().unwrap_or_default();
             if silent > limit {
                 c.silence_alerted = true;
+                crate::events::silence_alert(&self.accounts[a].id);
                 c.last_poll = None;
                 let usual = c.gap_ewma.map_or_else(
                     || "unknown".to_string(),
