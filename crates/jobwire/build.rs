@@ -14,4 +14,10 @@ fn main() {
     if VARS.iter().all(|v| std::env::var_os(v).is_some()) {
         println!("cargo::rustc-cfg=jobwire_distributed_tests");
     }
+    // `promtool check` of deploy/prometheus, when .ci/run names the tool.
+    println!("cargo::rustc-check-cfg=cfg(jobwire_promtool_tests)");
+    println!("cargo::rerun-if-env-changed=JOBWIRE_TEST_PROMTOOL");
+    if std::env::var_os("JOBWIRE_TEST_PROMTOOL").is_some() {
+        println!("cargo::rustc-cfg=jobwire_promtool_tests");
+    }
 }

@@ -6,11 +6,14 @@
 
 #[path = "compose/model.rs"]
 mod model;
+#[path = "compose/observe.rs"]
+mod observe;
 #[path = "compose/try_profile.rs"]
 mod try_profile;
 
 use std::cell::RefCell;
 use std::collections::BTreeSet;
+use std::time::Duration;
 
 use jobwire::config::{Config, Environment, UpdatesMode};
 use model::{Compose, Dockerfile, Service, all_roles, repo_root};
@@ -173,7 +176,8 @@ fn try_profile_runs_the_pipeline_on_the_stand_ins_only() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn try_profile_delivers_sample_jobs_end_to_end() {
-    try_profile::delivers(&compose(), &Dockerfile::load()).await;
+    let metrics = try_profile::delivers(&compose(), &Dockerfile::load()).await;
+    observe::check_exposition(&metrics);
 }
 
 /// Hands out plausible values and records which variables were asked for.
@@ -469,4 +473,106 @@ fn images_are_supported_releases() {
             }
         }
     }
+}
+
+#[test]
+fn the_dashboard_and_the_alert_rules_name_only_metrics_jobwire_exports() {
+    let root = repo_root();
+    let files = [
+        root.join("deploy/grafana/dashboards/jobwire.json"),
+        root.join("deploy/prometheus/alerts.yml"),
+    ];
+    for file in &files {
+        let names = observe::named_in(file);
+        assert!(names.len() >= 10, "{}: only {names:?}", file.display());
+        for name in names {
+            assert!(
+                jobwire::telemetry::find(&name).is_some(),
+                "{} names {name}, which jobwire does not export",
+                file.display()
+            );
+        }
+    }
+    let dashboard: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(&files[0]).expect("the dashboard is readable"),
+    )
+    .expect("the dashboard is JSON");
+    let panels = dashboard["panels"].as_array().map_or(0, Vec::len);
+    assert!(panels >= 10, "the dashboard has {panels} panels");
+}
+
+#[test]
+fn the_observe_profile_runs_prometheus_and_grafana_provisioned_from_deploy() {
+    let c = compose();
+    let started: Vec<String> = c
+        .started(Some("observe"))
+        .into_iter()
+        .map(|s| s.name.clone())
+        .collect();
+    for want in ["prometheus", "grafana"] {
+        assert!(
+            started.iter().any(|s| s == want),
+            "`--profile observe` starts {started:?}"
+        );
+    }
+    let root = repo_root();
+    for name in ["prometheus", "grafana"] {
+        let s = c.get(name).expect("the service exists");
+        for v in &s.volumes {
+            if let Some(local) = v.source.strip_prefix("./") {
+                assert!(
+                    root.join(local).exists(),
+                    "{name} mounts ./{local}, which does not exist"
+                );
+            }
+        }
+    }
+    // Every image is pinned to a version, not a moving tag.
+    for s in c.services.iter().filter(|s| !s.jobwire) {
+        let image = s.image.as_deref().unwrap_or_default();
+        let tag = image.rsplit_once(':').map(|(_, t)| t).unwrap_or_default();
+        assert!(
+            tag.contains('.') && tag.starts_with(|c: char| c.is_ascii_digit() || c == 'v'),
+            "service `{}`: image {image:?} is not pinned to a version (major.minor at least)",
+            s.name
+        );
+    }
+    // Prometheus scrapes every role's service name.
+    let scrape = std::fs::read_to_string(root.join("deploy/prometheus/prometheus.yml"))
+        .expect("prometheus.yml is readable");
+    for s in c.services.iter().filter(|s| s.is_pipeline()) {
+        if s.profiles.iter().any(|p| p == "try") {
+            continue;
+        }
+        assert!(
+            scrape.contains(&s.name),
+            "deploy/prometheus/prometheus.yml does not scrape `{}`",
+            s.name
+        );
+    }
+}
+
+#[test]
+fn jobwire_has_time_to_stop_before_compose_kills_it() {
+    let c = compose();
+    let grace = jobwire::supervisor::Backoff::default().shutdown_grace;
+    for s in c.services.iter().filter(|s| s.jobwire) {
+        let allowed = s.stop_grace_period.unwrap_or(Duration::from_secs(10));
+        assert!(
+            allowed > grace,
+            "service `{}`: Compose kills it after {allowed:?}, jobwire's own grace is {grace:?}",
+            s.name
+        );
+    }
+}
+
+#[cfg(jobwire_promtool_tests)]
+#[test]
+fn promtool_accepts_the_rules_and_the_scrape_configuration() {
+    let root = repo_root();
+    let rules = root.join("deploy/prometheus/alerts.yml");
+    let out = observe::promtool(&["check", "rules", &rules.display().to_string()]);
+    assert!(out.contains("SUCCESS"), "{out}");
+    let config = root.join("deploy/prometheus/prometheus.yml");
+    observe::promtool(&["check", "config", &config.display().to_string()]);
 }

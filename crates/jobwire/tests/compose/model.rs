@@ -36,6 +36,8 @@ pub struct Service {
     pub volumes: Vec<Volume>,
     pub replicas: Option<i64>,
     pub depends_on: Vec<String>,
+    /// `stop_grace_period` (`40s`, `1m30s`); `None`: Compose's default of 10 s.
+    pub stop_grace_period: Option<std::time::Duration>,
 }
 
 #[derive(Debug, Clone)]
@@ -259,7 +261,41 @@ fn service(name: &str, y: &Yaml) -> Service {
         volumes,
         replicas: y["deploy"]["replicas"].as_i64(),
         depends_on,
+        stop_grace_period: scalar(&y["stop_grace_period"]).map(|v| compose_duration(&v)),
     }
+}
+
+/// A Compose duration: `40s`, `1m30s`, `2m`, `500ms`.
+fn compose_duration(v: &str) -> std::time::Duration {
+    let mut total = std::time::Duration::ZERO;
+    let mut number = String::new();
+    let mut chars = v.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c.is_ascii_digit() || c == '.' {
+            number.push(c);
+            continue;
+        }
+        let n: f64 = number
+            .parse()
+            .unwrap_or_else(|_| panic!("stop_grace_period {v:?}: not a duration"));
+        number.clear();
+        let unit = match (c, chars.peek()) {
+            ('m', Some('s')) => {
+                chars.next();
+                0.001
+            }
+            ('h', _) => 3600.0,
+            ('m', _) => 60.0,
+            ('s', _) => 1.0,
+            _ => panic!("stop_grace_period {v:?}: unknown unit {c:?}"),
+        };
+        total += std::time::Duration::from_secs_f64(n * unit);
+    }
+    assert!(
+        number.is_empty(),
+        "stop_grace_period {v:?}: a number without a unit"
+    );
+    total
 }
 
 /// `[HOST_IP:][HOST_PORT:]CONTAINER_PORT[/PROTO]`, or the long form with `host_ip`.

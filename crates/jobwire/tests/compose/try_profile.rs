@@ -86,7 +86,9 @@ impl Mapping {
     }
 }
 
-pub async fn delivers(compose: &Compose, dockerfile: &Dockerfile) {
+/// Runs the `try` profile until the stand-in Telegram holds dozens of cards, and returns what
+/// the pipeline's `/metrics` shows then.
+pub async fn delivers(compose: &Compose, dockerfile: &Dockerfile) -> String {
     let services: Vec<&Service> = compose
         .started(Some("try"))
         .into_iter()
@@ -131,6 +133,18 @@ pub async fn delivers(compose: &Compose, dockerfile: &Dockerfile) {
                 .copied()
         })
         .expect("fake-telegram listens on 0.0.0.0:PORT");
+
+    let metrics_port = services
+        .iter()
+        .filter(|s| s.is_pipeline())
+        .flat_map(|s| {
+            listen_ports(s)
+                .into_iter()
+                .filter(|p| *p == 9464)
+                .map(|p| mapping.ports[&(s.name.clone(), p)])
+        })
+        .next()
+        .expect("the try profile's pipeline serves /metrics on 0.0.0.0:9464");
 
     let mut running = Running {
         children: vec![],
@@ -208,6 +222,18 @@ pub async fn delivers(compose: &Compose, dockerfile: &Dockerfile) {
          Telegram holds {count} message(s) to {chats} chat(s)\n{}",
         running.logs()
     );
+    let metrics = client
+        .get(format!("http://127.0.0.1:{metrics_port}/metrics"))
+        .send()
+        .await
+        .and_then(|r| r.error_for_status());
+    match metrics {
+        Ok(resp) => resp.text().await.expect("/metrics answers text"),
+        Err(e) => panic!(
+            "/metrics of the try profile's pipeline: {e}\n{}",
+            running.logs()
+        ),
+    }
 }
 
 async fn wait_for_port(port: u16, running: &Running) {
