@@ -19,8 +19,27 @@ pub struct Cli {
     /// Configuration file (TOML); `JOBWIRE__SECTION__KEY` variables override it.
     #[arg(long, global = true, env = "JOBWIRE_CONFIG")]
     pub config: Option<PathBuf>,
+    /// How log lines on stderr look: `text` (coloured only when stderr is a terminal) or
+    /// `json` (one object per line, with the span fields that follow a post through every
+    /// stage). Example: `jobwire --log-format json run`.
+    #[arg(
+        long,
+        global = true,
+        value_enum,
+        ignore_case = true,
+        env = "JOBWIRE_LOG_FORMAT",
+        default_value_t = LogFormat::Text
+    )]
+    pub log_format: LogFormat,
     #[command(subcommand)]
     pub command: Command,
+}
+
+/// The format of log lines (`--log-format`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum LogFormat {
+    Text,
+    Json,
 }
 
 #[derive(Debug, Subcommand)]

@@ -1,10 +1,11 @@
 //! The `jobwire` binary: parses the command line, sets up logging and the runtime, and calls
 //! [`jobwire::commands::execute`].
 
+use std::io::IsTerminal;
 use std::process::ExitCode;
 
 use clap::Parser;
-use jobwire::cli::{Cli, Command};
+use jobwire::cli::{Cli, Command, LogFormat};
 use tracing_subscriber::EnvFilter;
 
 fn main() -> ExitCode {
@@ -15,16 +16,16 @@ fn main() -> ExitCode {
     );
     let filter = EnvFilter::try_from_env("RUST_LOG")
         .unwrap_or_else(|_| EnvFilter::new(if quiet { "warn" } else { "info" }));
-    // JOBWIRE_LOG_FORMAT=json: one JSON object per line, with the span fields (post,
-    // delivery, chat) that let one vacancy be followed through every stage.
-    let json = std::env::var("JOBWIRE_LOG_FORMAT").is_ok_and(|f| f.eq_ignore_ascii_case("json"));
+    // --log-format json (or JOBWIRE_LOG_FORMAT=json): one JSON object per line, with the span
+    // fields (post, delivery, chat) that let one vacancy be followed through every stage.
+    // Colours only on a terminal: a log file or journald gets plain text.
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
-        .with_writer(std::io::stderr);
-    if json {
-        builder.json().with_current_span(true).init();
-    } else {
-        builder.init();
+        .with_writer(std::io::stderr)
+        .with_ansi(std::io::stderr().is_terminal());
+    match cli.log_format {
+        LogFormat::Json => builder.json().with_current_span(true).init(),
+        LogFormat::Text => builder.init(),
     }
     if rustls::crypto::ring::default_provider()
         .install_default()

@@ -317,3 +317,56 @@ async fn an_admin_account_is_created_from_a_password_on_stdin_and_never_shown() 
         &row.password_hash
     ));
 }
+
+/// The first log line `jobwire fake-telegram` writes (INFO) to a pipe, in each `--log-format`.
+fn first_log_line(format: Option<&str>, env: &[(&str, &str)]) -> String {
+    use std::io::BufRead;
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_jobwire"));
+    if let Some(f) = format {
+        cmd.args(["--log-format", f]);
+    }
+    cmd.args(["fake-telegram", "--listen", "127.0.0.1:0"])
+        .env_remove("JOBWIRE_LOG_FORMAT")
+        .env("RUST_LOG", "info")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped());
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let mut child = cmd.spawn().expect("jobwire starts");
+    let mut line = String::new();
+    let stderr = child.stderr.take().expect("stderr is piped");
+    let read = std::io::BufReader::new(stderr).read_line(&mut line);
+    let _ = child.kill();
+    let _ = child.wait();
+    read.expect("a log line");
+    line
+}
+
+#[test]
+fn logs_to_a_pipe_are_plain_text_or_json_lines_as_asked() {
+    // Not a terminal: no colour codes in text logs.
+    let text = first_log_line(None, &[]);
+    assert!(
+        !text.contains('\u{1b}'),
+        "ANSI codes in a log file: {text:?}"
+    );
+    assert!(
+        text.contains(" INFO ") && text.contains("listening"),
+        "{text}"
+    );
+    // --log-format json (or the environment variable): one JSON object per line.
+    for line in [
+        first_log_line(Some("json"), &[]),
+        first_log_line(None, &[("JOBWIRE_LOG_FORMAT", "JSON")]),
+    ] {
+        let v: serde_json::Value = serde_json::from_str(&line)
+            .unwrap_or_else(|e| panic!("not a JSON log line ({e}): {line}"));
+        assert_eq!(v["level"], "INFO", "{line}");
+        assert!(v["fields"]["message"].is_string(), "{line}");
+    }
+    // A format it does not know is refused by name.
+    let out = jobwire(&["--log-format", "xml", "doctor"], &[]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--log-format"));
+}
