@@ -93,7 +93,8 @@ pub fn render(
         .filter(|t| !is_local(t))
         .map(|t| t.posts)
         .sum();
-    let cost: f64 = totals.iter().map(|t| t.cost_usd).sum();
+    // `+ 0.0`: an empty sum of f64 is -0.0, which would print as "$-0.0000".
+    let cost: f64 = totals.iter().map(|t| t.cost_usd).sum::<f64>() + 0.0;
     let per = |total: f64, n: u64| if n == 0 { 0.0 } else { total / n as f64 };
     let _ = writeln!(
         out,
@@ -187,6 +188,13 @@ mod tests {
                 latency_ms: 25_000,
             },
         ];
+        let quiet = render(&[], &jobwire_store::PipelineCounts::default(), 24);
+        assert!(
+            quiet.starts_with(
+                "last 24 h: 0 posts classified, 0 jobs; 0 by the LLM (0.0%), $0.0000:"
+            ),
+            "{quiet}"
+        );
         let text = render(&totals, &jobwire_store::PipelineCounts::default(), 24);
         assert!(
             text.starts_with(
