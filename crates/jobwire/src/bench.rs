@@ -22,37 +22,45 @@ use crate::testbed::{Bed, fake_llm, fake_telegram, seed_job, start_pipeline, sub
 pub enum Bench {
     /// Matching one job against N subscribers: the index vs a plain scan.
     Matching {
+        /// Subscribers in the index.
         #[arg(long, default_value_t = 100_000)]
         subscribers: usize,
+        /// Jobs matched against them.
         #[arg(long, default_value_t = 2_000)]
         jobs: usize,
     },
     /// Intake's CPU path: normalization, channel rules and near-duplicate detection, with a
     /// window of earlier posts in the duplicate index.
     Intake {
+        /// Earlier posts already in the near-duplicate index.
         #[arg(long, default_value_t = 100_000)]
         window: usize,
+        /// Posts taken in and measured.
         #[arg(long, default_value_t = 20_000)]
         posts: usize,
     },
     /// Deliveries per second through the fake Telegram with its limits lifted.
     Delivery {
+        /// Deliveries of one job (one per subscriber).
         #[arg(long, default_value_t = 50_000)]
         deliveries: usize,
     },
     /// Intake to the fake Telegram's receipt, one post at a time, zero-latency fake LLM.
     Latency {
+        /// Posts sent through, one at a time.
         #[arg(long, default_value_t = 150)]
         posts: usize,
     },
     /// A burst under Telegram's default limits over three bots.
     Burst {
+        /// Deliveries in the burst.
         #[arg(long, default_value_t = 5_000)]
         deliveries: usize,
     },
     /// Distributed mode, limits lifted: a dispatcher and two sender processes over
     /// PostgreSQL and RabbitMQ, against the embedded mode in the same run.
     DistributedDelivery {
+        /// Deliveries of one job (one per subscriber).
         #[arg(long, default_value_t = 50_000)]
         deliveries: usize,
         #[command(flatten)]
@@ -61,6 +69,7 @@ pub enum Bench {
     /// Distributed mode: intake (in this process) to the fake Telegram's receipt through
     /// RabbitMQ and classifier, dispatcher and sender processes; zero-latency fake LLM.
     DistributedLatency {
+        /// Posts sent through, one at a time.
         #[arg(long, default_value_t = 150)]
         posts: usize,
         #[command(flatten)]
@@ -86,6 +95,7 @@ pub struct Services {
         default_value = "postgres://postgres@127.0.0.1:5432/test"
     )]
     pub postgres: String,
+    /// A RabbitMQ server the benchmark may declare queues on.
     #[arg(
         long,
         env = "JOBWIRE_TEST_AMQP_URL",

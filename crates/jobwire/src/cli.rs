@@ -45,6 +45,9 @@ pub enum LogFormat {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// The whole pipeline on sample data, no accounts needed; prints what each subscriber got.
+    #[command(
+        after_help = "Examples:\n  jobwire demo\n  jobwire demo --speed 1 --json\n  jobwire demo --posts my-posts.jsonl --llm-url http://127.0.0.1:8082/v1"
+    )]
     Demo {
         /// Posts to replay (JSONL, the format of data/dev.jsonl).
         #[arg(long)]
@@ -52,6 +55,7 @@ pub enum Command {
         /// Classify through this OpenAI-compatible endpoint (e.g. http://127.0.0.1:8080/v1).
         #[arg(long)]
         llm_url: Option<url::Url>,
+        /// The model to ask at --llm-url.
         #[arg(long, default_value = "gpt-4o-mini")]
         llm_model: String,
         /// Run Telegram's limits this many times faster (1 = Telegram's real pace).
@@ -65,6 +69,9 @@ pub enum Command {
         strict: bool,
     },
     /// Runs the pipeline until Ctrl-C / SIGTERM: every role, or those given with --role.
+    #[command(
+        after_help = "Examples:\n  jobwire run --config jobwire.toml\n  jobwire run --config jobwire.toml --role sender\n  jobwire run --config data/demo.toml --replay data/dev.jsonl"
+    )]
     Run {
         /// Roles to run in this process (repeat or comma-separate); all when omitted.
         #[arg(long, value_enum, value_delimiter = ',')]
@@ -77,15 +84,21 @@ pub enum Command {
         strict: bool,
     },
     /// Signs a Telegram user account in (phone, code, 2FA password) and keeps its session file.
+    #[command(after_help = "Example:\n  jobwire login --config jobwire.toml --account main")]
     Login {
         /// The [[mtproto.accounts]] id; every configured account in turn when omitted.
         #[arg(long)]
         account: Option<String>,
     },
     /// Checks that everything the configuration points at answers, one line per check.
+    #[command(after_help = "Example:\n  jobwire doctor --config jobwire.toml")]
     Doctor,
     /// Imports a Telegram Desktop export (result.json) into the pipeline's queue.
+    #[command(
+        after_help = "Example:\n  jobwire import ~/Downloads/Telegram\\ Desktop/ChatExport_2026-12-01/result.json"
+    )]
     Import {
+        /// The export's result.json (Telegram Desktop, format JSON).
         file: PathBuf,
         /// No progress bar.
         #[arg(long)]
@@ -96,6 +109,7 @@ pub enum Command {
     },
     /// The classification report of the last hours: posts per model, jobs, tokens, cost and
     /// latency, and what the pipeline holds now.
+    #[command(after_help = "Example:\n  jobwire report --hours 168")]
     Report {
         /// How far back, in hours.
         #[arg(long, default_value_t = 24)]
@@ -104,6 +118,7 @@ pub enum Command {
     /// Retrains the local model on the dataset plus the stored examples (the LLM's answers,
     /// accepted reports, re-labels), prints what it learned from, and asks every running
     /// classifier process to retrain too.
+    #[command(after_help = "Example:\n  jobwire retrain --config jobwire.toml")]
     Retrain,
     /// Measures classification quality on a labeled JSONL file.
     Eval {
@@ -142,16 +157,23 @@ pub enum Command {
         json: bool,
     },
     /// A local Bot API server (the project's stand-in for Telegram).
+    #[command(
+        after_help = "Example:\n  jobwire fake-telegram --listen 127.0.0.1:8081\n  curl http://127.0.0.1:8081/__testkit/messages"
+    )]
     FakeTelegram {
+        /// Address to serve the Bot API on (point [telegram] api_url at it).
         #[arg(long, default_value = "127.0.0.1:8081")]
         listen: SocketAddr,
         /// Lift every rate limit.
         #[arg(long)]
         no_limits: bool,
+        /// Messages per second a bot may send in all (Telegram: about 30).
         #[arg(long, default_value_t = 30)]
         global_per_sec: u32,
+        /// Messages per second a bot may send to one private chat.
         #[arg(long, default_value_t = 1)]
         per_chat_per_sec: u32,
+        /// Messages per minute a bot may send to one group.
         #[arg(long, default_value_t = 20)]
         per_group_per_min: u32,
         /// Added latency per call, in milliseconds.
@@ -159,12 +181,17 @@ pub enum Command {
         latency_ms: u64,
     },
     /// A local OpenAI-compatible server answering from a labeled JSONL oracle.
+    #[command(
+        after_help = "Example:\n  jobwire fake-llm --listen 127.0.0.1:8082 --ttft-ms 500 --tokens-per-sec 60\n  jobwire demo --llm-url http://127.0.0.1:8082/v1"
+    )]
     FakeLlm {
+        /// Address to serve the API on (its base URL is http://ADDR/v1).
         #[arg(long, default_value = "127.0.0.1:8082")]
         listen: SocketAddr,
         /// Labeled JSONL whose labels are the answers (default: the shipped data/dev.jsonl).
         #[arg(long)]
         oracle: Option<PathBuf>,
+        /// Added latency per call, in milliseconds.
         #[arg(long, default_value_t = 0)]
         latency_ms: u64,
         /// Time to the first token, in milliseconds (a real model: 300–1000).
@@ -174,21 +201,29 @@ pub enum Command {
         /// answer (`stream: true`) arrives piece by piece at this pace.
         #[arg(long, default_value_t = 0)]
         tokens_per_sec: u32,
-        /// Share of calls answered 429 / 500 / held until timeout / malformed / off-schema.
+        /// Share of calls (0–1) answered 429 Too Many Requests.
         #[arg(long, default_value_t = 0.0)]
         rate_429: f64,
+        /// Share of calls (0–1) answered 500.
         #[arg(long, default_value_t = 0.0)]
         rate_500: f64,
+        /// Share of calls (0–1) held until the client times out.
         #[arg(long, default_value_t = 0.0)]
         rate_timeout: f64,
+        /// Share of calls (0–1) answered with JSON that does not parse.
         #[arg(long, default_value_t = 0.0)]
         rate_malformed: f64,
+        /// Share of calls (0–1) answered with JSON outside the requested schema.
         #[arg(long, default_value_t = 0.0)]
         rate_off_schema: f64,
+        /// Seed of the fault injection (the same seed, the same faults).
         #[arg(long, default_value_t = 1)]
         seed: u64,
     },
     /// Benchmarks (results go to BENCHMARKS.md).
+    #[command(
+        after_help = "Examples:\n  cargo build --release -p jobwire\n  target/release/jobwire bench delivery\n  target/release/jobwire bench distributed-delivery"
+    )]
     Bench {
         #[command(subcommand)]
         which: crate::bench::Bench,
@@ -196,6 +231,9 @@ pub enum Command {
     /// A message to every subscriber, or those of a category, plan or language: checked with
     /// Telegram's HTML parser, sent by the running send role behind vacancies, within the
     /// same rate limits, once per subscriber whatever restarts.
+    #[command(
+        after_help = "Examples:\n  jobwire broadcast send --text-file news.html --language ru\n  jobwire broadcast status 3 --watch"
+    )]
     Broadcast {
         #[command(subcommand)]
         action: BroadcastAction,
@@ -245,17 +283,27 @@ pub enum BroadcastAction {
     },
     /// Progress: sent, failed, blocked, remaining, rate and ETA (all broadcasts without an id).
     Status {
+        /// The broadcast's id (as `send` printed it); every broadcast when omitted.
         id: Option<i64>,
         /// Repeat every 2 seconds until the broadcast ends.
         #[arg(long)]
         watch: bool,
     },
     /// Stops claiming new recipients (the one in flight finishes).
-    Pause { id: i64 },
+    Pause {
+        /// The broadcast's id.
+        id: i64,
+    },
     /// Goes on after a pause.
-    Resume { id: i64 },
+    Resume {
+        /// The broadcast's id.
+        id: i64,
+    },
     /// Ends it; whoever has not got it yet will not.
-    Cancel { id: i64 },
+    Cancel {
+        /// The broadcast's id.
+        id: i64,
+    },
 }
 
 /// Loads and resolves the configuration for commands that need it.

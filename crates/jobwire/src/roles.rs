@@ -41,8 +41,8 @@ pub enum Role {
     /// Answers the bots' users: the main bot's settings and reports, the category bots'
     /// /start, /stop and /wrong (long polling: one copy; webhooks: any number).
     Bot,
-    /// The admin JSON API and the daily report to the admin chat (the admin panel will
-    /// live here); every role serves health and metrics.
+    /// The admin panel and JSON API, and the daily report to the admin chat; every role
+    /// serves health and metrics.
     Admin,
 }
 
