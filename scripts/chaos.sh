@@ -51,6 +51,16 @@
 #   CHAOS_SETTLE_TIMEOUT=180
 #   CHAOS_PG_ADMIN_URL     default $JOBWIRE_TEST_POSTGRES_URL or postgres://postgres@127.0.0.1:5432/test
 #   CHAOS_AMQP_HOST=127.0.0.1:5672  CHAOS_REDIS_URL=redis://127.0.0.1:6379/
+#   Which instances the outages stop and start (point them at instances of your own when
+#   others use the default ones; the run restarts them):
+#   CHAOS_PG_CLUSTER=main          the pg_ctlcluster cluster serving CHAOS_PG_ADMIN_URL
+#                                  (its version: CHAOS_PG_VERSION, default the first installed)
+#   CHAOS_RABBIT_NODE              the node rabbitmqctl manages (-n), default rabbitmqctl's own
+#   Redis is restarted on the host and port of CHAOS_REDIS_URL.
+#
+# When it fails, the FAIL line names the stuck rows: each lost job's post (id, status, why),
+# and the deliveries not sent (post, delivery, status, attempts, lease = time since the row
+# last changed, not_before), and the logs are kept.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -76,7 +86,13 @@ PG_DOWN_SECS=${CHAOS_PG_DOWN_SECS:-4}
 PG_RESTART=${CHAOS_PG_RESTART:-1}
 REDIS_DOWN_SECS=${CHAOS_REDIS_DOWN_SECS:-3}
 REDIS_RESTART=${CHAOS_REDIS_RESTART:-1}
-PG_CLUSTER_VERSION=$(ls /etc/postgresql 2>/dev/null | head -n 1)
+PG_CLUSTER_VERSION=${CHAOS_PG_VERSION:-$(ls /etc/postgresql 2>/dev/null | head -n 1)}
+PG_CLUSTER=${CHAOS_PG_CLUSTER:-main}
+PG_HOST_PORT=${PG_ADMIN_URL#*://}; PG_HOST_PORT=${PG_HOST_PORT#*@}; PG_HOST_PORT=${PG_HOST_PORT%%/*}
+PG_HOST=${PG_HOST_PORT%%:*}; PG_PORT=5432
+[[ $PG_HOST_PORT == *:* ]] && PG_PORT=${PG_HOST_PORT##*:}
+RABBITMQCTL=(rabbitmqctl)
+[[ -n ${CHAOS_RABBIT_NODE:-} ]] && RABBITMQCTL=(rabbitmqctl -n "$CHAOS_RABBIT_NODE")
 REDIS_HOST_PORT=${REDIS_URL#redis://}; REDIS_HOST_PORT=${REDIS_HOST_PORT%%/*}
 REDIS_HOST=${REDIS_HOST_PORT%%:*}; REDIS_PORT=${REDIS_HOST_PORT##*:}
 
@@ -131,19 +147,19 @@ CRASH_NOTES=()
 # Stops and starts one service (an outage of DOWN seconds); used in a background subshell.
 service_stop() {
   case $1 in
-    postgres) pg_ctlcluster --skip-systemctl-redirect "$PG_CLUSTER_VERSION" main stop -m fast ;;
-    rabbitmq) rabbitmqctl stop_app ;;
+    postgres) pg_ctlcluster --skip-systemctl-redirect "$PG_CLUSTER_VERSION" "$PG_CLUSTER" stop -m fast ;;
+    rabbitmq) "${RABBITMQCTL[@]}" stop_app ;;
     redis) redis-cli -h "$REDIS_HOST" -p "$REDIS_PORT" shutdown nosave || true ;;
   esac
 }
 service_start() { # no-op when the service is up
   case $1 in
     postgres)
-      pg_isready -q -h 127.0.0.1 -p 5432 && return 0
-      pg_ctlcluster --skip-systemctl-redirect "$PG_CLUSTER_VERSION" main start
-      for _ in $(seq 1 100); do pg_isready -q -h 127.0.0.1 -p 5432 && return 0; sleep 0.1; done
+      pg_isready -q -h "$PG_HOST" -p "$PG_PORT" && return 0
+      pg_ctlcluster --skip-systemctl-redirect "$PG_CLUSTER_VERSION" "$PG_CLUSTER" start
+      for _ in $(seq 1 100); do pg_isready -q -h "$PG_HOST" -p "$PG_PORT" && return 0; sleep 0.1; done
       return 1 ;;
-    rabbitmq) rabbitmqctl start_app && rabbitmqctl await_startup ;;
+    rabbitmq) "${RABBITMQCTL[@]}" start_app && "${RABBITMQCTL[@]}" await_startup ;;
     redis)
       redis-cli -h "$REDIS_HOST" -p "$REDIS_PORT" ping >/dev/null 2>&1 && return 0
       redis-server --daemonize yes --bind "$REDIS_HOST" --port "$REDIS_PORT" --save "" --appendonly no
@@ -189,12 +205,12 @@ cleanup() {
     if [[ -n ${OUT_PID[$svc]} ]]; then wait "${OUT_PID[$svc]}" 2>/dev/null; fi
   done
   # Every service must be running again whatever happened (each start is a no-op when it is).
-  rabbitmqctl start_app >/dev/null 2>&1 || log "rabbitmqctl start_app failed"
-  rabbitmqctl await_startup >/dev/null 2>&1 || log "RabbitMQ did not come back; check it"
+  "${RABBITMQCTL[@]}" start_app >/dev/null 2>&1 || log "rabbitmqctl start_app failed"
+  "${RABBITMQCTL[@]}" await_startup >/dev/null 2>&1 || log "RabbitMQ did not come back; check it"
   service_start postgres >/dev/null 2>&1 || log "PostgreSQL did not come back; check it"
   service_start redis >/dev/null 2>&1 || log "Redis did not come back; check it"
   if [[ $VHOST_CREATED -eq 1 ]]; then
-    rabbitmqctl delete_vhost "$VHOST" >/dev/null 2>&1 || log "could not delete vhost $VHOST"
+    "${RABBITMQCTL[@]}" delete_vhost "$VHOST" >/dev/null 2>&1 || log "could not delete vhost $VHOST"
   fi
   if [[ $DB_CREATED -eq 1 ]]; then
     psql_admin -c "DROP DATABASE IF EXISTS \"$DB_NAME\" WITH (FORCE)" >/dev/null 2>&1 \
@@ -226,15 +242,15 @@ reachable() { timeout 2 bash -c "exec 3<>/dev/tcp/${1%:*}/${1#*:}" 2>/dev/null; 
 reachable "$AMQP_HOST" || die "RabbitMQ is not reachable on $AMQP_HOST"
 psql_admin -c 'SELECT 1' >/dev/null || die "PostgreSQL is not reachable at $PG_ADMIN_URL"
 redis-cli -u "$REDIS_URL" ping >/dev/null || die "Redis is not reachable at $REDIS_URL"
-rabbitmqctl await_startup >/dev/null 2>&1 || die "rabbitmqctl cannot reach the local broker"
+"${RABBITMQCTL[@]}" await_startup >/dev/null 2>&1 || die "rabbitmqctl cannot reach the local broker"
 
 log "seed $SEED, work dir $WORK"
 log "database $DB_NAME, vhost $VHOST, redis prefix $REDIS_PREFIX"
 psql_admin -c "CREATE DATABASE \"$DB_NAME\"" >/dev/null
 DB_CREATED=1
-rabbitmqctl add_vhost "$VHOST" >/dev/null
+"${RABBITMQCTL[@]}" add_vhost "$VHOST" >/dev/null
 VHOST_CREATED=1
-rabbitmqctl set_permissions -p "$VHOST" guest '.*' '.*' '.*' >/dev/null
+"${RABBITMQCTL[@]}" set_permissions -p "$VHOST" guest '.*' '.*' '.*' >/dev/null
 
 python3 "$HELPERS/gen.py" "$WORK/data" --jobs "$JOBS" --noise "$NOISE" \
   --subscribers "$SUBSCRIBERS" --batches "$BATCHES" --seed "$SEED"
@@ -524,7 +540,10 @@ while :; do
   check_crashes
   row=$(psql_run -F ' ' -c "$STATUS_SQL" 2>/dev/null || echo "? ? ? ?")
   read -r posts open_posts deliveries open_deliveries <<<"$row"
-  if [[ $posts == "$total_posts" && $open_posts == 0 && $open_deliveries == 0 && $deliveries -ge $EXPECTED ]]; then
+  # Nothing in flight: every post read and decided, no delivery left to send. (Waiting for
+  # the expected number of deliveries too would only wait out the timeout when a job was
+  # not fanned out to everyone; the tally reports that as lost.)
+  if [[ $posts == "$total_posts" && $open_posts == 0 && $open_deliveries == 0 ]]; then
     settled_for=$((settled_for + 1))
     [[ $settled_for -ge 3 ]] && break
   else
@@ -545,6 +564,46 @@ done
 # ---------------------------------------------------------------------------------------------
 # Tally
 
+# The rows behind lost deliveries, on one line: each lost job's post (id, marker, status and
+# why it went no further), then the deliveries not sent, grouped by post and status, each
+# group with its first delivery (id, attempts, lease = seconds since the row last changed,
+# not_before, error). At most 10 of each.
+stuck_rows() {
+  local jobs posts deliveries
+  jobs=$(python3 -c 'import json,sys; print(",".join(json.load(open(sys.argv[1])).get("missing_jobs", [])))' \
+    "$WORK/tally.json" 2>/dev/null || true)
+  posts=$(psql_run -v jobs="$jobs" <<'SQL'
+SELECT string_agg(line, '; ') FROM (
+  SELECT 'post ' || p.id || ' (' || substring(p.text from 'job-[0-9]{4}') || ') status=' || p.status
+         || COALESCE(' reason=' || p.filter_reason, '')
+         || COALESCE(' duplicate_of=' || p.duplicate_of, '')
+         || ' deliveries=' || (SELECT count(*) FROM deliveries d WHERE d.post_id = p.id)
+         || ' updated ' || ((extract(epoch FROM now()) * 1000)::bigint - p.updated_at) / 1000 || 's ago' AS line
+  FROM posts p
+  WHERE substring(p.text from 'job-[0-9]{4}') = ANY(string_to_array(:'jobs', ','))
+     OR p.status IN ('queued', 'waiting', 'job')
+  ORDER BY p.id LIMIT 10) s
+SQL
+)
+  deliveries=$(psql_run <<'SQL'
+SELECT string_agg(line, '; ') FROM (
+  SELECT 'post ' || post_id || ': ' || n || ' ' || status || ' (first: delivery ' || first_id
+         || ' status=' || status || ' attempts=' || attempts || ' lease=' || lease || 's'
+         || COALESCE(' not_before=in ' || not_before_in || 's', '')
+         || COALESCE(' error=' || left(error, 80), '') || ')' AS line
+  FROM (
+    SELECT d.post_id, d.status, count(*) OVER w AS n, d.id AS first_id, d.attempts,
+           ((extract(epoch FROM now()) * 1000)::bigint - d.updated_at) / 1000 AS lease,
+           (d.not_before - (extract(epoch FROM now()) * 1000)::bigint) / 1000 AS not_before_in,
+           d.error, row_number() OVER (PARTITION BY d.post_id, d.status ORDER BY d.id) AS k
+    FROM deliveries d WHERE d.status NOT IN ('sent', 'blocked')
+    WINDOW w AS (PARTITION BY d.post_id, d.status)) g
+  WHERE k = 1 ORDER BY post_id LIMIT 10) s
+SQL
+)
+  echo "posts: ${posts:-none}; deliveries not sent: ${deliveries:-none}"
+}
+
 log "database: posts $(psql_run -c "SELECT string_agg(status || '=' || n, ' ') FROM (SELECT status, count(*) n FROM posts GROUP BY status ORDER BY status) s")"
 log "database: deliveries $(psql_run -c "SELECT string_agg(status || '=' || n, ' ') FROM (SELECT status, count(*) n FROM deliveries GROUP BY status ORDER BY status) s")"
 AMBIGUOUS=$(psql_run -c "SELECT COALESCE(SUM(resent_after_crash), 0) FROM deliveries")
@@ -558,6 +617,10 @@ for kv in $TALLY; do T[${kv%%=*}]=${kv#*=}; done
 
 problems=()
 [[ ${T[lost]} -eq 0 ]] || problems+=("lost ${T[lost]} deliveries (see $WORK/tally.json)")
+if [[ ${T[lost]} -ne 0 || $HANG -ne 0 ]]; then
+  STUCK=$(stuck_rows) || STUCK="(the database could not be read)"
+  problems+=("stuck: ${STUCK:-no post or delivery left in flight}")
+fi
 [[ ${T[duplicated]} -le $AMBIGUOUS ]] || problems+=("duplicated ${T[duplicated]} > ambiguous $AMBIGUOUS")
 [[ ${T[wrong]} -eq 0 ]] || problems+=("wrong ${T[wrong]} messages (non-job or unknown; see $WORK/tally.json)")
 [[ $CRASHES -eq 0 ]] || problems+=("$CRASHES process(es) exited by themselves: ${CRASH_NOTES[*]}")

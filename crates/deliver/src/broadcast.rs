@@ -160,7 +160,7 @@ impl SendStage {
                 tokio::time::sleep(Duration::from_millis(20)).await;
             }
             sender.limiter.acquire(chat).await;
-            sender.pass_gate().await;
+            sender.pass_gate(chat).await;
             sender.limiter.pace_send().await;
             let result = sender
                 .bot

@@ -2,6 +2,7 @@
 //! Telegram answered 429. In-process (governor's GCRA); the distributed mode swaps in a
 //! Redis-backed limiter shared by every sender of a token.
 
+use std::collections::HashMap;
 use std::num::NonZeroU32;
 use std::sync::Mutex;
 use std::time::Duration;
@@ -36,6 +37,22 @@ impl Default for RateLimitConfig {
     }
 }
 
+impl RateLimitConfig {
+    /// The shortest time between two messages of one bot to `chat_id` (a group when
+    /// negative), with the safety margin; zero when the limits are lifted.
+    pub fn chat_interval(&self, chat_id: i64) -> Duration {
+        if self.unlimited {
+            return Duration::ZERO;
+        }
+        let (per, count) = if chat_id < 0 {
+            (Duration::from_secs(60), self.per_group_per_min)
+        } else {
+            (Duration::from_secs(1), self.per_chat_per_sec)
+        };
+        per.mul_f64((1.0 + self.safety_margin.max(0.0)) / f64::from(count.max(1)))
+    }
+}
+
 fn paced(per: Duration, count: u32, margin: f64) -> Quota {
     let count = count.max(1);
     let interval = per.mul_f64((1.0 + margin.max(0.0)) / f64::from(count));
@@ -54,6 +71,9 @@ pub trait Limiter: Send + Sync + std::fmt::Debug {
     /// Called right before each Bot API call: re-spaces sends that other processes of the
     /// same bot make at the same moment. In-process, the sender's own gate does this.
     async fn pace_send(&self) {}
+    /// No message to `chat_id` before `until`: a send to it may have gone out just before
+    /// this process started (see `SendStage::run`), which the limiter's state does not know.
+    fn hold(&self, _chat_id: i64, _until: Instant) {}
     /// Forgets state of chats not seen lately (bounded memory); periodic.
     fn shrink(&self) {}
 }
@@ -66,6 +86,8 @@ pub struct BotLimiter {
     chats: DefaultKeyedRateLimiter<i64>,
     groups: DefaultKeyedRateLimiter<i64>,
     frozen_until: Mutex<Option<Instant>>,
+    /// Chats no message may go to before the given moment ([`Limiter::hold`]).
+    holds: Mutex<HashMap<i64, Instant>>,
 }
 
 impl BotLimiter {
@@ -89,12 +111,23 @@ impl BotLimiter {
                 m,
             )),
             frozen_until: Mutex::new(None),
+            holds: Mutex::new(HashMap::new()),
         }
     }
 
     async fn acquire_local(&self, chat_id: i64) {
         if self.config.unlimited {
             return;
+        }
+        let held = self
+            .holds
+            .lock()
+            .ok()
+            .and_then(|h| h.get(&chat_id).copied());
+        if let Some(until) = held
+            && until > Instant::now()
+        {
+            tokio::time::sleep_until(until).await;
         }
         loop {
             self.wait_thaw().await;
@@ -151,9 +184,20 @@ impl Limiter for BotLimiter {
         self.freeze_local(wait)
     }
 
+    fn hold(&self, chat_id: i64, until: Instant) {
+        if let Ok(mut holds) = self.holds.lock() {
+            let at = holds.entry(chat_id).or_insert(until);
+            *at = (*at).max(until);
+        }
+    }
+
     fn shrink(&self) {
         self.chats.retain_recent();
         self.groups.retain_recent();
+        let now = Instant::now();
+        if let Ok(mut holds) = self.holds.lock() {
+            holds.retain(|_, until| *until > now);
+        }
     }
 }
 
@@ -177,6 +221,25 @@ mod tests {
         let other = Instant::now();
         limiter.acquire(2).await;
         assert!(other.elapsed() < Duration::from_millis(100));
+    }
+
+    #[tokio::test]
+    async fn a_held_chat_waits_until_its_hold_ends() {
+        let limiter = BotLimiter::new(RateLimitConfig::default());
+        limiter.hold(7, Instant::now() + Duration::from_millis(300));
+        let start = Instant::now();
+        limiter.acquire(7).await;
+        assert!(start.elapsed() >= Duration::from_millis(290));
+        let other = Instant::now();
+        limiter.acquire(8).await;
+        assert!(other.elapsed() < Duration::from_millis(100));
+    }
+
+    #[test]
+    fn a_chat_s_interval_is_its_limit_with_the_margin() {
+        let config = RateLimitConfig::default();
+        assert_eq!(config.chat_interval(5), Duration::from_millis(1050));
+        assert_eq!(config.chat_interval(-5), Duration::from_millis(3150));
     }
 
     #[tokio::test]

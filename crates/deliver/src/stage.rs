@@ -117,6 +117,10 @@ pub(crate) struct BotSender {
     gate: Option<(tokio::sync::Mutex<tokio::time::Instant>, Duration)>,
     /// Vacancies of this bot waiting for a send slot now: broadcasts give way while any do.
     pub(crate) waiting: AtomicUsize,
+    /// The limits the gate spaces each chat's sends by.
+    limits: RateLimitConfig,
+    /// When the next send to each chat may leave this process (see [`BotSender::pass_gate`]).
+    chat_next: Mutex<HashMap<i64, tokio::time::Instant>>,
 }
 
 /// Counts a vacancy as waiting for its bot while it lives.
@@ -137,20 +141,65 @@ impl Drop for Waiting<'_> {
 
 impl BotSender {
     /// Re-spaces sends right before the HTTP call. The limiter grants slots at the bot's
-    /// pace, but the status commit between grant and call is group-committed, so sends
-    /// granted apart could leave together and arrive at Telegram bunched; this keeps them
-    /// at least one interval apart as they leave this process.
-    pub(crate) async fn pass_gate(&self) {
+    /// pace and each chat's, but the status commit between grant and call is group-committed,
+    /// so sends granted apart could leave together and arrive at Telegram bunched; this keeps
+    /// them at least one interval apart as they leave this process: the bot's sends by its
+    /// global pace, and the sends to `chat` by the chat's (one a second, 20 a minute for a
+    /// group), counted from when each actually left.
+    pub(crate) async fn pass_gate(&self, chat: i64) {
         let Some((last, interval)) = &self.gate else {
             return;
         };
+        let chat_interval = self.limits.chat_interval(chat);
+        let slot = {
+            let mut next = self
+                .chat_next
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            let now = tokio::time::Instant::now();
+            let slot = next.get(&chat).map_or(now, |t| (*t).max(now));
+            next.insert(chat, slot + chat_interval);
+            slot
+        };
+        tokio::time::sleep_until(slot).await;
         let mut last = last.lock().await;
         let next = *last + *interval;
         let now = tokio::time::Instant::now();
         if next > now {
             tokio::time::sleep_until(next).await;
         }
-        *last = tokio::time::Instant::now();
+        let left = tokio::time::Instant::now();
+        *last = left;
+        // The bot's pace may have held this send back after its chat slot: the next send to
+        // the chat is spaced from when this one really leaves.
+        let mut next = self
+            .chat_next
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let at = next.entry(chat).or_insert(left + chat_interval);
+        *at = (*at).max(left + chat_interval);
+    }
+
+    /// No send to `chat` leaves before `until` (a send of an earlier run, see
+    /// [`SendStage::run`]).
+    fn hold(&self, chat: i64, until: tokio::time::Instant) {
+        self.limiter.hold(chat, until);
+        let mut next = self
+            .chat_next
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let at = next.entry(chat).or_insert(until);
+        *at = (*at).max(until);
+    }
+
+    /// Forgets chats whose spacing has run out (bounded memory); periodic.
+    fn shrink(&self) {
+        self.limiter.shrink();
+        let now = tokio::time::Instant::now();
+        self.chat_next
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .retain(|_, at| *at > now);
     }
 }
 
@@ -252,6 +301,8 @@ impl SendStage {
                             )
                         }),
                         waiting: AtomicUsize::new(0),
+                        limits: config.limits,
+                        chat_next: Mutex::new(HashMap::new()),
                     },
                 )
             })
@@ -281,9 +332,58 @@ impl SendStage {
         self.waits.note(WaitKind::Bot429, bot, retry_after);
     }
 
+    /// Holds each chat a bot wrote to in the last minute (by the deliveries the store
+    /// recorded) until its interval since then has passed, so a restart does not forget the
+    /// last second's sends (or the group's last few). A chat with a delivery still `sending`
+    /// (its part may have gone out right before the restart) is held from now. A store error
+    /// is logged and the stage starts without it.
+    pub async fn restore_pacing(&self) {
+        if self.config.limits.unlimited {
+            return;
+        }
+        let now_utc = Utc::now();
+        let now = tokio::time::Instant::now();
+        let recent = match self
+            .store
+            .recent_sends(now_utc - chrono::Duration::seconds(60))
+            .await
+        {
+            Ok(recent) => recent,
+            Err(e) => {
+                tracing::warn!(error = %e, "cannot read the last minute's sends; the rate limits start fresh");
+                return;
+            }
+        };
+        let mut held = 0usize;
+        for send in recent {
+            let Some(sender) = self.bots.get(&send.bot) else {
+                continue;
+            };
+            let last = if send.in_flight {
+                now
+            } else {
+                let ago = (now_utc - send.at).to_std().unwrap_or(Duration::ZERO);
+                now.checked_sub(ago).unwrap_or(now)
+            };
+            let until = last + self.config.limits.chat_interval(send.chat_id);
+            if until > now {
+                sender.hold(send.chat_id, until);
+                held += 1;
+            }
+        }
+        if held > 0 {
+            tracing::info!(
+                chats = held,
+                "rate limits: chats written to just before the start are held for their interval"
+            );
+        }
+    }
+
     /// Consumes the send queue until `shutdown` is cancelled, then finishes the deliveries
     /// in flight (each either completes or is left `pending`/`held` for the next start).
+    /// Starts with [`SendStage::restore_pacing`].
     pub async fn run(self: Arc<Self>, shutdown: CancellationToken) -> Result<(), DeliverError> {
+        self.restore_pacing().await;
         let mut sub = self.queue.subscribe(Topic::Send).await?;
         let slots = Arc::new(Semaphore::new(self.config.max_in_flight.max(1)));
         let mut tasks = JoinSet::new();
@@ -306,7 +406,7 @@ impl SendStage {
             while tasks.try_join_next().is_some() {}
             if last_shrink.elapsed() > Duration::from_secs(60) {
                 for b in self.bots.values() {
-                    b.limiter.shrink();
+                    b.shrink();
                 }
                 last_shrink = tokio::time::Instant::now();
             }
@@ -452,7 +552,7 @@ impl SendStage {
                 sender.limiter.acquire(chat).await;
             }
             loop {
-                sender.pass_gate().await;
+                sender.pass_gate(chat).await;
                 sender.limiter.pace_send().await;
                 let sent_at = std::time::Instant::now();
                 let mut request = sender

@@ -6,6 +6,7 @@
 //! message was lost in a crash is found in status `queued` and re-published at start-up.
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU32, Ordering};
 
 use chrono::Utc;
 use jobwire_core::IncomingPost;
@@ -27,6 +28,58 @@ pub enum IntakeError {
     Queue(#[from] QueueError),
     #[error(transparent)]
     Source(#[from] crate::SourceError),
+}
+
+impl IntakeError {
+    /// Whether the same call is worth making again later as it is: the database or the
+    /// queue could not be reached. A record the database refuses (a value it cannot store,
+    /// a constraint) is not: after a few tries it is set aside as a dead letter
+    /// ([`IntakeStage::set_aside`]).
+    pub fn is_unavailable(&self) -> bool {
+        match self {
+            Self::Store(e) => e.is_unavailable(),
+            // The post was committed before its publish failed: taking it in again finds it
+            // known, and the scheduler publishes what no message names.
+            Self::Queue(_) => true,
+            Self::Source(_) => false,
+        }
+    }
+}
+
+/// The topic of the dead letters intake keeps: records a source handed over that could not
+/// be stored.
+pub const DEAD_LETTER_TOPIC: &str = "intake";
+
+/// Makes a post storable and harmless to show, whatever its source sent (a feed, Telegram, a
+/// Desktop export, a replay): control characters, NUL included (PostgreSQL refuses it in
+/// text), are removed from its text except newlines and tabs, and from its channel, id and
+/// author entirely; a link is kept only when it is an `http`, `https` or `tg` URL (it is
+/// shown as a link: a `javascript:` one must never be).
+pub fn sanitize(post: &mut IncomingPost) {
+    fn strip(text: &mut String, keep: &[char]) {
+        if text.chars().any(|c| c.is_control() && !keep.contains(&c)) {
+            text.retain(|c| !c.is_control() || keep.contains(&c));
+        }
+    }
+    strip(&mut post.text, &['\n', '\t']);
+    strip(&mut post.channel, &[]);
+    strip(&mut post.external_id, &[]);
+    if let Some(author) = &mut post.author {
+        strip(author, &[]);
+    }
+    post.url = post.url.take().and_then(|url| safe_link(&url));
+}
+
+/// `link` as a URL of a scheme jobwire shows (`http`, `https` with a host, `tg`), normalized
+/// by the URL parser (which also drops tabs and newlines inside it); `None` otherwise.
+pub fn safe_link(link: &str) -> Option<String> {
+    let url = url::Url::parse(link.trim()).ok()?;
+    let ok = match url.scheme() {
+        "http" | "https" => url.host_str().is_some_and(|h| !h.is_empty()),
+        "tg" => true,
+        _ => false,
+    };
+    ok.then(|| url.to_string())
 }
 
 /// What intake did with one post.
@@ -53,6 +106,13 @@ impl IntakeOutcome {
             Self::NearDuplicate { .. } => "near_duplicate",
         }
     }
+}
+
+/// What [`IntakeStage::take_in`] did with a record.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TakenIn {
+    Post(IntakeOutcome),
+    Edit(EditOutcome),
 }
 
 /// What an edit of a post changed.
@@ -241,6 +301,7 @@ impl IntakeStage {
 
     /// Takes in one post.
     pub async fn ingest(&self, mut post: IncomingPost) -> Result<IntakeOutcome, IntakeError> {
+        sanitize(&mut post);
         post.bound_text();
         keep_off_direct(&mut post);
         let channel = self.channel(&post.channel).await?;
@@ -321,6 +382,7 @@ impl IntakeStage {
 
     /// Applies an edit of a post, as a source reports it (same channel and external id).
     pub async fn edit(&self, mut post: IncomingPost) -> Result<EditOutcome, IntakeError> {
+        sanitize(&mut post);
         post.bound_text();
         keep_off_direct(&mut post);
         let channel = self.channel(&post.channel).await?;
@@ -343,6 +405,94 @@ impl IntakeStage {
                 status: status.as_str(),
             },
         })
+    }
+
+    /// Keeps `post`, which could not be stored after `attempts` tries, as a dead letter with
+    /// `reason` (topic [`DEAD_LETTER_TOPIC`], the post as JSON), so the source can go on.
+    pub async fn set_aside(
+        &self,
+        post: &IncomingPost,
+        attempts: u32,
+        reason: &str,
+    ) -> Result<(), StoreError> {
+        let payload = serde_json::json!({
+            "channel": post.channel,
+            "external_id": post.external_id,
+            "text": post.text,
+            "author": post.author,
+            "url": post.url,
+            "posted_at": post.posted_at.to_rfc3339(),
+        });
+        let letter = jobwire_store::NewDeadLetter {
+            topic: DEAD_LETTER_TOPIC.to_owned(),
+            payload: payload.to_string(),
+            attempts,
+            reason: reason.to_owned(),
+        };
+        self.store.add_dead_letter(&letter, Utc::now()).await?;
+        metrics::counter!("jobwire_dead_letters_total", "topic" => DEAD_LETTER_TOPIC).increment(1);
+        tracing::error!(
+            channel = %post.channel,
+            external_id = %post.external_id,
+            attempts,
+            reason,
+            "a post could not be stored; kept as a dead letter"
+        );
+        Ok(())
+    }
+
+    /// Takes in `post` ([`IntakeStage::ingest`], or [`IntakeStage::edit`] with `edit`) for
+    /// the source `source`, retrying along `policy` while it fails: for as long as the
+    /// database or queue cannot be reached, but a post the database refuses `tries` times is
+    /// set aside as a dead letter ([`IntakeStage::set_aside`]) so the source goes on. If the
+    /// dead letter cannot be stored either (the database refuses every write), the post is
+    /// tried again. `None`: `stop` came first; `Some(Err(reason))`: set aside.
+    pub async fn take_in(
+        &self,
+        source: &str,
+        post: IncomingPost,
+        edit: bool,
+        policy: crate::retry::RetryPolicy,
+        tries: u32,
+        stop: impl std::future::Future<Output = ()>,
+    ) -> Option<Result<TakenIn, String>> {
+        let what = if edit {
+            "applying an edit"
+        } else {
+            "taking in a post"
+        };
+        let refused = AtomicU32::new(0);
+        let attempts = AtomicU32::new(0);
+        let (refused, attempts, post) = (&refused, &attempts, &post);
+        crate::retry::retry_until_stopped(source, what, policy, stop, || async move {
+            let attempt = attempts.fetch_add(1, Ordering::Relaxed) + 1;
+            let result = if edit {
+                self.edit(post.clone()).await.map(TakenIn::Edit)
+            } else {
+                self.ingest(post.clone()).await.map(TakenIn::Post)
+            };
+            let e = match result {
+                Ok(done) => return Ok(Ok(done)),
+                Err(e) => e,
+            };
+            if e.is_unavailable() {
+                return Err(e.to_string());
+            }
+            if refused.fetch_add(1, Ordering::Relaxed) + 1 < tries.max(1) {
+                return Err(e.to_string());
+            }
+            let reason = e.to_string();
+            match self.set_aside(post, attempt, &reason).await {
+                Ok(()) => Ok(Err(reason)),
+                Err(kept) => {
+                    refused.store(0, Ordering::Relaxed);
+                    Err(format!(
+                        "{reason}; keeping it as a dead letter failed too: {kept}"
+                    ))
+                }
+            }
+        })
+        .await
     }
 
     /// Reads a source to its end through [`IntakeStage::ingest`].
@@ -453,5 +603,76 @@ mod tests {
             .find(|c| c.id == stored.channel_id)
             .unwrap();
         assert_eq!(channel.handle, "direct (chat)");
+    }
+
+    #[test]
+    fn control_characters_go_and_only_web_and_tg_links_stay() {
+        let mut post = IncomingPost {
+            channel: "@jobs\u{0}".to_owned(),
+            external_id: "4\r2".to_owned(),
+            text: "Need\u{0} a dev\u{1b}[31m\r\nbudget:\t$900\u{7f}\u{85}".to_owned(),
+            author: Some("Bob\n[ERROR] forged".to_owned()),
+            url: Some("javascript:alert(1)".to_owned()),
+            posted_at: Utc::now(),
+        };
+        sanitize(&mut post);
+        assert_eq!(post.text, "Need a dev[31m\nbudget:\t$900");
+        assert_eq!(post.channel, "@jobs");
+        assert_eq!(post.external_id, "42");
+        assert_eq!(post.author.as_deref(), Some("Bob[ERROR] forged"));
+        assert_eq!(post.url, None);
+        for (link, kept) in [
+            ("https://t.me/rustjobs/42", Some("https://t.me/rustjobs/42")),
+            (
+                "HTTP://Example.com/job?id=1",
+                Some("http://example.com/job?id=1"),
+            ),
+            (
+                "tg://resolve?domain=rustjobs",
+                Some("tg://resolve?domain=rustjobs"),
+            ),
+            ("java\tscript:alert(1)", None),
+            ("JavaScript:alert(1)", None),
+            ("data:text/html,<script>alert(1)</script>", None),
+            ("vbscript:msgbox", None),
+            ("//evil.example/x", None),
+            ("/relative/path", None),
+        ] {
+            assert_eq!(safe_link(link).as_deref(), kept, "{link}");
+        }
+    }
+
+    #[tokio::test]
+    async fn every_source_s_post_is_stored_clean() {
+        let dir = tempfile::tempdir().unwrap();
+        let store: Arc<dyn Store> = Arc::new(
+            jobwire_store::SqliteStore::open_path(&dir.path().join("j.db"))
+                .await
+                .unwrap(),
+        );
+        let queue = Arc::new(jobwire_queue::MemoryQueue::new());
+        let stage = IntakeStage::with_dedup(store.clone(), queue, None);
+        let post = IncomingPost {
+            channel: "@jobs".to_owned(),
+            external_id: "1".to_owned(),
+            text: "Нужен дизайнер\u{0} логотипа,\u{8} бюджет 5000".to_owned(),
+            author: None,
+            url: Some("javascript:alert(document.cookie)".to_owned()),
+            posted_at: Utc::now(),
+        };
+        let IntakeOutcome::Queued { post_id } = stage.ingest(post.clone()).await.unwrap() else {
+            panic!("queued");
+        };
+        let stored = store.post(post_id).await.unwrap().unwrap();
+        assert_eq!(stored.text, "Нужен дизайнер логотипа, бюджет 5000");
+        assert_eq!(stored.url, None);
+        // An edit is cleaned the same way.
+        let edit = IncomingPost {
+            text: "Нужен дизайнер\u{0} логотипа, бюджет 7000".to_owned(),
+            ..post
+        };
+        stage.edit(edit).await.unwrap();
+        let stored = store.post(post_id).await.unwrap().unwrap();
+        assert_eq!(stored.text, "Нужен дизайнер логотипа, бюджет 7000");
     }
 }

@@ -82,6 +82,10 @@ const RETRY: RetryPolicy = RetryPolicy {
     max: Duration::from_secs(30),
 };
 
+/// How many times an item the database refuses (not: cannot be reached) is tried before it
+/// is kept as a dead letter and the feeds go on.
+const TRIES: u32 = 3;
+
 /// The feed a source of kind feed describes (`None` for other sources).
 pub fn feed_config(source: &ChannelRow) -> Option<FeedConfig> {
     let feed = source.feed.as_ref()?;
@@ -144,7 +148,9 @@ async fn note(store: &dyn Store, feed: &str, note: SourceNote) {
 ///
 /// A database error does not end the task: taking an item in and saving a state are retried
 /// with backoff (logged with the feed's name) until the database answers, so a poll's items
-/// are taken in once it is back. On shutdown the retries stop and the round's states are not
+/// are taken in once it is back. An item the database answers but refuses (a value it cannot
+/// store) is tried [`TRIES`] times and then kept as a dead letter with the reason, so one bad
+/// item never holds up the others or the other feeds. On shutdown the retries stop and the round's states are not
 /// saved, so the items not taken in yet are polled again at the next start (those already
 /// taken in are then known, and skipped as duplicates).
 pub async fn run(
@@ -171,18 +177,17 @@ pub async fn run(
         for item in items {
             let post = item.post;
             let feed = post.channel.clone();
-            let taken = retry_until_stopped(
-                &feed,
-                "taking in a feed item",
-                RETRY,
-                shutdown.cancelled(),
-                || intake.ingest(post.clone()),
-            )
-            .await;
-            let Some(outcome) = taken else {
-                return Ok(());
-            };
-            tracing::debug!(feed = %feed, outcome = outcome.name(), "feed item taken in");
+            let taken = intake
+                .take_in(&feed, post, false, RETRY, TRIES, shutdown.cancelled())
+                .await;
+            match taken {
+                None => return Ok(()),
+                Some(Ok(outcome)) => {
+                    tracing::debug!(feed = %feed, ?outcome, "feed item taken in");
+                }
+                // Logged and kept as a dead letter by intake; the other items and feeds go on.
+                Some(Err(_)) => {}
+            }
         }
         for (name, state) in source.states() {
             let value = serde_json::to_string(&state)?;

@@ -60,8 +60,12 @@ pub async fn run_roles(
     if replay.is_some() && !roles.contains(&Role::Parser) {
         anyhow::bail!("--replay needs the parser role");
     }
-    if roles.contains(&Role::Sender) {
-        crate::preflight::check(&settings).await?;
+    let (bots, llm) = (
+        roles.contains(&Role::Sender),
+        roles.contains(&Role::Classifier),
+    );
+    if bots || llm {
+        crate::preflight::check_for(&settings, bots, llm).await?;
     }
     let shutdown = tokio_util::sync::CancellationToken::new();
     let health = Health::new();
@@ -171,26 +175,32 @@ fn admin_alert(settings: &Settings) -> anyhow::Result<Option<jobwire_classify::c
 }
 
 /// Takes in every post of `source`; a post that meets a database or queue error is retried
-/// with backoff until it is taken in (or shutdown comes), so a replay survives an outage.
+/// with backoff until it is taken in (or shutdown comes), so a replay survives an outage; one
+/// the database refuses three times is kept as a dead letter and the replay goes on.
 async fn replay_all(
     intake: &jobwire_intake::stage::IntakeStage,
     source: &mut jobwire_intake::JsonlSource,
     shutdown: &tokio_util::sync::CancellationToken,
 ) -> anyhow::Result<jobwire_intake::stage::IntakeTally> {
-    use jobwire_intake::retry::{RetryPolicy, retry_until_stopped};
+    use jobwire_intake::retry::RetryPolicy;
+    use jobwire_intake::stage::TakenIn;
     let mut tally = jobwire_intake::stage::IntakeTally::default();
     while let Some(batch) = jobwire_intake::Source::next_batch(source).await? {
         for post in batch {
-            let taken = retry_until_stopped(
-                "replay",
-                "taking in a post",
-                RetryPolicy::default(),
-                shutdown.cancelled(),
-                || intake.ingest(post.clone()),
-            )
-            .await;
+            let taken = intake
+                .take_in(
+                    "replay",
+                    post,
+                    false,
+                    RetryPolicy::default(),
+                    3,
+                    shutdown.cancelled(),
+                )
+                .await;
             match taken {
-                Some(outcome) => tally.add(&outcome),
+                Some(Ok(TakenIn::Post(outcome))) => tally.add(&outcome),
+                // Kept as a dead letter (logged by intake); the replay goes on.
+                Some(Ok(TakenIn::Edit(_)) | Err(_)) => {}
                 None => return Ok(tally),
             }
         }

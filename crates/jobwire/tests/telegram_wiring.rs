@@ -21,7 +21,7 @@ use jobwire_mtproto::{
     ReaderStore, ResolvedPeer, ScriptedAccount,
 };
 use jobwire_store::{PostStatus, SourceEdit, SourceInput, SourceSpec, SqliteStore, Store};
-use jobwire_testkit::llm::{FakeLlm, FakeLlmConfig};
+use jobwire_testkit::llm::{FakeLlm, FakeLlmConfig, FaultPlan};
 use jobwire_testkit::telegram::{FakeTelegram, FakeTelegramConfig};
 use jobwire_testkit::wait::eventually;
 
@@ -365,6 +365,53 @@ async fn doctor_passes_when_everything_answers_and_names_the_fix_when_a_token_is
     }
 }
 
+/// The start-up check asks the LLM endpoint whether it takes the key and knows the model: a
+/// refused key or an unknown model stops `jobwire run` with one line naming which, instead
+/// of failing later post by post.
+#[tokio::test]
+async fn start_up_stops_on_a_refused_llm_key_or_an_unknown_model_with_one_line() {
+    init();
+    let dir = tempfile::tempdir().unwrap();
+    let (fake_tg, fake_llm) = fakes().await;
+    let mut settings = settings(&dir, &fake_tg, Some(&fake_llm));
+    jobwire::preflight::check(&settings).await.unwrap();
+
+    fake_llm.set_faults(FaultPlan {
+        refuse_key: true,
+        ..FaultPlan::default()
+    });
+    let refused = format!(
+        "{:#}",
+        jobwire::preflight::check(&settings).await.unwrap_err()
+    );
+    assert!(
+        refused.starts_with("llm: the LLM key is refused (HTTP 401)"),
+        "{refused}"
+    );
+    assert!(refused.contains("JOBWIRE_LLM_API_KEY"), "{refused}");
+    assert!(!refused.contains(LLM_KEY), "{refused}");
+    assert_eq!(refused.lines().count(), 1, "{refused}");
+
+    // A model the endpoint does not list is asked for once; one it does not know is named.
+    let model = "gpt-4o-mini-typo";
+    settings.llm.as_mut().unwrap().client.model = model.to_owned();
+    fake_llm.set_faults(FaultPlan {
+        unknown_models: vec![model.to_owned()],
+        ..FaultPlan::default()
+    });
+    let unknown = format!(
+        "{:#}",
+        jobwire::preflight::check(&settings).await.unwrap_err()
+    );
+    assert!(unknown.starts_with("llm.model: "), "{unknown}");
+    assert!(unknown.contains("\"gpt-4o-mini-typo\""), "{unknown}");
+    assert_eq!(unknown.lines().count(), 1, "{unknown}");
+
+    // An unlisted model the endpoint answers for passes.
+    fake_llm.set_faults(FaultPlan::default());
+    jobwire::preflight::check(&settings).await.unwrap();
+}
+
 #[tokio::test]
 async fn doctor_checks_sessions_channels_and_the_alert_target() {
     init();
@@ -658,12 +705,14 @@ async fn an_edit_that_meets_a_database_error_is_applied_once_the_database_is_bac
     let mut conn = <sqlx::SqliteConnection as sqlx::Connection>::connect(&url)
         .await
         .unwrap();
-    sqlx::query(
+    // Nothing can be written in an outage: not the edit, nor a dead letter setting it aside.
+    for sql in [
         "CREATE TRIGGER outage BEFORE UPDATE ON posts BEGIN SELECT RAISE(ABORT, 'disk I/O error'); END",
-    )
-    .execute(&mut conn)
-    .await
-    .unwrap();
+        "CREATE TRIGGER outage_dead_letters BEFORE INSERT ON dead_letters \
+         BEGIN SELECT RAISE(ABORT, 'disk I/O error'); END",
+    ] {
+        sqlx::query(sql).execute(&mut conn).await.unwrap();
+    }
     let edited = "Looking for a Rust developer to build a Telegram bot, budget $1200 (edited)";
     let mut edit = message(100, 1, edited);
     edit.edit_date = Some(edit.date + chrono::Duration::minutes(5));

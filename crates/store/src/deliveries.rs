@@ -7,6 +7,17 @@ use crate::codec::{self, clamp_u64, ms};
 use crate::sql::{Cols, Dialect, Sql};
 use crate::*;
 
+/// A chat a bot wrote to lately ([`DeliveryStore::recent_sends`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RecentSend {
+    pub bot: String,
+    pub chat_id: i64,
+    /// The latest status change of a sent or sending delivery to the chat.
+    pub at: DateTime<Utc>,
+    /// A delivery to the chat is `sending`: a part may have gone out after `at`.
+    pub in_flight: bool,
+}
+
 /// Fan-out and delivery: one row per (job, subscriber), its status and Telegram message ids.
 #[async_trait]
 pub trait DeliveryStore: Send + Sync {
@@ -68,6 +79,12 @@ pub trait DeliveryStore: Send + Sync {
         stale_before: DateTime<Utc>,
         now: DateTime<Utc>,
     ) -> Result<Vec<DeliveryId>>;
+
+    /// The chats each bot sent a card part to since `since`, with the latest moment one was
+    /// recorded, and whether a send to the chat may be in flight (a delivery `sending`: its
+    /// part may have gone out since). A sender starting up waits that chat's interval from
+    /// then, so a restart does not forget the last second's sends.
+    async fn recent_sends(&self, since: DateTime<Utc>) -> Result<Vec<RecentSend>>;
 
     /// How many deliveries a chat received since each of `since` (one count per moment).
     async fn sent_to_chat_since(&self, chat_id: i64, since: &[DateTime<Utc>]) -> Result<Vec<u64>>;
@@ -174,6 +191,27 @@ impl<DB: Dialect> DeliveryStore for SqlStore<DB> {
         .await?;
         ids.sort_unstable();
         Ok(ids)
+    }
+
+    async fn recent_sends(&self, since: DateTime<Utc>) -> Result<Vec<RecentSend>> {
+        // Through `deliveries_status_updated` (status, updated_at): a few rows per chat.
+        Sql::<DB>::new(
+            "SELECT bot, chat_id, MAX(updated_at) AS at,
+                 MAX(CASE WHEN status = 'sending' THEN 1 ELSE 0 END) AS in_flight
+             FROM deliveries
+             WHERE status IN ('sent', 'sending') AND updated_at >= $1
+             GROUP BY bot, chat_id",
+        )
+        .int(ms(since))
+        .fetch_each(&self.read, |c| {
+            Ok(RecentSend {
+                bot: c.text("bot")?,
+                chat_id: c.int("chat_id")?,
+                at: c.time("at")?,
+                in_flight: c.int("in_flight")? != 0,
+            })
+        })
+        .await
     }
 
     async fn sent_to_chat_since(&self, chat_id: i64, since: &[DateTime<Utc>]) -> Result<Vec<u64>> {

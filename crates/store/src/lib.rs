@@ -51,7 +51,7 @@ pub use broadcasts::{
 pub use cards::{CardReport, CardStore, HiddenAuthorRow, RecentJob};
 pub use categories::{CategoryFields, CategoryRow, CategoryStore};
 pub use channels::ChannelStore;
-pub use deliveries::DeliveryStore;
+pub use deliveries::{DeliveryStore, RecentSend};
 pub use learning::LearningStore;
 pub use panel::{
     AuditEntry, DashboardBucket, DashboardTotals, NewSession, PanelStore, PostFilter, PostListRow,

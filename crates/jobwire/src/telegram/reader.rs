@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use anyhow::Context;
 use chrono::Utc;
-use jobwire_intake::retry::{RetryPolicy, retry_until_stopped};
+use jobwire_intake::retry::RetryPolicy;
 use jobwire_intake::sources::{SourcesSnapshot, SourcesWatch, first_read};
 use jobwire_intake::stage::IntakeStage;
 use jobwire_mtproto::{
@@ -230,6 +230,10 @@ fn follow(
     }
 }
 
+/// How many times a post the database refuses (rather than cannot be reached) is tried
+/// before it is kept as a dead letter and the reader goes on.
+const STORE_TRIES: u32 = 3;
+
 /// Waits between attempts to store a post or an edit: the reader's cursor has already moved
 /// past it, so giving up would lose it.
 const STORE_RETRY: RetryPolicy = RetryPolicy {
@@ -248,16 +252,18 @@ async fn handle_event(
     match event {
         ReaderEvent::Post(post) => {
             let (channel, id) = (post.channel.clone(), post.external_id.clone());
-            let stored = retry_until_stopped(
-                &channel,
-                "storing a Telegram post",
-                STORE_RETRY,
-                shutdown.cancelled(),
-                || intake.ingest(post.clone()),
-            )
-            .await;
-            if let Some(outcome) = &stored {
-                tracing::debug!(%channel, external_id = %id, outcome = outcome.name(), "post taken in");
+            let stored = intake
+                .take_in(
+                    &channel,
+                    post,
+                    false,
+                    STORE_RETRY,
+                    STORE_TRIES,
+                    shutdown.cancelled(),
+                )
+                .await;
+            if let Some(Ok(outcome)) = &stored {
+                tracing::debug!(%channel, external_id = %id, ?outcome, "post taken in");
             }
             stored.is_some()
         }
@@ -265,15 +271,17 @@ async fn handle_event(
             // An edit of a post that was not fanned out yet replaces its text; after that the
             // subscribers keep the version they were sent (no second message for an edit).
             let (channel, id) = (post.channel.clone(), post.external_id.clone());
-            let stored = retry_until_stopped(
-                &channel,
-                "applying a Telegram edit",
-                STORE_RETRY,
-                shutdown.cancelled(),
-                || intake.edit(post.clone()),
-            )
-            .await;
-            if let Some(outcome) = &stored {
+            let stored = intake
+                .take_in(
+                    &channel,
+                    post,
+                    true,
+                    STORE_RETRY,
+                    STORE_TRIES,
+                    shutdown.cancelled(),
+                )
+                .await;
+            if let Some(Ok(outcome)) = &stored {
                 tracing::info!(%channel, external_id = %id, ?outcome, "post edited");
             }
             stored.is_some()

@@ -47,6 +47,24 @@ fn bad_configuration_is_one_clear_line_naming_the_key() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("does not exist"));
 }
 
+/// At Telegram's real pace (`--speed 1`: one message a second per chat, 20 a minute per
+/// group, against a fake Telegram enforcing exactly that), every card arrives and Telegram
+/// never answers 429, cards in two parts and the group chat included.
+#[test]
+fn the_demo_at_telegram_s_real_pace_gets_no_429() {
+    let out = jobwire(&["demo", "--speed", "1", "--json"], &[("RUST_LOG", "warn")]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    let summary: serde_json::Value = serde_json::from_str(stdout.lines().last().unwrap()).unwrap();
+    assert!(
+        summary["deliveries_sent"].as_u64().unwrap() > 100,
+        "{summary}"
+    );
+    let waits: Vec<&str> = stderr.lines().filter(|l| l.contains("429")).collect();
+    assert_eq!(summary["telegram_429"], 0, "{waits:#?}");
+}
+
 #[test]
 fn an_environment_override_is_applied_and_checked() {
     let out = jobwire(&["run"], &[("JOBWIRE__DATABASE__URL", "mysql://nope")]);

@@ -313,3 +313,65 @@ async fn blocking_one_category_bot_leaves_the_others_delivering() {
     );
     assert_eq!(counts.deliveries_sent, 1, "{counts:?}");
 }
+
+/// A restart does not forget the last sends: a chat that got a card just before the sender
+/// stopped gets the next one only after its interval, counted from the card before the
+/// restart (here 1 message a second stretched to 5 s by the safety margin, so a quick
+/// restart cannot pass for the wait), and Telegram never answers 429.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_restart_does_not_forget_the_last_sends_to_a_chat() {
+    init();
+    let telegram = fake_telegram(Some(RateLimits::default())).await;
+    let (_dir, db) = temp_db().unwrap();
+    let bed = Bed {
+        bots: vec!["dev".into()],
+        routes: vec![("web".into(), "dev".into())],
+        limits: RateLimitConfig {
+            safety_margin: 4.0,
+            ..RateLimitConfig::default()
+        },
+        ..Bed::default()
+    };
+    let settings = bed.settings(telegram.url(), &db).unwrap();
+    let dev = bed.bot_id("dev").unwrap();
+    {
+        let store = SqliteStore::open_path(&db).await.unwrap();
+        jobwire::subscribers::store_all(&store, &[subscriber(1, &["web"])])
+            .await
+            .unwrap();
+        seed_job(&store, "@c", "1", "Web job one, budget $100", &["web"])
+            .await
+            .unwrap();
+    }
+    let (running, store) = start_pipeline(&settings).await.unwrap();
+    eventually("the first card", Duration::from_secs(30), || async {
+        !telegram.chat_messages(dev, 1).is_empty()
+    })
+    .await;
+    running.shutdown().await.unwrap();
+
+    seed_job(
+        store.as_ref(),
+        "@c",
+        "2",
+        "Web job two, budget $200",
+        &["web"],
+    )
+    .await
+    .unwrap();
+    let (running, _store) = start_pipeline(&settings).await.unwrap();
+    eventually("the second card", Duration::from_secs(30), || async {
+        telegram.chat_messages(dev, 1).len() >= 2
+    })
+    .await;
+    running.shutdown().await.unwrap();
+
+    let cards = telegram.chat_messages(dev, 1);
+    assert_eq!(cards.len(), 2);
+    let gap = cards[1].received_at - cards[0].received_at;
+    assert!(
+        gap >= chrono::Duration::milliseconds(4_900),
+        "the second card came {gap} after the first, across a restart"
+    );
+    assert_eq!(telegram.stats().rejected_429, 0);
+}

@@ -158,7 +158,8 @@ async fn feeds_bed(
 }
 
 /// A second connection to the embedded database, to make it refuse writes: a trigger that
-/// fails every new post, and one that fails saving a feed state.
+/// fails every new post, one that fails saving a feed state, and one that fails keeping a
+/// dead letter (in an outage nothing can be written, so nothing is set aside either).
 async fn outage(db: &Path) -> sqlx::SqliteConnection {
     let mut conn = sqlx::SqliteConnection::connect(&format!("sqlite://{}", db.display()))
         .await
@@ -168,6 +169,8 @@ async fn outage(db: &Path) -> sqlx::SqliteConnection {
          BEGIN SELECT RAISE(ABORT, 'database unavailable'); END",
         "CREATE TRIGGER outage_feed_state BEFORE INSERT ON source_state \
          WHEN NEW.namespace = 'feed' BEGIN SELECT RAISE(ABORT, 'database unavailable'); END",
+        "CREATE TRIGGER outage_dead_letters BEFORE INSERT ON dead_letters \
+         BEGIN SELECT RAISE(ABORT, 'database unavailable'); END",
     ] {
         sqlx::query(sql).execute(&mut conn).await.unwrap();
     }
@@ -280,4 +283,191 @@ async fn shutdown_ends_the_retries_and_leaves_the_items_for_the_next_start() {
     // Nothing of the round was saved: the next start polls the items again.
     assert_eq!(store.pipeline_counts().await.unwrap().posts, 0);
     assert!(store.state_list("feed").await.unwrap().is_empty());
+}
+
+/// A feed whose items a hostile or broken publisher wrote: a NUL (and other control
+/// characters) in the text, a `javascript:` link, and a guid so long that PostgreSQL's
+/// unique index refuses the row, whatever intake cleans.
+#[cfg(jobwire_distributed_tests)]
+fn hostile_feed() -> String {
+    // Random letters (xorshift64*), which PostgreSQL cannot compress under its index limit.
+    let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
+    let long_guid: String = (0..12_000)
+        .map(|_| {
+            x ^= x >> 12;
+            x ^= x << 25;
+            x ^= x >> 27;
+            let r = x.wrapping_mul(0x2545_F491_4F6C_DD1D) >> 59;
+            char::from(b'a' + u8::try_from(r % 26).unwrap())
+        })
+        .collect();
+    format!(
+        "<?xml version=\"1.0\"?><rss version=\"2.0\"><channel><title>Hostile</title>\
+         <item><title>Laravel developer&#x1;</title><guid>nul-1</guid>\
+         <link>javascript:alert(document.cookie)</link>\
+         <description><![CDATA[Need a Laravel developer\u{0} for a shop,\u{7} budget $900]]></description>\
+         <pubDate>Thu, 04 Dec 2025 10:00:00 +0000</pubDate></item>\
+         <item><title>Vue developer</title><guid>{long_guid}</guid>\
+         <description>Need a Vue developer, budget $500</description>\
+         <pubDate>Thu, 04 Dec 2025 10:01:00 +0000</pubDate></item>\
+         </channel></rss>"
+    )
+}
+
+/// On PostgreSQL (which refuses NUL in text): a NUL from a feed item is removed at intake,
+/// an item the database still refuses is kept as a dead letter with its reason after a few
+/// tries, and a second feed's items are taken in meanwhile instead of waiting behind it.
+#[cfg(jobwire_distributed_tests)]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn on_postgres_a_hostile_item_is_cleaned_or_set_aside_and_the_other_feeds_go_on() {
+    init();
+    let hostile = hostile_feed();
+    let app = axum::Router::new()
+        .route(
+            "/hostile.xml",
+            axum::routing::get(move || {
+                let body = hostile.clone();
+                async move { ([("content-type", "application/rss+xml")], body) }
+            }),
+        )
+        .route(
+            "/feed.xml",
+            axum::routing::get(|| async { ([("content-type", "application/rss+xml")], LARAJOBS) }),
+        );
+    let listener = tokio::net::TcpListener::bind(loopback()).await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, app).await });
+
+    let base = std::env::var("JOBWIRE_TEST_POSTGRES_URL").unwrap();
+    let name = format!(
+        "jobwire_feeds_{}_{}",
+        std::process::id(),
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_nanos()
+            % 1_000_000_000
+    );
+    let mut admin = sqlx::PgConnection::connect(&base).await.unwrap();
+    sqlx::query(sqlx::AssertSqlSafe(format!("CREATE DATABASE {name}")))
+        .execute(&mut admin)
+        .await
+        .unwrap();
+    let mut url = url::Url::parse(&base).unwrap();
+    url.set_path(&format!("/{name}"));
+
+    let feeds = [
+        FeedSection {
+            name: "feed:hostile".into(),
+            url: format!("http://{addr}/hostile.xml"),
+            interval_secs: 600,
+            jitter_secs: 0,
+            backfill: true,
+        },
+        FeedSection {
+            name: "feed:larajobs".into(),
+            url: format!("http://{addr}/feed.xml"),
+            interval_secs: 600,
+            jitter_secs: 0,
+            backfill: true,
+        },
+    ];
+    let store = jobwire_store::open(url.as_str()).await.unwrap();
+    for feed in &feeds {
+        store
+            .seed_channel(&spec(feed), chrono::Utc::now())
+            .await
+            .unwrap();
+    }
+    let intake = Arc::new(IntakeStage::new(
+        store.clone(),
+        Arc::new(jobwire_queue::MemoryQueue::new()),
+    ));
+    let watcher = SourcesWatcher::new(store.clone())
+        .with_intake(intake.clone())
+        .with_interval(Duration::from_millis(50));
+    let sources = watcher.subscribe();
+    let token = CancellationToken::new();
+    let stop = token.clone();
+    tokio::spawn(async move { watcher.run(stop.cancelled_owned()).await });
+    let task = tokio::spawn(jobwire::feeds::run(
+        sources,
+        intake,
+        store.clone(),
+        token.clone(),
+    ));
+
+    let mut db = sqlx::PgConnection::connect(url.as_str()).await.unwrap();
+    let posts_of = |feed: &'static str| {
+        sqlx::query_as::<_, (String, Option<String>)>(
+            "SELECT p.text, p.url FROM posts p JOIN channels c ON c.id = p.channel_id \
+             WHERE c.handle = $1 ORDER BY p.id",
+        )
+        .bind(feed)
+    };
+    eventually(
+        "the second feed's items and the dead letter",
+        Duration::from_secs(60),
+        || async {
+            store.pipeline_counts().await.unwrap().posts >= 11
+                && store
+                    .dead_letter_count(chrono::DateTime::UNIX_EPOCH)
+                    .await
+                    .unwrap()
+                    >= 1
+        },
+    )
+    .await;
+    token.cancel();
+    let _ = tokio::time::timeout(Duration::from_secs(10), task).await;
+
+    assert_eq!(
+        posts_of("feed:larajobs")
+            .fetch_all(&mut db)
+            .await
+            .unwrap()
+            .len(),
+        10
+    );
+    let hostile = posts_of("feed:hostile").fetch_all(&mut db).await.unwrap();
+    assert_eq!(hostile.len(), 1, "{hostile:?}");
+    let (text, link) = &hostile[0];
+    assert!(
+        text.contains("Need a Laravel developer for a shop, budget $900"),
+        "{text:?}"
+    );
+    assert!(
+        !text
+            .chars()
+            .any(|c| c.is_control() && c != '\n' && c != '\t'),
+        "{text:?}"
+    );
+    assert_eq!(link, &None, "a javascript: link is not kept");
+    let letters = store.dead_letters(10).await.unwrap();
+    assert_eq!(letters.len(), 1, "{letters:?}");
+    assert_eq!(letters[0].topic, "intake");
+    assert!(letters[0].attempts >= 3, "{:?}", letters[0].attempts);
+    assert!(
+        letters[0].payload.contains("Need a Vue developer"),
+        "{}",
+        letters[0].payload
+    );
+    assert!(
+        letters[0].payload.contains("feed:hostile"),
+        "{}",
+        letters[0].payload
+    );
+    assert!(
+        letters[0].reason.contains("index row"),
+        "{}",
+        letters[0].reason
+    );
+
+    drop(db);
+    drop(store);
+    let _ = sqlx::query(sqlx::AssertSqlSafe(format!(
+        "DROP DATABASE IF EXISTS {name} WITH (FORCE)"
+    )))
+    .execute(&mut admin)
+    .await;
 }

@@ -7,6 +7,7 @@ mod billing;
 mod bots;
 mod broadcast;
 mod cards;
+mod chaos_data;
 mod cli;
 mod crash;
 mod delivery;

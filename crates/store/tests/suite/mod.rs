@@ -72,6 +72,7 @@ macro_rules! every_check {
             check_billing_counts,
             check_chat_language,
             check_sent_to_chat_since,
+            check_recent_sends,
             check_card_reports,
             check_hidden_authors_and_sources,
             check_catch_up_candidates,
@@ -1668,6 +1669,42 @@ pub async fn check_sent_to_chat_since(store: &dyn Store) {
         store.sent_to_chat_since(chat + 1, &[t0()]).await.unwrap(),
         [0]
     );
+}
+
+/// The chats written to lately, for a restarted sender: sent and sending deliveries since the
+/// moment asked, the latest change per (bot, chat), flagged when one is still in flight.
+pub async fn check_recent_sends(store: &dyn Store) {
+    let ids = pending_grid(store, 3, 1).await;
+    let row = store.delivery(ids[0]).await.unwrap().unwrap();
+    let sent = [
+        DeliveryUpdate::Claim { id: ids[0] },
+        DeliveryUpdate::Sent { id: ids[0] },
+    ];
+    store.apply_delivery_updates(&sent, t0()).await.unwrap();
+    assert_eq!(
+        store.recent_sends(t0() - secs(60)).await.unwrap(),
+        [RecentSend {
+            bot: row.bot.clone(),
+            chat_id: row.chat_id,
+            at: t0(),
+            in_flight: false,
+        }]
+    );
+    let claim = [DeliveryUpdate::Claim { id: ids[1] }];
+    store
+        .apply_delivery_updates(&claim, t0() + secs(2))
+        .await
+        .unwrap();
+    assert_eq!(
+        store.recent_sends(t0() - secs(60)).await.unwrap(),
+        [RecentSend {
+            bot: row.bot,
+            chat_id: row.chat_id,
+            at: t0() + secs(2),
+            in_flight: true,
+        }]
+    );
+    assert!(store.recent_sends(t0() + secs(3)).await.unwrap().is_empty());
 }
 
 /// Card reports: once per user, post and kind; the threshold's distinct reporter withholds

@@ -18,13 +18,24 @@ use serde_json::{Value, json};
 use super::{
     RECORDED_USER_CHARS, RequestRecord,
     answers::{content_text, oracle_item, parse_posts, tokens, truncate_json},
-    errors::{bad_request, insufficient_quota, model_not_found, server_error, too_many_requests},
+    errors::{
+        bad_request, insufficient_quota, invalid_api_key, model_not_found, server_error,
+        too_many_requests,
+    },
     faults::{Fault, ItemFate, spoil},
     schema,
     state::{LlmState, add, lock},
 };
 
-pub(super) async fn models() -> Response {
+/// Whether the fault plan refuses every key.
+fn key_refused(st: &LlmState) -> bool {
+    lock(&st.inner.faults).plan.refuse_key
+}
+
+pub(super) async fn models(State(st): State<LlmState>) -> Response {
+    if key_refused(&st) {
+        return invalid_api_key();
+    }
     Json(json!({
         "object": "list",
         "data": [{"id": "fake-llm", "object": "model", "created": 1_700_000_000, "owned_by": "jobwire-testkit"}],
@@ -35,6 +46,9 @@ pub(super) async fn models() -> Response {
 pub(super) async fn chat_completions(State(st): State<LlmState>, body: Bytes) -> Response {
     let stats = &st.inner.stats;
     add(&stats.requests, 1);
+    if key_refused(&st) {
+        return invalid_api_key();
+    }
     let Ok(req) = serde_json::from_slice::<Value>(&body) else {
         return bad_request(
             &st,

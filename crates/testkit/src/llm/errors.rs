@@ -89,6 +89,16 @@ pub(super) fn model_not_found(model: &str) -> Response {
     )
 }
 
+pub(super) fn invalid_api_key() -> Response {
+    openai_error(
+        StatusCode::UNAUTHORIZED,
+        "Incorrect API key provided: sk-****. You can find your API key at https://platform.openai.com/account/api-keys.",
+        "invalid_request_error",
+        None,
+        Some("invalid_api_key"),
+    )
+}
+
 pub(super) fn server_error() -> Response {
     openai_error(
         StatusCode::INTERNAL_SERVER_ERROR,

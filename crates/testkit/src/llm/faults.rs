@@ -77,6 +77,9 @@ pub struct FaultPlan {
     pub quota_models: Vec<String>,
     /// Models that do not exist: every request for them is answered 404 `model_not_found`.
     pub unknown_models: Vec<String>,
+    /// The API key is refused: every request (the model list too) is answered 401
+    /// `invalid_api_key`, before anything else is looked at.
+    pub refuse_key: bool,
     /// Faults for the next requests, consumed first, one per request.
     pub script: VecDeque<Fault>,
     /// Value of the `retry-after` header on 429 answers, in seconds (default 1).
@@ -99,6 +102,7 @@ impl Default for FaultPlan {
             shuffle_items: false,
             quota_models: Vec::new(),
             unknown_models: Vec::new(),
+            refuse_key: false,
             script: VecDeque::new(),
             retry_after_secs: 1,
             timeout_hold: Duration::from_secs(120),

@@ -27,7 +27,8 @@
 //!
 //! Requests are validated like OpenAI: `model` and a non-empty `messages` are required
 //! (400 `invalid_request_error`). Models listed in [`FaultPlan::quota_models`] answer 429
-//! `insufficient_quota`, those in [`FaultPlan::unknown_models`] 404 `model_not_found`. Other
+//! `insufficient_quota`, those in [`FaultPlan::unknown_models`] 404 `model_not_found`; with
+//! [`FaultPlan::refuse_key`] every request is answered 401 `invalid_api_key`. Other
 //! faults come first from [`FaultPlan::script`], then at random by the plan's rates with a
 //! seeded RNG; item faults ([`FaultPlan::rate_drop_item`], [`FaultPlan::rate_bad_item`],
 //! [`FaultPlan::shuffle_items`]) apply to every otherwise correct answer.
