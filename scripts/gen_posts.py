@@ -280,7 +280,7 @@ def channel_styles(names, rng, unseen):
             "digests": rng.random() < 0.3,
             "feed_name": rng.choice(["FL.ru", "Kwork", "Weblancer", "Хабр Фриланс", "Workzilla"]),
             "feed_name_en": rng.choice(["Upwork", "Freelancer.com", "Contra", "PeoplePerHour", "Guru"]),
-            "n": rng.randint(14, 22) if unseen else rng.randint(13, 22),
+            "n": rng.randint(34, 46) if unseen else rng.randint(13, 22),
         })
     return styles
 
