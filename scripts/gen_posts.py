@@ -78,7 +78,7 @@ class Composer:
             h=self.handle(), h2=self.handle(), url=self.url(), email=self.email(),
             brand=self.r.choice(B.BRANDS),
             name=self.r.choice(B.NAMES_RU if ru else B.NAMES_EN),
-            skill="{skill}", role="{role}",
+            skill="{skill}", role="{role}", task="{task}",
         )
 
     def task(self, cat, lang):
@@ -176,9 +176,19 @@ def job_text(c, fmt, lang, cats, style):
     return text.replace("  ", " ").strip()
 
 
+def task_phrase(c, lang, cat):
+    """An order's task as a bare phrase (no opener), for hard negatives."""
+    t = c.task(cat, lang)
+    return t[:1].lower() + t[1:]
+
+
 def resume_text(c, lang, cat, style):
     ru = lang == "ru"
-    t = c.fill(c.pick(B.RESUME_RU if ru else B.RESUME_EN), lang)
+    if c.r.random() < 0.4:
+        t = c.fill(c.pick(B.RESUME_TASK_RU if ru else B.RESUME_TASK_EN), lang)
+        t = t.replace("{task}", task_phrase(c, lang, cat))
+    else:
+        t = c.fill(c.pick(B.RESUME_RU if ru else B.RESUME_EN), lang)
     t = t.replace("{role}", (B.RESUME_ROLE_RU if ru else B.RESUME_ROLE_EN)[cat])
     t = t.replace("{skill}", (B.SKILL_RU if ru else B.SKILL_EN)[cat])
     if style["lower"] and c.r.random() < 0.5:
@@ -188,14 +198,22 @@ def resume_text(c, lang, cat, style):
 
 def ad_text(c, lang, style):
     ru = lang == "ru"
-    t = c.fill(c.pick(B.AD_RU if ru else B.AD_EN), lang)
+    if c.r.random() < 0.3:
+        t = c.fill(c.pick(B.AD_TASK_RU if ru else B.AD_TASK_EN), lang)
+        t = t.replace("{task}", task_phrase(c, lang, c.r.choice(style["focus"] or CATS)))
+    else:
+        t = c.fill(c.pick(B.AD_RU if ru else B.AD_EN), lang)
     t = t.replace("{skill}", c.r.choice(list((B.SKILL_RU if ru else B.SKILL_EN).values())).split(",")[0])
     return c.r.choice(B.AD_PREFIX_RU if ru else B.AD_PREFIX_EN) + t
 
 
 def chatter_text(c, lang, style):
     ru = lang == "ru"
-    t = c.fill(c.pick(B.CHATTER_RU if ru else B.CHATTER_EN), lang)
+    if c.r.random() < 0.3:
+        t = c.fill(c.pick(B.CHATTER_TASK_RU if ru else B.CHATTER_TASK_EN), lang)
+        t = t.replace("{task}", task_phrase(c, lang, c.r.choice(style["focus"] or CATS)))
+    else:
+        t = c.fill(c.pick(B.CHATTER_RU if ru else B.CHATTER_EN), lang)
     t = t.replace("{skill}", c.r.choice(list((B.SKILL_RU if ru else B.SKILL_EN).values())).split(",")[0])
     pre = c.r.choice(B.CHATTER_PREFIX_RU if ru else B.CHATTER_PREFIX_EN)
     suf = c.r.choice(B.CHATTER_SUFFIX_RU if ru else B.CHATTER_SUFFIX_EN)

@@ -674,3 +674,43 @@ CHATTER_PREFIX_EN = ["", "", "", "Guys, ", "Quick q: ", "Hi all. ", "Question: "
 CHATTER_SUFFIX_EN = ["", "", "", " Thanks in advance!", " 🙏", " Appreciate any replies", " 🤔", " (reposts welcome)"]
 AD_PREFIX_RU = ["", "", "⚡️ ", "Реклама. ", "#реклама ", "🎉 "]
 AD_PREFIX_EN = ["", "", "⚡️ ", "Sponsored: ", "#ad ", "🎉 "]
+
+# Hard negatives: résumés, adverts and chatter that name a task the way an order does.
+RESUME_TASK_RU = [
+    "Сделаю: {task} — быстро и недорого, от {k} 000₽. Пишите {h}",
+    "Нужен {role}? Я здесь 🙋 Могу {task}. Цены адекватные, {h}",
+    "Беру заказы: {task}. Примеры работ в профиле, оплата после результата. {h}",
+    "Помогу {task}. Опыт {n} года, отзывы есть. Свободна с понедельника {h}",
+    "Выполню под ключ: {task}. Стоимость от {k}к, срок от 3 дней. {h}",
+]
+RESUME_TASK_EN = [
+    "I will {task} for ${k}00. Fast delivery, DM {h}",
+    "Need a {role}? I'm available: I can {task}. From ${k}0/h, {h}",
+    "Taking orders: {task}. Samples on request, pay after delivery. {h}",
+    "I can help you {task}. {n} years of experience, 5★ reviews. {h}",
+    "Offering: {task}, turnkey, from ${k}00. Slots open this week, {h}",
+]
+AD_TASK_RU = [
+    "Студия «{brand}» сделает за вас: {task}. Скидка 20% до конца месяца! {url}",
+    "Научим {task} за 2 недели и поможем найти первых клиентов. Курс — {k}990₽ {url}",
+    "Требуется помощник! Задача простая — {task}, доход от {k}000₽ в день, без опыта, обучение бесплатно. Пиши «хочу» {h}",
+]
+AD_TASK_EN = [
+    "{brand} Studio will do it for you: {task}. 20% off this month! {url}",
+    "Learn to {task} in 2 weeks and land your first clients. Course ${k}9 {url}",
+    "Hiring assistants! Simple task — {task}, earn ${k}00/day, no experience, free training. Reply 'yes' to {h}",
+]
+CHATTER_TASK_RU = [
+    "Сколько сейчас стоит {task}? Хочу понимать рынок, подскажите",
+    "Ищу человека, чтобы {task}, но бесплатно — за отзыв и кейс в портфолио",
+    "Заказчик попросил {task} и пропал, не заплатив. Осторожнее с {h}",
+    "Кто-нибудь брался {task}? Как оценивали сроки?",
+    "Сделал(а) на этой неделе: {task}. Делюсь кейсом, критика приветствуется",
+]
+CHATTER_TASK_EN = [
+    "What's the going rate to {task}? Trying to understand the market",
+    "Looking for someone to {task} for free — exposure and a portfolio piece",
+    "A client asked me to {task} and vanished without paying. Careful with {h}",
+    "Has anyone here had to {task}? How did you estimate it?",
+    "This week I had to {task}. Sharing the case, feedback welcome",
+]
