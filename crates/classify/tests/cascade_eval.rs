@@ -37,6 +37,7 @@ async fn the_cascade_matches_the_oracle_with_a_fraction_of_the_posts_in_full_req
     let data = common::dev_set();
     let eval = evaluate_cascade(
         &data,
+        &[],
         &common::categories(),
         5,
         7,
@@ -99,6 +100,7 @@ async fn the_cascade_matches_the_oracle_with_a_fraction_of_the_posts_in_full_req
     let llm = Arc::new(LlmClassifier::new(common::llm_config(&server, "oracle")).expect("client"));
     let unseen = evaluate_cascade(
         &data,
+        &[],
         &common::categories(),
         5,
         7,
