@@ -1,6 +1,11 @@
 //! Cross-validates the local model on a labeled JSONL file and prints the report.
 //!
-//! `cargo run -p jobwire-classify --example cv -- data/dev.jsonl [k] [seed]`
+//! `cargo run -p jobwire-classify --example cv -- data/dev.jsonl [k] [seed] [extra.jsonl]`
+//!
+//! With `extra.jsonl` every fold also trains on it (never scored); `CV_EXTRA_FRAC` (0–1)
+//! keeps that share of its channels (the first ones in sorted order), for a learning curve;
+//! `CV_GROUPED=true` makes the folds by channel (an unseen channel), `CV_XCUES=false` turns the
+//! extraction cues off, `CV_CAL_CHANNEL=false` the channel-grouped calibration folds.
 //!
 //! Hyper-parameters can be overridden for experiments with `CV_<NAME>=value` environment
 //! variables (`CV_EPOCHS`, `CV_LR`, `CV_L2`, `CV_MIN_DF`, `CV_BALANCE`, `CV_BLEND`,
@@ -8,7 +13,7 @@
 
 use std::time::Instant;
 
-use jobwire_classify::eval::cross_validate;
+use jobwire_classify::eval::{FoldsBy, cross_validate_with};
 use jobwire_classify::local::{LocalModel, TrainOptions};
 use jobwire_core::CategorySlug;
 use jobwire_core::dataset::LabeledPost;
@@ -26,6 +31,24 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let k: usize = args.get(2).and_then(|s| s.parse().ok()).unwrap_or(5);
     let seed: u64 = args.get(3).and_then(|s| s.parse().ok()).unwrap_or(42);
     let data = LabeledPost::parse_all(&std::fs::read_to_string(path)?)?;
+    let mut extra = match args.get(4) {
+        Some(p) => LabeledPost::parse_all(&std::fs::read_to_string(p)?)?,
+        None => Vec::new(),
+    };
+    let frac: f64 = env("CV_EXTRA_FRAC", 1.0);
+    if frac < 1.0 {
+        let mut channels: Vec<String> = extra.iter().map(|p| p.channel.clone()).collect();
+        channels.sort();
+        channels.dedup();
+        let keep = (channels.len() as f64 * frac).round() as usize;
+        let kept: std::collections::HashSet<&String> = channels.iter().take(keep).collect();
+        extra.retain(|p| kept.contains(&p.channel));
+    }
+    let by = if env("CV_GROUPED", false) {
+        FoldsBy::Channel
+    } else {
+        FoldsBy::Post
+    };
     let categories: Vec<CategorySlug> = jobwire_core::category::standard();
     let d = TrainOptions::default();
     let mut opts = TrainOptions {
@@ -44,12 +67,15 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     opts.features.cues = env("CV_CUES", d.features.cues);
     opts.features.cue_weight = env("CV_CUE_W", d.features.cue_weight);
     opts.features.topic_weight = env("CV_TOPIC_W", d.features.topic_weight);
+    opts.features.extracted_cues = env("CV_XCUES", d.features.extracted_cues);
+    opts.calibration_by_channel = env("CV_CAL_CHANNEL", d.calibration_by_channel);
     if !env("CV_TOPICS", true) {
         opts.features.topic_words.clear();
     }
 
     let started = Instant::now();
-    let report = cross_validate(&data, &categories, k, seed, &opts)?;
+    let report = cross_validate_with(&data, &extra, &categories, k, seed, &opts, by)?;
+    println!("extra training posts: {}", extra.len());
     let cv_time = started.elapsed();
     println!("{report}");
     let started = Instant::now();

@@ -35,8 +35,13 @@ async fn the_cascade_matches_the_oracle_with_a_fraction_of_the_posts_in_full_req
     let llm = Arc::new(LlmClassifier::new(cfg).expect("client builds"));
     let counter = llm.clone();
     let data = common::dev_set();
+    // As the shipped model: every fold also trains on data/train.jsonl (never scored).
+    let extra =
+        jobwire_core::dataset::LabeledPost::parse_all(include_str!("../../../data/train.jsonl"))
+            .expect("train.jsonl parses");
     let eval = evaluate_cascade(
         &data,
+        &extra,
         &common::categories(),
         5,
         7,
@@ -99,6 +104,7 @@ async fn the_cascade_matches_the_oracle_with_a_fraction_of_the_posts_in_full_req
     let llm = Arc::new(LlmClassifier::new(common::llm_config(&server, "oracle")).expect("client"));
     let unseen = evaluate_cascade(
         &data,
+        &extra,
         &common::categories(),
         5,
         7,

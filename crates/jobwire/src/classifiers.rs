@@ -17,10 +17,16 @@ use jobwire_store::Store;
 
 use crate::config::{ClassifierKind, Settings};
 
-/// The labeled posts the shipped local model is trained on.
+/// The hand-labeled sample posts (`data/dev.jsonl`): part of the shipped local model's
+/// training data, the demo's posts and the fake LLM's default oracle.
 pub const SHIPPED_TRAINING_DATA: &str = include_str!("../../../data/dev.jsonl");
 
-/// Loads the local model's training data: the configured file or the shipped one.
+/// The rest of the shipped local model's training data: posts of 64 other channels
+/// (`data/train.jsonl`, composed by `scripts/gen_posts.py`).
+pub const SHIPPED_EXTRA_TRAINING_DATA: &str = include_str!("../../../data/train.jsonl");
+
+/// Loads the local model's training data: the configured file, or the shipped data
+/// (`data/dev.jsonl` and `data/train.jsonl`).
 pub fn training_data(settings: &Settings) -> anyhow::Result<Vec<LabeledPost>> {
     match &settings.classifier.training_data {
         Some(path) => {
@@ -30,7 +36,15 @@ pub fn training_data(settings: &Settings) -> anyhow::Result<Vec<LabeledPost>> {
             LabeledPost::parse_all(&doc)
                 .with_context(|| format!("classifier.training_data: {}", path.display()))
         }
-        None => LabeledPost::parse_all(SHIPPED_TRAINING_DATA).context("shipped training data"),
+        None => {
+            let mut data =
+                LabeledPost::parse_all(SHIPPED_TRAINING_DATA).context("shipped training data")?;
+            data.extend(
+                LabeledPost::parse_all(SHIPPED_EXTRA_TRAINING_DATA)
+                    .context("shipped training data (train.jsonl)")?,
+            );
+            Ok(data)
+        }
     }
 }
 

@@ -152,6 +152,30 @@ pub enum Command {
         /// never saw.
         #[arg(long)]
         group_by_channel: bool,
+        /// Evaluate the model the service runs (`shipped`: trained on the configured
+        /// `classifier.training_data`, or the shipped data/dev.jsonl + data/train.jsonl) on
+        /// the dataset as it is, no cross-validation; the cascade routes as in production.
+        #[arg(long, value_enum, conflicts_with = "cv")]
+        model: Option<crate::eval::EvalModel>,
+        /// Labeled JSONL every cross-validation fold also trains on (never scored; posts
+        /// whose text is in --dataset are left out), e.g. data/train.jsonl.
+        #[arg(long)]
+        extra_training: Option<PathBuf>,
+        /// Stream the dataset's posts through the cascade of the shipped model, keep the
+        /// LLM's answers as examples and retrain every --retrain-every posts, as the service
+        /// does; prints the LLM share and quality block by block. The LLM is --llm-url when
+        /// given, otherwise an oracle answering with the dataset's labels.
+        #[arg(long, conflicts_with_all = ["cv", "classifier"])]
+        simulate_learning: bool,
+        /// With --simulate-learning: posts between two retrainings (a scored block).
+        #[arg(long, default_value_t = 100)]
+        retrain_every: usize,
+        /// With --simulate-learning: write the blocks as CSV to this file.
+        #[arg(long)]
+        csv: Option<PathBuf>,
+        /// With --simulate-learning: draw the LLM share and quality over the stream as SVG.
+        #[arg(long)]
+        plot: Option<PathBuf>,
         /// Print the report as one JSON object on the last line.
         #[arg(long)]
         json: bool,

@@ -165,6 +165,12 @@ pub async fn execute(cli: Cli) -> anyhow::Result<()> {
             threshold,
             category_threshold,
             group_by_channel,
+            model,
+            extra_training,
+            simulate_learning,
+            retrain_every,
+            csv,
+            plot,
         } => {
             let llm = llm_url.as_ref().map(|u| cli::llm_section(u, llm_model));
             let mut settings = cli::settings_or_default(&cli, llm)?;
@@ -183,6 +189,25 @@ pub async fn execute(cli: Cli) -> anyhow::Result<()> {
                 settings.classifier.cascade_category_threshold = *t;
             }
             let data = crate::eval::load_dataset(dataset)?;
+            if *simulate_learning {
+                return crate::eval::simulate(
+                    &settings,
+                    &data,
+                    &crate::eval::SimulateOptions {
+                        every: *retrain_every,
+                        seed: *seed,
+                        csv: csv.clone(),
+                        plot: plot.clone(),
+                        json: *json,
+                    },
+                )
+                .await;
+            }
+            let extra = match extra_training {
+                Some(path) => crate::eval::load_dataset(path)
+                    .with_context(|| format!("--extra-training {}", path.display()))?,
+                None => Vec::new(),
+            };
             let extraction = extraction
                 .as_deref()
                 .map(crate::eval::ExtractionTruths::load)
@@ -195,6 +220,8 @@ pub async fn execute(cli: Cli) -> anyhow::Result<()> {
                     cv: *cv,
                     seed: *seed,
                     extraction,
+                    model: *model,
+                    extra,
                     folds: if *group_by_channel {
                         jobwire_classify::eval::FoldsBy::Channel
                     } else {

@@ -18,8 +18,8 @@ use jobwire_store::{DeliveryStatus, PipelineCounts, PostStatus, Store};
 use tokio_util::sync::CancellationToken;
 
 pub use crate::classifiers::{
-    ClassifierMode, Classifiers, SHIPPED_TRAINING_DATA, classifiers, retrainer, train_local,
-    training_data,
+    ClassifierMode, Classifiers, SHIPPED_EXTRA_TRAINING_DATA, SHIPPED_TRAINING_DATA, classifiers,
+    retrainer, train_local, training_data,
 };
 use crate::config::Settings;
 pub use crate::connect::{

@@ -9,7 +9,9 @@ use jobwire_core::dataset::{Label, LabeledPost};
 use jobwire_core::{CategorySlug, Verdict};
 use serde_json::{Value, json};
 
-use super::cross_validation::{FoldsBy, checked_folds, held_out, train_without_fold, trained_on};
+use super::cross_validation::{
+    FoldsBy, checked_folds, extra_training, held_out, train_without_fold_plus, trained_on,
+};
 use super::{EvalReport, Prf, Scorer, Usage, evaluate_outputs};
 use crate::cascade::{Cascade, CascadeConfig, LiveLocal};
 use crate::local::{LocalModel, TrainOptions};
@@ -85,10 +87,12 @@ pub const CURVE_CATEGORY_THRESHOLDS: [f32; 16] = [
 /// runs at `threshold`, all folds at once (as posts arrive in a service, so the LLM client
 /// gathers their unsure posts into its requests), and its LLM share and requests are what
 /// the service would see. `count_requests` reads the LLM's counters (answered requests,
-/// failed attempts), before and after.
+/// failed attempts), before and after. Every fold's model also trains on `extra` (posts of
+/// other channels, never scored; see [`super::extra_training`]).
 #[allow(clippy::too_many_arguments)]
 pub async fn evaluate_cascade(
     data: &[LabeledPost],
+    extra: &[LabeledPost],
     categories: &[CategorySlug],
     k: usize,
     seed: u64,
@@ -99,11 +103,14 @@ pub async fn evaluate_cascade(
     count_requests: &(dyn Fn() -> (u64, u64) + Send + Sync),
 ) -> Result<CascadeEval, ClassifyError> {
     let folds = checked_folds(data, k, seed, folds_by)?;
+    let extra = extra_training(data, extra);
     // Held-out local verdicts of every labeled post, and the fold models.
     let mut local_verdicts: Vec<Option<Verdict>> = vec![None; data.len()];
     let mut models = Vec::with_capacity(k);
     for fold in 0..k {
-        let model = Arc::new(train_without_fold(data, &folds, fold, categories, opts)?);
+        let model = Arc::new(train_without_fold_plus(
+            data, &extra, &folds, fold, categories, opts,
+        )?);
         for i in held_out(&folds, fold) {
             local_verdicts[i] = Some(model.predict(&data[i].text));
         }
@@ -131,6 +138,7 @@ pub async fn evaluate_cascade(
     let curve = curve(data, &local_verdicts, &llm_verdicts, categories, k);
     let self_training = Some(self_training(
         data,
+        &extra,
         &folds,
         k,
         &llm_verdicts,
@@ -259,6 +267,7 @@ fn curve(
 #[allow(clippy::too_many_arguments)]
 fn self_training(
     data: &[LabeledPost],
+    extra: &[LabeledPost],
     folds: &[Option<usize>],
     k: usize,
     llm_verdicts: &[Option<Verdict>],
@@ -272,8 +281,8 @@ fn self_training(
     // (unsure with the half model, unsure with half + LLM, held-out posts)
     let mut unsure = (0usize, 0usize, 0usize);
     for fold in 0..k {
-        let mut half: Vec<(LabeledPost, f32)> = Vec::new();
-        let mut plus: Vec<(LabeledPost, f32)> = Vec::new();
+        let mut half: Vec<(LabeledPost, f32)> = extra.iter().map(|p| (p.clone(), 1.0)).collect();
+        let mut plus: Vec<(LabeledPost, f32)> = half.clone();
         for (n, i) in trained_on(folds, fold).enumerate() {
             if n % 2 == 0 {
                 half.push((data[i].clone(), 1.0));

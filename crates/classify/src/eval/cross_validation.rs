@@ -168,6 +168,7 @@ pub(crate) fn trained_on(folds: &[Option<usize>], fold: usize) -> impl Iterator<
 }
 
 /// The local model of `fold`: trained on every labeled post outside it.
+#[cfg(test)]
 pub(crate) fn train_without_fold(
     data: &[LabeledPost],
     folds: &[Option<usize>],
@@ -175,8 +176,38 @@ pub(crate) fn train_without_fold(
     categories: &[CategorySlug],
     opts: &TrainOptions,
 ) -> Result<LocalModel, ClassifyError> {
-    let train: Vec<LabeledPost> = trained_on(folds, fold).map(|i| data[i].clone()).collect();
+    train_without_fold_plus(data, &[], folds, fold, categories, opts)
+}
+
+/// [`train_without_fold`] that also trains on `extra` (posts outside the evaluated data,
+/// e.g. `data/train.jsonl`; never scored).
+pub(crate) fn train_without_fold_plus(
+    data: &[LabeledPost],
+    extra: &[LabeledPost],
+    folds: &[Option<usize>],
+    fold: usize,
+    categories: &[CategorySlug],
+    opts: &TrainOptions,
+) -> Result<LocalModel, ClassifyError> {
+    let train: Vec<LabeledPost> = trained_on(folds, fold)
+        .map(|i| data[i].clone())
+        .chain(extra.iter().cloned())
+        .collect();
     LocalModel::train(&train, categories, opts)
+}
+
+/// The posts of `extra` that may be trained on while `data` is scored: those whose text is
+/// not in `data` (a post is never scored by a model that saw it).
+pub fn extra_training(data: &[LabeledPost], extra: &[LabeledPost]) -> Vec<LabeledPost> {
+    let scored: std::collections::HashSet<u64> = data
+        .iter()
+        .map(|p| LocalModel::fingerprint(&p.text))
+        .collect();
+    extra
+        .iter()
+        .filter(|p| p.label.is_some() && !scored.contains(&LocalModel::fingerprint(&p.text)))
+        .cloned()
+        .collect()
 }
 
 /// k-fold cross-validation of the local model on `data` (folds from [`assign_folds`]): trains
@@ -200,10 +231,26 @@ pub fn cross_validate_by(
     opts: &TrainOptions,
     by: FoldsBy,
 ) -> Result<EvalReport, ClassifyError> {
+    cross_validate_with(data, &[], categories, k, seed, opts, by)
+}
+
+/// [`cross_validate_by`] where every fold's model also trains on `extra` (see
+/// [`extra_training`]): more labeled posts from other channels, the evaluated folds staying
+/// the yardstick (no fold is ever trained on, only `extra` and the other folds).
+pub fn cross_validate_with(
+    data: &[LabeledPost],
+    extra: &[LabeledPost],
+    categories: &[CategorySlug],
+    k: usize,
+    seed: u64,
+    opts: &TrainOptions,
+    by: FoldsBy,
+) -> Result<EvalReport, ClassifyError> {
     let folds = checked_folds(data, k, seed, by)?;
+    let extra = extra_training(data, extra);
     let mut scorer = Scorer::new(categories);
     for fold in 0..k {
-        let model = train_without_fold(data, &folds, fold, categories, opts)?;
+        let model = train_without_fold_plus(data, &extra, &folds, fold, categories, opts)?;
         for post in held_out(&folds, fold).map(|i| &data[i]) {
             if let Some(label) = &post.label {
                 let verdict = model.predict(&post.text);

@@ -8,6 +8,7 @@ mod cascade;
 pub(crate) mod cross_validation;
 mod report;
 mod scorer;
+mod simulate;
 
 use futures::StreamExt;
 use jobwire_core::dataset::LabeledPost;
@@ -17,9 +18,13 @@ use crate::{Classified, Classifier, ClassifyError, ClassifyInput};
 pub use cascade::{CURVE_THRESHOLDS, CascadeEval, CurvePoint, SelfTraining, evaluate_cascade};
 pub use cross_validation::{
     FoldsBy, assign_channel_folds, assign_folds, cross_validate, cross_validate_by,
+    cross_validate_with, extra_training,
 };
 pub use report::{CategoryScores, EvalReport, ExtractionScores, Prf, Usage};
 pub use scorer::Scorer;
+pub use simulate::{
+    LearningOptions, LearningPoint, OracleClassifier, mean_over, simulate_learning, stream_order,
+};
 
 /// How many posts [`evaluate`] classifies at the same time.
 pub const EVAL_CONCURRENCY: usize = 8;

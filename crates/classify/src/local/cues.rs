@@ -424,3 +424,34 @@ pub(super) fn cue_features(text: &str) -> Vec<u32> {
     out.push(hash(b'q', &[bucket]));
     out
 }
+
+/// Cues from what the extraction rules of [`jobwire_core::extract`] find in a text: a budget
+/// (and whether it is fixed, hourly, monthly, …), a deadline, a contact, a work mode and named
+/// skills. They describe what an order states, not how a channel writes it, so they carry to
+/// channels the model never saw.
+pub(super) fn extracted_cues(text: &str) -> Vec<u32> {
+    let x = jobwire_core::extract::extract(text);
+    let mut out = Vec::new();
+    if let Some(b) = &x.budget {
+        out.push(hash(b'x', &["budget"]));
+        out.push(hash(b'x', &["budget", b.basis.label()]));
+    }
+    if x.deadline.is_some() {
+        out.push(hash(b'x', &["deadline"]));
+    }
+    if x.contact.is_some() {
+        out.push(hash(b'x', &["contact"]));
+    }
+    if let Some(m) = x.work_mode {
+        out.push(hash(b'x', &["work_mode", m.label()]));
+    }
+    match x.skills.len() {
+        0 => {}
+        1 => out.push(hash(b'x', &["skills1"])),
+        _ => out.push(hash(b'x', &["skills2"])),
+    }
+    if x.budget.is_some() && x.contact.is_some() {
+        out.push(hash(b'x', &["budget+contact"]));
+    }
+    out
+}

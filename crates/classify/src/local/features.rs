@@ -5,7 +5,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::cues::cue_features;
+use super::cues::{cue_features, extracted_cues};
 use super::lexicon::{Evidence, Lexicon};
 
 /// How text is turned into features. Stored with a trained model (prediction must extract
@@ -22,6 +22,11 @@ pub struct FeatureOptions {
     pub cues: bool,
     /// The value a present cue feature gets (the n-gram part is L2-normalized to 1).
     pub cue_weight: f32,
+    /// Emit cue features from the extraction rules (budget and its basis, deadline, contact,
+    /// work mode, skills; `jobwire_core::extract`), with the other cues. Absent in model
+    /// files of older versions: off.
+    #[serde(default)]
+    pub extracted_cues: bool,
     /// The value a present topic feature gets: a `topic:<slug>` row shared by all category
     /// heads, one per category whose lexicon matched. 0 (the default) turns these rows off:
     /// each head learns other categories' topics as negative evidence, which hurts posts
@@ -47,6 +52,7 @@ impl Default for FeatureOptions {
             word_bigrams: true,
             cues: true,
             cue_weight: 3.0,
+            extracted_cues: true,
             topic_weight: 0.0,
             topic_words: default_topic_words(),
             lexicon_weight: default_lexicon_weight(),
@@ -222,6 +228,9 @@ pub(crate) fn extract(normalized: &str, opts: &FeatureOptions, lexicon: &Lexicon
     } else {
         Vec::new()
     };
+    if opts.extracted_cues {
+        cues.extend(extracted_cues(normalized));
+    }
     let words: Vec<String> = toks
         .into_iter()
         .filter(|t| t.chars().next().is_some_and(char::is_alphanumeric))

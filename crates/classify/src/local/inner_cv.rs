@@ -34,7 +34,11 @@ impl LocalModel {
             );
             return None;
         }
-        let folds = inner_folds(prepared, k, opts.seed);
+        let folds = if opts.calibration_by_channel {
+            channel_folds(prepared, k).unwrap_or_else(|| inner_folds(prepared, k, opts.seed))
+        } else {
+            inner_folds(prepared, k, opts.seed)
+        };
         let out: Vec<Vec<(usize, Scores)>> = std::thread::scope(|s| {
             let handles: Vec<_> = (0..k)
                 .map(|f| {
@@ -102,6 +106,52 @@ impl LocalModel {
     }
 }
 
+/// Inner folds grouped by channel, for [`LocalModel::calibrate`]: no channel in two folds, so
+/// the out-of-fold scores the calibration and thresholds are fitted on are those of channels
+/// the fold's model never saw (what the service meets). Examples of one dup group follow the
+/// channel of the group's first example; examples without a channel are units of their own
+/// (dup group or text). Units go, largest first, to the fold with the fewest examples.
+/// `None` when fewer than `2k` channels are known, or a fold would lack jobs or non-jobs:
+/// then the folds of [`inner_folds`] are used.
+fn channel_folds(prepared: &[Prepared], k: usize) -> Option<Vec<usize>> {
+    let mut group_channel: HashMap<&str, &str> = HashMap::new();
+    for p in prepared {
+        if !p.channel.is_empty() && p.group.starts_with("g:") {
+            group_channel.entry(p.group.as_str()).or_insert(p.channel);
+        }
+    }
+    let mut units: HashMap<String, Vec<usize>> = HashMap::new();
+    for (i, p) in prepared.iter().enumerate() {
+        let key = match group_channel.get(p.group.as_str()) {
+            Some(c) => format!("c:{c}"),
+            None if !p.channel.is_empty() => format!("c:{}", p.channel),
+            None => p.group.clone(),
+        };
+        units.entry(key).or_default().push(i);
+    }
+    let channels = units.keys().filter(|u| u.starts_with("c:")).count();
+    if channels < 2 * k {
+        return None;
+    }
+    let mut units: Vec<(String, Vec<usize>)> = units.into_iter().collect();
+    units.sort_unstable_by(|a, b| b.1.len().cmp(&a.1.len()).then_with(|| a.0.cmp(&b.0)));
+    let mut folds = vec![0usize; prepared.len()];
+    let mut sizes = vec![0usize; k];
+    for (_, members) in units {
+        let f = (0..k).min_by_key(|&f| (sizes[f], f)).unwrap_or(0);
+        sizes[f] += members.len();
+        for i in members {
+            folds[i] = f;
+        }
+    }
+    let both = (0..k).all(|f| {
+        let jobs = (0..prepared.len()).filter(|&i| folds[i] == f && prepared[i].label.is_job);
+        let n_jobs = jobs.count();
+        n_jobs > 0 && n_jobs < sizes[f]
+    });
+    both.then_some(folds)
+}
+
 /// Inner folds for [`LocalModel::calibrate`]: examples of one group (dup group, or the same
 /// text) share a fold; groups are dealt out kind by kind in a seeded random order, each to
 /// the fold with the fewest examples of that kind (then the fewest overall), so every fold
@@ -137,4 +187,75 @@ fn inner_folds(prepared: &[Prepared], k: usize, seed: u64) -> Vec<usize> {
         }
     }
     folds
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use jobwire_core::PostKind;
+    use jobwire_core::dataset::Label;
+
+    fn label(is_job: bool) -> Label {
+        Label {
+            is_job,
+            kind: if is_job {
+                PostKind::Job
+            } else {
+                PostKind::Chatter
+            },
+            categories: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn calibration_folds_keep_every_channel_and_its_cross_posts_in_one_fold() {
+        let (job, other) = (label(true), label(false));
+        let mut prepared = Vec::new();
+        for c in 0..12 {
+            for i in 0..6 {
+                let group = if c == 0 && i == 0 {
+                    "g:shared".to_owned()
+                } else {
+                    format!("t:{c}-{i}")
+                };
+                prepared.push(Prepared {
+                    raw: Default::default(),
+                    label: if i % 2 == 0 { &job } else { &other },
+                    weight: 1.0,
+                    group,
+                    channel: [
+                        "@a", "@b", "@c", "@d", "@e", "@f", "@g", "@h", "@i", "@j", "@k", "@l",
+                    ][c],
+                });
+            }
+        }
+        // A cross-post of @a's first post in @l follows @a; an example without a channel is
+        // a unit of its own.
+        prepared.push(Prepared {
+            raw: Default::default(),
+            label: &job,
+            weight: 1.0,
+            group: "g:shared".into(),
+            channel: "@l",
+        });
+        prepared.push(Prepared {
+            raw: Default::default(),
+            label: &job,
+            weight: 0.5,
+            group: "t:llm".into(),
+            channel: "",
+        });
+        let folds = channel_folds(&prepared, 4).expect("12 channels make 4 folds");
+        let mut fold_of: HashMap<&str, usize> = HashMap::new();
+        for (p, &f) in prepared.iter().zip(&folds) {
+            if p.group == "g:shared" {
+                assert_eq!(f, folds[0], "the cross-post stays with its first post");
+            } else if !p.channel.is_empty() {
+                assert_eq!(*fold_of.entry(p.channel).or_insert(f), f, "{}", p.channel);
+            }
+        }
+        assert!((0..4).all(|f| folds.contains(&f)));
+        // Too few channels for channel folds: the caller falls back to the grouped folds.
+        assert!(channel_folds(&prepared[..30], 4).is_none());
+    }
 }

@@ -105,6 +105,11 @@ pub struct TrainOptions {
     /// probability and chooses the category thresholds (below 2: no calibration, the
     /// probability is the raw score and every category uses `category_threshold`).
     pub calibration_folds: usize,
+    /// Make the inner folds of the calibration by channel (no channel in two of them), so
+    /// the job probability and the category thresholds are fitted on channels each fold's
+    /// model never saw, as in the service; falls back to folds by dup group and text when
+    /// the training set has fewer than `2 × calibration_folds` channels.
+    pub calibration_by_channel: bool,
     /// Micro-F1 a category's own threshold must gain over the common one on the inner
     /// cross-validation to be used.
     pub threshold_min_gain: f32,
@@ -126,6 +131,7 @@ impl Default for TrainOptions {
             category_threshold: 0.45,
             max_categories: 3,
             calibration_folds: 4,
+            calibration_by_channel: true,
             threshold_min_gain: 0.03,
             features: FeatureOptions::default(),
         }

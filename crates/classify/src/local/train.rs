@@ -24,6 +24,8 @@ pub(crate) struct Prepared<'a> {
     pub(crate) weight: f32,
     /// Examples with the same key stay in the same inner fold (dup group or text).
     pub(crate) group: String,
+    /// The channel the example was posted in (empty: unknown, e.g. a stored LLM answer).
+    pub(crate) channel: &'a str,
 }
 
 impl LocalModel {
@@ -87,6 +89,7 @@ impl LocalModel {
                         Some(g) => format!("g:{g}"),
                         None => format!("t:{:016x}", features::fingerprint(&e.text)),
                     },
+                    channel: e.channel.as_str(),
                 })
             })
             .collect();

@@ -120,6 +120,115 @@ fn eval_reports_cross_validated_quality_as_json() {
     assert!(String::from_utf8_lossy(&out.stdout).contains("training data"));
 }
 
+#[tokio::test(flavor = "multi_thread")]
+async fn eval_of_the_shipped_model_routes_unseen_channels_as_production_does() {
+    // Channels in no training file, an LLM that always answers right.
+    let unseen = concat!(env!("CARGO_MANIFEST_DIR"), "/../../data/unseen.jsonl");
+    let doc = std::fs::read_to_string(unseen).unwrap();
+    let llm = fake_llm(jobwire_testkit::llm::load_oracle_jsonl(&doc).unwrap()).await;
+    let url = llm.url().to_string();
+    let out = tokio::task::spawn_blocking(move || {
+        jobwire(
+            &[
+                "eval",
+                "--dataset",
+                unseen,
+                "--classifier",
+                "cascade",
+                "--model",
+                "shipped",
+                "--llm-url",
+                &url,
+                "--json",
+            ],
+            &[],
+        )
+    })
+    .await
+    .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout} {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(stdout.contains("the shipped model"), "{stdout}");
+    let report: serde_json::Value = serde_json::from_str(stdout.lines().last().unwrap()).unwrap();
+    let n = doc.lines().filter(|l| !l.trim().is_empty()).count() as u64;
+    // Every post, none of them trained on, no folds.
+    assert_eq!(report["n_posts"], n, "{report}");
+    assert_eq!(report["trained_on_eval_posts"], 0, "{report}");
+    assert_eq!(report["cross_validated"], serde_json::Value::Null);
+    assert_eq!(report["local"]["n_posts"], n);
+    // The unsure posts went to the LLM, the rest stayed local, and it paid.
+    let share = report["llm_share"].as_f64().unwrap();
+    assert!(share > 0.02 && share < 0.6, "LLM share {share}");
+    let f1 = |r: &serde_json::Value| r["is_job"]["f1"].as_f64().unwrap();
+    let micro = |r: &serde_json::Value| r["categories"]["micro_f1"].as_f64().unwrap();
+    assert!(f1(&report) >= f1(&report["local"]), "{report}");
+    assert!(micro(&report) > micro(&report["local"]), "{report}");
+    assert!(f1(&report) >= 0.9, "{report}");
+}
+
+#[test]
+fn simulate_learning_shows_the_llm_share_falling_as_the_model_learns() {
+    let unseen = concat!(env!("CARGO_MANIFEST_DIR"), "/../../data/unseen.jsonl");
+    let dir = tempfile::tempdir().unwrap();
+    let csv = dir.path().join("learning.csv");
+    let svg = dir.path().join("learning.svg");
+    let out = jobwire(
+        &[
+            "eval",
+            "--dataset",
+            unseen,
+            "--simulate-learning",
+            "--retrain-every",
+            "200",
+            "--csv",
+            csv.to_str().unwrap(),
+            "--plot",
+            svg.to_str().unwrap(),
+            "--json",
+        ],
+        &[],
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout} {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let summary: serde_json::Value = serde_json::from_str(stdout.lines().last().unwrap()).unwrap();
+    let blocks = summary["blocks"].as_array().unwrap();
+    assert!(blocks.len() >= 4, "{summary}");
+    // The oracle is the LLM; the local model learns from its answers block by block.
+    assert!(
+        blocks.iter().all(|b| b["llm_is_job_f1"] == 1.0),
+        "{summary}"
+    );
+    let share = |b: &serde_json::Value| b["llm_share"].as_f64().unwrap();
+    let first = share(&blocks[0]);
+    let after = summary["llm_share_after_500"].as_f64().unwrap();
+    assert!(first > 0.0, "{summary}");
+    assert!(after < first, "LLM share {first} then {after}: {summary}");
+    assert!(
+        blocks
+            .windows(2)
+            .all(|w| w[1]["examples"].as_u64() >= w[0]["examples"].as_u64())
+    );
+    assert_ne!(
+        blocks[0]["model"],
+        blocks[blocks.len() - 1]["model"],
+        "retrained"
+    );
+    // The CSV has a line per block, the plot draws them.
+    let csv = std::fs::read_to_string(&csv).unwrap();
+    assert_eq!(csv.lines().count(), blocks.len() + 1, "{csv}");
+    assert!(csv.starts_with("posts_before,posts,llm_share,"));
+    let svg = std::fs::read_to_string(&svg).unwrap();
+    assert!(svg.starts_with("<svg") && svg.contains("LLM share") && svg.contains("<polyline"));
+}
+
 #[test]
 fn import_reads_a_desktop_export_into_the_queue() {
     let dir = tempfile::tempdir().unwrap();

@@ -23,16 +23,18 @@ async fn the_cascade_sends_only_unsure_posts_to_the_llm_and_learns_from_its_answ
         ..Bed::default()
     };
     let mut settings = bed.settings(telegram.url(), &db).unwrap();
-    // The local model learns from every other post of dev.jsonl; the rest arrive as new
-    // posts (the fake LLM knows them all).
+    // The local model learns from every other post of dev.jsonl and, as the shipped model,
+    // from data/train.jsonl; the rest of dev.jsonl arrive as new posts (the fake LLM knows
+    // them all).
     let data = dataset();
     let shipped = jobwire::pipeline::SHIPPED_TRAINING_DATA;
-    let train: String = shipped
+    let mut train: String = shipped
         .lines()
         .enumerate()
         .filter(|(i, _)| i % 2 == 0)
         .map(|(_, l)| format!("{l}\n"))
         .collect();
+    train.push_str(jobwire::pipeline::SHIPPED_EXTRA_TRAINING_DATA);
     let train_path = db.with_extension("train.jsonl");
     std::fs::write(&train_path, train).unwrap();
     settings.classifier.training_data = Some(train_path);
