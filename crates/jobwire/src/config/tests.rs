@@ -225,6 +225,7 @@ fn the_settings_print_without_the_passwords_of_their_urls() {
 }
 
 #[test]
+#[allow(clippy::unwrap_used)]
 fn the_webhook_secret_must_be_long_enough_to_not_be_guessed() {
     let doc = "[[bots]]\nname = \"dev\"\n[telegram]\nupdates = \"webhook\"\n\
                webhook_public_url = \"https://bots.example.com/\"\n";
@@ -252,6 +253,7 @@ fn the_webhook_secret_must_be_long_enough_to_not_be_guessed() {
 }
 
 #[test]
+#[allow(clippy::unwrap_used)]
 fn secure_cookies_are_the_default_and_trusted_proxies_are_checked() {
     let env = FakeEnv([("JOBWIRE_BOT_DEV_TOKEN", TOKEN)].into_iter().collect());
     let base = "[[bots]]\nname = \"dev\"\n";
