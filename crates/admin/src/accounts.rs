@@ -1,6 +1,7 @@
 //! Admin accounts of the web panel: usernames, password rules and argon2id hashes.
 //! `jobwire admin create --username NAME --password-stdin` makes one; the panel's login
-//! checks a password with [`verify_password`]. Passwords are read from standard input only
+//! checks a password with [`verify_password`]. `admin set-password` ([`apply`]) and `admin
+//! disable` ([`disable`]) end the account's sessions; `admin list` ([`list`]) shows them. Passwords are read from standard input only
 //! (never an argument, which other users of the machine can see in the process list) and
 //! never printed, logged or stored.
 
@@ -118,6 +119,42 @@ pub async fn apply(
         }
         _ => Ok(name),
     }
+}
+
+/// Disables an account: it can no longer log in, and its sessions end (panel and API).
+/// Returns the stored username.
+pub async fn disable(store: &dyn Store, raw_username: &str) -> Result<String, AccountError> {
+    let name = username(raw_username)?;
+    if store.disable_admin(&name, Utc::now()).await? {
+        Ok(name)
+    } else {
+        Err(AccountError::Unknown(name))
+    }
+}
+
+/// The accounts, one line each: username, state, live sessions, created and last changed.
+pub async fn list(store: &dyn Store) -> Result<String, AccountError> {
+    let now = Utc::now();
+    let admins = store.admins(now).await?;
+    if admins.is_empty() {
+        return Ok("no admin accounts; `jobwire admin create` makes one\n".to_owned());
+    }
+    let width = admins.iter().map(|a| a.username.len()).max().unwrap_or(0);
+    let mut out = String::new();
+    for a in admins {
+        let state = match a.disabled_at {
+            Some(t) => format!("disabled {}", t.format("%Y-%m-%d %H:%M UTC")),
+            None => "active".to_owned(),
+        };
+        out.push_str(&format!(
+            "{:width$}  {state}  sessions {}  created {}  changed {}\n",
+            a.username,
+            a.sessions,
+            a.created_at.format("%Y-%m-%d"),
+            a.updated_at.format("%Y-%m-%d %H:%M UTC"),
+        ));
+    }
+    Ok(out)
 }
 
 #[cfg(test)]

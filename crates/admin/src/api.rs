@@ -8,10 +8,12 @@
 //! other request gets 401. Every change that succeeds is written to the audit log, with the
 //! admin's name or `api-token`.
 //!
-//! A client (by its IP address; an IPv6 /64) whose token was missing or wrong
-//! [`MAX_FAILURES`] times within [`FAILURE_WINDOW`] gets `429 Too Many Requests` with
-//! `Retry-After` until that window ends, its token not even checked; other clients are not
-//! affected. Behind a reverse proxy every client is the proxy.
+//! A client (by its IP address; an IPv6 /64) whose token was missing or wrong more than
+//! [`MAX_FAILURES`] times is slowed down: after each further failure it must wait (1 s,
+//! then 2 s, 4 s, … up to [`MAX_WAIT`]) and meanwhile gets `429 Too Many Requests` with
+//! `Retry-After`, its token not even checked; other clients are not affected. Its failures
+//! are forgotten [`FAILURE_WINDOW`] after the last one. Behind a reverse proxy the client is
+//! the address the proxy forwards when `[admin] trusted_proxies` lists it (else the proxy).
 //!
 //! - `GET  /api/reports?status=pending|accepted|rejected&limit=N`: reports, newest first.
 //! - `POST /api/reports/{id}/accept` `{is_job, kind, categories}`: accepts a report; its
@@ -28,7 +30,7 @@
 //!
 //! Errors are `{"error": "..."}`.
 
-pub(crate) mod failures;
+pub mod failures;
 
 use std::collections::{HashMap, HashSet};
 use std::net::SocketAddr;
@@ -58,11 +60,14 @@ pub const TOKEN_ENV: &str = "JOBWIRE_ADMIN_TOKEN";
 /// The shortest admin token accepted, in characters.
 pub const MIN_TOKEN_LEN: usize = 32;
 
-/// Failed attempts (401) a client may make within [`FAILURE_WINDOW`] before it gets 429.
+/// Failed attempts (401) a client may make before it is slowed down (429 meanwhile).
 pub const MAX_FAILURES: u32 = 5;
 
-/// The window in which a client's failed attempts are counted.
-pub const FAILURE_WINDOW: Duration = Duration::from_secs(60);
+/// The longest wait between two attempts of a slowed-down client.
+pub const MAX_WAIT: Duration = Duration::from_secs(60);
+
+/// A client's failed attempts are forgotten this long after its last one.
+pub const FAILURE_WINDOW: Duration = Duration::from_secs(15 * 60);
 
 /// Clients whose failures are remembered at once (the oldest window is forgotten first).
 const MAX_TRACKED_CLIENTS: usize = 10_000;
@@ -124,7 +129,12 @@ impl AdminApi {
             token,
             categories: categories.into_iter().collect(),
             store: OnceLock::new(),
-            failures: FailedAttempts::new(MAX_FAILURES, FAILURE_WINDOW, MAX_TRACKED_CLIENTS),
+            failures: FailedAttempts::new(
+                MAX_FAILURES,
+                MAX_WAIT,
+                FAILURE_WINDOW,
+                MAX_TRACKED_CLIENTS,
+            ),
             main_bot: OnceLock::new(),
             broadcasts: OnceLock::new(),
             panel_options: OnceLock::new(),
@@ -427,8 +437,7 @@ fn check_bearer(api: &AdminApi, request: &Request) -> Result<(), Response> {
         tracing::warn!(
             %client,
             failures = MAX_FAILURES,
-            seconds = FAILURE_WINDOW.as_secs(),
-            "admin API: too many failed attempts; refusing this client for a while"
+            "admin API: too many failed attempts; slowing this client down"
         );
     }
     Err(refused.into_response())

@@ -24,6 +24,7 @@ use std::sync::Arc;
 use axum::Router;
 
 pub use api::AdminApi;
+pub use api::failures::{Client, FailedAttempts};
 pub use lab::PromptLab;
 pub use panel::{CategorySetup, Panel, PanelOptions};
 

@@ -15,6 +15,7 @@ pub use categories::CategorySetup;
 
 use std::net::SocketAddr;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use askama::Template;
@@ -35,23 +36,41 @@ use crate::api::failures::{Client, FailedAttempts};
 use crate::auth::{self, Session};
 use crate::i18n::{self, Texts};
 
-/// Failed logins of one account within [`LOGIN_WINDOW`] before it is locked for the rest
-/// of the window (whoever tries).
+/// Failed logins of one account from one client (an IP address, an IPv6 /64) before that
+/// pair is slowed down: each next attempt waits 1 s, 2 s, 4 s, … up to [`LOGIN_MAX_WAIT`]
+/// after the last failure (`429` with `Retry-After` meanwhile). The account is never locked:
+/// the right password from another client still works.
 pub const MAX_ACCOUNT_FAILURES: u32 = 5;
-/// Failed logins of one client (IP address, IPv6 /64) within [`LOGIN_WINDOW`] before it is
-/// refused for the rest of the window.
+/// Failed logins of one client, whatever the accounts, before it is slowed down the same way.
 pub const MAX_CLIENT_FAILURES: u32 = 20;
-/// The window of both login limits.
+/// The longest wait between two login attempts of a slowed-down client.
+pub const LOGIN_MAX_WAIT: Duration = Duration::from_secs(5 * 60);
+/// Failed logins are forgotten this long after the last one.
 pub const LOGIN_WINDOW: Duration = Duration::from_secs(15 * 60);
+/// Password checks (argon2id, 19 MiB each) running at once; the next ones wait
+/// [`PASSWORD_CHECK_WAIT`] for a turn, else get `429` with `Retry-After`.
+pub const MAX_PASSWORD_CHECKS: usize = 4;
+/// How long a login waits for a turn to check its password.
+pub const PASSWORD_CHECK_WAIT: Duration = Duration::from_secs(2);
+/// The gauge of password checks running now.
+const PASSWORD_CHECKS_GAUGE: &str = "jobwire_admin_password_checks_running";
 /// The largest form the panel reads.
 const MAX_FORM_BYTES: usize = 256 * 1024;
 
 /// How the panel is served.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct PanelOptions {
-    /// Mark the session cookie `Secure` (the panel is served over HTTPS, directly or behind
-    /// a proxy). `[admin] secure_cookies`.
+    /// Mark the session cookie `Secure` (default; browsers accept it on `http://localhost`
+    /// too). `[admin] secure_cookies = false` only for plain HTTP elsewhere.
     pub secure_cookies: bool,
+}
+
+impl Default for PanelOptions {
+    fn default() -> Self {
+        Self {
+            secure_cookies: true,
+        }
+    }
 }
 
 /// The panel's state: the admin API (its store, categories and bots), login limits.
@@ -60,7 +79,10 @@ pub struct Panel {
     api: Arc<AdminApi>,
     options: PanelOptions,
     login_clients: FailedAttempts<Client>,
-    login_accounts: FailedAttempts<String>,
+    login_pairs: FailedAttempts<(String, Client)>,
+    password_checks: tokio::sync::Semaphore,
+    checks_running: AtomicUsize,
+    checks_peak: AtomicUsize,
 }
 
 impl Panel {
@@ -68,9 +90,55 @@ impl Panel {
         Arc::new(Self {
             api,
             options,
-            login_clients: FailedAttempts::new(MAX_CLIENT_FAILURES, LOGIN_WINDOW, 100_000),
-            login_accounts: FailedAttempts::new(MAX_ACCOUNT_FAILURES, LOGIN_WINDOW, 100_000),
+            login_clients: FailedAttempts::new(
+                MAX_CLIENT_FAILURES,
+                LOGIN_MAX_WAIT,
+                LOGIN_WINDOW,
+                100_000,
+            ),
+            login_pairs: FailedAttempts::new(
+                MAX_ACCOUNT_FAILURES,
+                LOGIN_MAX_WAIT,
+                LOGIN_WINDOW,
+                100_000,
+            ),
+            password_checks: tokio::sync::Semaphore::new(MAX_PASSWORD_CHECKS),
+            checks_running: AtomicUsize::new(0),
+            checks_peak: AtomicUsize::new(0),
         })
+    }
+
+    /// The most password checks that ran at once since the panel started (at most
+    /// [`MAX_PASSWORD_CHECKS`]); the gauge `jobwire_admin_password_checks_running` shows
+    /// the current number.
+    pub fn busiest_password_checks(&self) -> usize {
+        self.checks_peak.load(Ordering::SeqCst)
+    }
+
+    /// Checks a password against a stored hash (or the dummy one) on the blocking pool,
+    /// at most [`MAX_PASSWORD_CHECKS`] at once; `None` when no turn came within
+    /// [`PASSWORD_CHECK_WAIT`].
+    async fn check_password(&self, password: String, hash: Option<String>) -> Option<bool> {
+        let _turn = tokio::time::timeout(PASSWORD_CHECK_WAIT, self.password_checks.acquire())
+            .await
+            .ok()?
+            .ok()?;
+        let running = self.checks_running.fetch_add(1, Ordering::SeqCst) + 1;
+        self.checks_peak.fetch_max(running, Ordering::SeqCst);
+        metrics::gauge!(PASSWORD_CHECKS_GAUGE).set(running as f64);
+        // A missing account costs the same hashing time as a wrong password.
+        let ok = tokio::task::spawn_blocking(move || match hash {
+            Some(h) => crate::accounts::verify_password(&password, &h),
+            None => {
+                let _ = crate::accounts::verify_password(&password, DUMMY_HASH);
+                false
+            }
+        })
+        .await
+        .unwrap_or(false);
+        let running = self.checks_running.fetch_sub(1, Ordering::SeqCst) - 1;
+        metrics::gauge!(PASSWORD_CHECKS_GAUGE).set(running as f64);
+        Some(ok)
     }
 
     fn store(&self) -> Result<&Arc<dyn Store>, PanelError> {
@@ -426,12 +494,61 @@ pub(crate) fn see_other(to: &str) -> Response {
     Redirect::to(to).into_response()
 }
 
-/// Only local paths are followed after login (no open redirect).
+/// Where to go after login: only a path of this site (no open redirect). The value must
+/// start with one `/`, hold no control character, space or backslash (browsers drop tabs
+/// and newlines and read `\\` as `/`), none of them percent-encoded either, and parse as a
+/// path of this site; it is followed as parsed. Anything else goes to `/`.
 fn safe_next(next: Option<&str>) -> String {
-    match next {
-        Some(n) if n.starts_with('/') && !n.starts_with("//") && !n.contains('\\') => n.to_owned(),
-        _ => "/".to_owned(),
+    const HOME: &str = "/";
+    let Some(n) = next else {
+        return HOME.to_owned();
+    };
+    let bad = |c: char| c.is_control() || c.is_whitespace() || c == '\\';
+    if !n.starts_with('/')
+        || n.starts_with("//")
+        || n.chars().any(bad)
+        || percent_decoded(n).chars().any(bad)
+    {
+        return HOME.to_owned();
     }
+    let Ok(base) = url::Url::parse("http://panel.invalid/") else {
+        return HOME.to_owned();
+    };
+    match base.join(n) {
+        Ok(u) if u.origin() == base.origin() && !u.path().starts_with("//") => {
+            let mut to = u.path().to_owned();
+            if let Some(q) = u.query() {
+                to.push('?');
+                to.push_str(q);
+            }
+            to
+        }
+        _ => HOME.to_owned(),
+    }
+}
+
+/// `%XX` sequences decoded once (invalid UTF-8 replaced), the rest as it is.
+fn percent_decoded(s: &str) -> String {
+    let bytes = s.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let hex = bytes
+            .get(i + 1..i + 3)
+            .and_then(|h| std::str::from_utf8(h).ok())
+            .and_then(|h| u8::from_str_radix(h, 16).ok());
+        match (bytes[i], hex) {
+            (b'%', Some(b)) => {
+                out.push(b);
+                i += 3;
+            }
+            (b, _) => {
+                out.push(b);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
 }
 
 #[derive(Template, WebTemplate)]
@@ -480,8 +597,9 @@ impl std::fmt::Debug for LoginForm {
     }
 }
 
-/// `POST /login`: checks the password (argon2), limited per account and per client;
-/// a success starts a session and goes to `next`.
+/// `POST /login`: checks the password (argon2), slowed down per (account, client) and per
+/// client, the attempt counted before the hash is computed and at most
+/// [`MAX_PASSWORD_CHECKS`] hashes at once; a success starts a session and goes to `next`.
 async fn login_submit(State(panel): State<Arc<Panel>>, request: Request) -> Response {
     let connect = request
         .extensions()
@@ -495,15 +613,23 @@ async fn login_submit(State(panel): State<Arc<Panel>>, request: Request) -> Resp
     let t = i18n::lang(&headers);
     let form = login_form(&body);
     let next = safe_next(form.next.as_deref());
-    let refuse = |status: StatusCode, error: &'static str, username: String| {
+    // Only a valid username is logged, audited or shown again.
+    let name = crate::accounts::username(&form.username).ok();
+    let shown = name.clone().unwrap_or_default();
+    let refuse = |status: StatusCode, error: &'static str, wait: Option<Duration>| {
         let mut r = LoginPage {
             t,
             next: next.clone(),
-            username,
+            username: shown.clone(),
             error: Some(error),
         }
         .into_response();
         *r.status_mut() = status;
+        if let Some(wait) = wait {
+            let secs = wait.as_secs() + u64::from(wait.subsec_nanos() > 0);
+            r.headers_mut()
+                .insert(header::RETRY_AFTER, HeaderValue::from(secs.max(1)));
+        }
         r
     };
     if !auth::same_origin(&headers) {
@@ -516,51 +642,53 @@ async fn login_submit(State(panel): State<Arc<Panel>>, request: Request) -> Resp
     let Ok(store) = panel.store() else {
         return PanelError::NotReady.into_response();
     };
-    let ip = connect.map(|ConnectInfo(a)| a.ip());
-    let client = Client::new(ip);
-    let name = form.username.trim().to_lowercase();
+    let client = Client::new(connect.map(|ConnectInfo(a)| a.ip()));
+    let pair = (name.clone().unwrap_or_default(), client);
+    // Counted before the password is checked: attempts sent at once cannot all pass.
     let now = Instant::now();
-    let wait = panel
-        .login_clients
-        .blocked(&client, now)
-        .or_else(|| panel.login_accounts.blocked(&name, now));
-    if let Some(wait) = wait {
-        let mut r = refuse(
+    let counted = panel.login_clients.attempt(client, now).and_then(|()| {
+        panel
+            .login_pairs
+            .attempt(pair.clone(), now)
+            .inspect_err(|_| {
+                panel.login_clients.forgive(&client);
+            })
+    });
+    if let Err(wait) = counted {
+        return refuse(StatusCode::TOO_MANY_REQUESTS, t.login_limited, Some(wait));
+    }
+    let account = match &name {
+        Some(name) => match store.admin_by_username(name).await {
+            Ok(a) => a,
+            Err(e) => return PanelError::from(e).into_response(),
+        },
+        None => None,
+    };
+    let hash = account.as_ref().map(|a| a.password_hash.clone());
+    let Some(ok) = panel.check_password(form.password.clone(), hash).await else {
+        tracing::warn!(%client, "panel: password checks busy; login refused for now");
+        return refuse(
             StatusCode::TOO_MANY_REQUESTS,
             t.login_limited,
-            form.username.clone(),
+            Some(Duration::from_secs(1)),
         );
-        if let Ok(v) = HeaderValue::from_str(&wait.as_secs().max(1).to_string()) {
-            r.headers_mut().insert(header::RETRY_AFTER, v);
-        }
-        return r;
-    }
-    let account = match store.admin_by_username(&name).await {
-        Ok(a) => a,
-        Err(e) => return PanelError::from(e).into_response(),
     };
-    // A missing account costs the same hashing time as a wrong password.
-    let password = form.password.clone();
-    let hash = account.as_ref().map(|a| a.password_hash.clone());
-    let ok = tokio::task::spawn_blocking(move || match hash {
-        Some(h) => crate::accounts::verify_password(&password, &h),
-        None => {
-            let _ = crate::accounts::verify_password(&password, DUMMY_HASH);
-            false
-        }
-    })
-    .await
-    .unwrap_or(false);
-    let Some(account) = account.filter(|_| ok) else {
-        let client_limited = panel.login_clients.failed(client, now);
-        let account_limited = panel.login_accounts.failed(name.clone(), now);
-        tracing::warn!(username = %name, %client, "panel: failed login");
-        if client_limited || account_limited {
-            tracing::warn!(username = %name, %client, "panel: login attempts limited for a while");
+    // A disabled admin cannot log in (whatever the password).
+    let Some(account) = account.filter(|a| ok && a.disabled_at.is_none()) else {
+        let actor = name.as_deref().unwrap_or(INVALID_USERNAME);
+        tracing::warn!(username = %actor, %client, "panel: failed login");
+        // The wait starts from this answer, not from before the (slow) check.
+        let now = Instant::now();
+        panel.login_pairs.touch(&pair, now);
+        panel.login_clients.touch(&client, now);
+        if panel.login_pairs.blocked(&pair, now).is_some()
+            || panel.login_clients.blocked(&client, now).is_some()
+        {
+            tracing::warn!(username = %actor, %client, "panel: login attempts slowed down");
         }
         if let Err(e) = store
             .record_audit(
-                &name,
+                actor,
                 "login.failed",
                 &format!("client {client}"),
                 "",
@@ -570,13 +698,10 @@ async fn login_submit(State(panel): State<Arc<Panel>>, request: Request) -> Resp
         {
             tracing::error!(error = %e, "panel: the audit log could not be written");
         }
-        return refuse(
-            StatusCode::UNAUTHORIZED,
-            t.login_failed,
-            form.username.clone(),
-        );
+        return refuse(StatusCode::UNAUTHORIZED, t.login_failed, None);
     };
-    panel.login_accounts.succeeded(&name);
+    panel.login_pairs.succeeded(&pair);
+    panel.login_clients.forgive(&client);
     let token = auth::new_token();
     let csrf = auth::new_token();
     let started = Utc::now();
@@ -613,6 +738,10 @@ async fn login_submit(State(panel): State<Arc<Panel>>, request: Request) -> Resp
     r
 }
 
+/// What the audit log and the logs name a login attempt's user by when its username is not
+/// a valid one (a newline, 200 KB, …): the text itself is never written.
+const INVALID_USERNAME: &str = "(invalid username)";
+
 /// A fixed argon2id hash (of a random password nobody knows) to spend the same time on
 /// an unknown username as on a known one.
 const DUMMY_HASH: &str = "$argon2id$v=19$m=19456,t=2,p=1$c29tZXNhbHRzb21lc2FsdA$2RCh1EBbcslAFjhOWiAGWgM2lGBXEa9Y/SsQhpZpUXE";
@@ -648,4 +777,41 @@ async fn logout(State(panel): State<Arc<Panel>>, ctx: Ctx) -> PageResult {
         r.headers_mut().insert(header::SET_COOKIE, v);
     }
     Ok(r)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_a_path_of_this_site_is_followed_after_login() {
+        for good in ["/", "/sources", "/posts/7?x=1", "/subscribers/-100"] {
+            assert_eq!(safe_next(Some(good)), good, "{good:?}");
+        }
+        for evil in [
+            "/\t/evil.example",
+            "/\n/evil.example",
+            "/\r\n//evil.example",
+            "//evil.example",
+            "/\\evil.example",
+            "\\/evil.example",
+            "/%09/evil.example",
+            "/%0a/evil.example",
+            "/%2e%2e//evil.example",
+            "/%5Cevil.example",
+            "%09",
+            "/ /evil.example",
+            "/\u{7f}/evil.example",
+            "/\u{85}/evil.example",
+            "https://evil.example/",
+            "javascript:alert(1)",
+            "evil.example",
+            "",
+        ] {
+            assert_eq!(safe_next(Some(evil)), "/", "{evil:?}");
+        }
+        assert_eq!(safe_next(None), "/");
+        // Parsed: dot segments cannot climb out of the site either.
+        assert_eq!(safe_next(Some("/a/../../b")), "/b");
+    }
 }

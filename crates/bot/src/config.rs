@@ -220,9 +220,13 @@ fn valid_token(token: &str) -> bool {
     !id.is_empty() && id.bytes().all(|b| b.is_ascii_digit()) && secret.len() >= 20
 }
 
-/// Checks a webhook secret against Telegram's rules.
+/// The shortest webhook secret accepted (Telegram allows 1 character; a short one can be
+/// guessed, and a guessed secret forges updates such as `successful_payment`).
+pub const MIN_WEBHOOK_SECRET_LEN: usize = 32;
+
+/// Checks a webhook secret: Telegram's alphabet, [`MIN_WEBHOOK_SECRET_LEN`]-256 characters.
 pub(crate) fn valid_secret(secret: &str) -> bool {
-    (1..=256).contains(&secret.len())
+    (MIN_WEBHOOK_SECRET_LEN..=256).contains(&secret.len())
         && secret
             .bytes()
             .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
@@ -287,9 +291,10 @@ impl BotsConfig {
                 )));
             }
             if !valid_secret(secret) {
-                return Err(BotError::Config(
-                    "webhook secret must be 1-256 characters of A-Z, a-z, 0-9, '_' and '-'".into(),
-                ));
+                return Err(BotError::Config(format!(
+                    "webhook secret must be {MIN_WEBHOOK_SECRET_LEN}-256 characters of A-Z, \
+                         a-z, 0-9, '_' and '-'"
+                )));
             }
         }
         Ok(())

@@ -60,7 +60,8 @@ pub mod texts;
 
 pub use billing::{BillingConfig, BillingSection, PlanSection};
 pub use config::{
-    BotIdentity, BotOptions, BotsConfig, CatchUp, CatchUpFn, CategoryBot, LiveCategory, UpdateMode,
+    BotIdentity, BotOptions, BotsConfig, CatchUp, CatchUpFn, CategoryBot, LiveCategory,
+    MIN_WEBHOOK_SECRET_LEN, UpdateMode,
 };
 pub use dedup::{DEDUP_TTL, MemoryDedup, RedisDedup, UpdateDedup};
 pub use dialogue::{

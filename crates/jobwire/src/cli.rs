@@ -273,8 +273,17 @@ pub enum Command {
 pub enum AdminAction {
     /// Creates an account; the password is read from standard input (one line).
     Create(AdminAccount),
-    /// Replaces an account's password, read from standard input (one line).
+    /// Replaces an account's password, read from standard input (one line), and ends its
+    /// sessions.
     SetPassword(AdminAccount),
+    /// Disables an account: it can no longer log in or use the API, and its sessions end.
+    Disable {
+        /// The account's username.
+        #[arg(long)]
+        username: String,
+    },
+    /// The accounts: username, active or disabled, live sessions, dates.
+    List,
 }
 
 #[derive(Debug, clap::Args)]

@@ -96,8 +96,24 @@ pub async fn execute(cli: Cli) -> anyhow::Result<()> {
             use std::io::Read as _;
             let (change, done, cli::AdminAccount { username, .. }) = match action {
                 cli::AdminAction::Create(account) => (Change::Create, "created", account),
-                cli::AdminAction::SetPassword(account) => {
-                    (Change::SetPassword, "password changed", account)
+                cli::AdminAction::SetPassword(account) => (
+                    Change::SetPassword,
+                    "password changed; its sessions ended",
+                    account,
+                ),
+                cli::AdminAction::Disable { username } => {
+                    crate::admin_accounts::username(username)?;
+                    let settings = cli::settings(&cli)?;
+                    let store = pipeline::open_store(&settings).await?;
+                    let name = crate::admin_accounts::disable(store.as_ref(), username).await?;
+                    println!("admin {name} disabled; its sessions ended");
+                    return Ok(());
+                }
+                cli::AdminAction::List => {
+                    let settings = cli::settings(&cli)?;
+                    let store = pipeline::open_store(&settings).await?;
+                    print!("{}", crate::admin_accounts::list(store.as_ref()).await?);
+                    return Ok(());
                 }
             };
             // Checked before anything is read or opened.

@@ -597,7 +597,12 @@ pub fn learning_csv(points: &[LearningPoint]) -> String {
 }
 
 /// One curve of the learning plot: label, colour, dash pattern and the value it draws.
-type Series = (&'static str, &'static str, &'static str, fn(&LearningPoint) -> f64);
+type Series = (
+    &'static str,
+    &'static str,
+    &'static str,
+    fn(&LearningPoint) -> f64,
+);
 
 /// The LLM share and the quality block by block, as an SVG line chart (x: posts streamed,
 /// y: 0–1).

@@ -588,8 +588,11 @@ pub async fn start_bots(
             .with_context(|| format!("telegram.webhook_listen: cannot bind {listen}"))?;
         crate::http::spawn(
             listener,
-            bots.webhook_router(),
-            crate::http::HttpLimits::default(),
+            crate::http::slow_down_unauthorized(bots.webhook_router(), "webhook server"),
+            crate::http::HttpLimits {
+                trusted_proxies: settings.admin_trusted_proxies.clone(),
+                ..crate::http::HttpLimits::default()
+            },
             shutdown,
             "webhook server",
         );

@@ -95,16 +95,26 @@ pub async fn run_roles(
                 }
             }
         }
+        if !settings.admin_secure_cookies {
+            tracing::warn!(
+                "[admin] secure_cookies = false: the panel's session cookie is also sent over \
+                 plain HTTP; keep it only where the panel cannot be reached over HTTPS"
+            );
+        }
         api.set_panel_options(jobwire_admin::PanelOptions {
             secure_cookies: settings.admin_secure_cookies,
         });
         api
     });
-    crate::server::serve_roles(
+    crate::server::serve_roles_with(
         settings.admin_listen,
         health.clone(),
         shutdown.clone(),
         admin.clone(),
+        crate::http::HttpLimits {
+            trusted_proxies: settings.admin_trusted_proxies.clone(),
+            ..crate::http::HttpLimits::default()
+        },
     )
     .await?;
     tokio::spawn({

@@ -437,10 +437,15 @@ async fn half_sent_and_silent_connections_are_closed_while_others_are_served() {
     for _ in 0..10 {
         conns.push(TcpStream::connect(s.addr).await.unwrap());
     }
-    // Others are still served meanwhile.
+    // Others are still served meanwhile (another client: this one is at its limit of
+    // connections, the ones over it were closed at once).
+    let other = reqwest::Client::builder()
+        .local_address("127.0.0.2".parse::<std::net::IpAddr>().unwrap())
+        .build()
+        .unwrap();
     let r = tokio::time::timeout(
         Duration::from_secs(5),
-        s.client.get(format!("{}/healthz", s.base)).send(),
+        other.get(format!("{}/healthz", s.base)).send(),
     )
     .await
     .expect("a normal request is answered while 60 connections hang")

@@ -1,5 +1,6 @@
 //! Admin accounts of the web panel: a username and an argon2id hash in PHC form (the
-//! password itself never reaches the store).
+//! password itself never reaches the store), and whether the account is disabled. A new
+//! password or a disabled account ends the account's sessions in the same transaction.
 
 use std::fmt;
 
@@ -19,6 +20,10 @@ pub struct AdminRow {
     pub password_hash: String,
     pub created_at: DateTime<Utc>,
     pub updated_at: DateTime<Utc>,
+    /// When the account was disabled (`jobwire admin disable`): it cannot log in then.
+    pub disabled_at: Option<DateTime<Utc>>,
+    /// Its live sessions (not expired at the time of reading; 0 when read without a time).
+    pub sessions: u32,
 }
 
 impl fmt::Debug for AdminRow {
@@ -29,6 +34,8 @@ impl fmt::Debug for AdminRow {
             .field("password_hash", &"<redacted>")
             .field("created_at", &self.created_at)
             .field("updated_at", &self.updated_at)
+            .field("disabled_at", &self.disabled_at)
+            .field("sessions", &self.sessions)
             .finish()
     }
 }
@@ -44,16 +51,37 @@ pub trait AdminStore: Send + Sync {
         now: DateTime<Utc>,
     ) -> Result<Option<i64>>;
 
-    /// The account of a username (exact match).
+    /// The account of a username (exact match), disabled or not.
     async fn admin_by_username(&self, username: &str) -> Result<Option<AdminRow>>;
 
-    /// Replaces an account's password hash; `false` when there is no such account.
+    /// Every account, by username, with its sessions live at `now`.
+    async fn admins(&self, now: DateTime<Utc>) -> Result<Vec<AdminRow>>;
+
+    /// Replaces an account's password hash and ends its sessions; `false` when there is no
+    /// such account.
     async fn set_admin_password(
         &self,
         username: &str,
         password_hash: &str,
         now: DateTime<Utc>,
     ) -> Result<bool>;
+
+    /// Disables an account (it can no longer log in) and ends its sessions; `false` when
+    /// there is no such account. Disabling a disabled account keeps its first time.
+    async fn disable_admin(&self, username: &str, now: DateTime<Utc>) -> Result<bool>;
+}
+
+fn admin_row<DB: Dialect>(row: &DB::Row, sessions: bool) -> Result<AdminRow> {
+    let c = Cols::<DB>::new(row);
+    Ok(AdminRow {
+        id: c.id()?,
+        username: c.text("username")?,
+        password_hash: c.text("password_hash")?,
+        created_at: c.time("created_at")?,
+        updated_at: c.time("updated_at")?,
+        disabled_at: c.opt_time("disabled_at")?,
+        sessions: if sessions { c.count("sessions")? } else { 0 },
+    })
 }
 
 #[async_trait]
@@ -78,23 +106,27 @@ impl<DB: Dialect> AdminStore for SqlStore<DB> {
 
     async fn admin_by_username(&self, username: &str) -> Result<Option<AdminRow>> {
         let row = Sql::<DB>::new(
-            "SELECT id, username, password_hash, created_at, updated_at
+            "SELECT id, username, password_hash, created_at, updated_at, disabled_at
              FROM admins WHERE username = $1",
         )
         .text(username)
         .fetch_optional(&self.read)
         .await?;
-        row.map(|row| {
-            let c = Cols::<DB>::new(&row);
-            Ok(AdminRow {
-                id: c.id()?,
-                username: c.text("username")?,
-                password_hash: c.text("password_hash")?,
-                created_at: c.time("created_at")?,
-                updated_at: c.time("updated_at")?,
-            })
-        })
-        .transpose()
+        row.map(|row| admin_row::<DB>(&row, false)).transpose()
+    }
+
+    async fn admins(&self, now: DateTime<Utc>) -> Result<Vec<AdminRow>> {
+        let rows = Sql::<DB>::new(
+            "SELECT a.id, a.username, a.password_hash, a.created_at, a.updated_at,
+                    a.disabled_at,
+                    (SELECT COUNT(*) FROM admin_sessions s
+                     WHERE s.admin_id = a.id AND s.expires_at > $1) AS sessions
+             FROM admins a ORDER BY a.username",
+        )
+        .int(ms(now))
+        .fetch_all(&self.read)
+        .await?;
+        rows.iter().map(|row| admin_row::<DB>(row, true)).collect()
     }
 
     async fn set_admin_password(
@@ -103,14 +135,46 @@ impl<DB: Dialect> AdminStore for SqlStore<DB> {
         password_hash: &str,
         now: DateTime<Utc>,
     ) -> Result<bool> {
+        let mut tx = self.write.begin().await?;
         let n = Sql::<DB>::new(
             "UPDATE admins SET password_hash = $2, updated_at = $3 WHERE username = $1",
         )
         .text(username)
         .text(password_hash)
         .int(ms(now))
-        .execute(&self.write)
+        .execute(&mut tx)
         .await?;
+        end_sessions::<DB>(&mut tx, username).await?;
+        tx.commit().await?;
         Ok(n > 0)
     }
+
+    async fn disable_admin(&self, username: &str, now: DateTime<Utc>) -> Result<bool> {
+        let mut tx = self.write.begin().await?;
+        let n = Sql::<DB>::new(
+            "UPDATE admins SET disabled_at = COALESCE(disabled_at, $2), updated_at = $2
+             WHERE username = $1",
+        )
+        .text(username)
+        .int(ms(now))
+        .execute(&mut tx)
+        .await?;
+        end_sessions::<DB>(&mut tx, username).await?;
+        tx.commit().await?;
+        Ok(n > 0)
+    }
+}
+
+/// Ends every session of the account `username`.
+async fn end_sessions<DB: Dialect>(
+    tx: &mut sqlx::Transaction<'_, DB>,
+    username: &str,
+) -> Result<u64> {
+    Sql::<DB>::new(
+        "DELETE FROM admin_sessions
+         WHERE admin_id IN (SELECT id FROM admins WHERE username = $1)",
+    )
+    .text(username)
+    .execute(&mut *tx)
+    .await
 }

@@ -258,8 +258,10 @@ pub trait BillingStore: Send + Sync {
     ) -> Result<Option<AccessPeriodRow>>;
 
     /// Records a refund ([`LedgerKind::Refund`] or [`LedgerKind::Refunded`]) once per
-    /// charge and kind, and revokes the period the charge bought (`revoked_at = now`).
-    /// `None` when this refund was recorded before. Bumps the subscribers' version.
+    /// charge, whichever kind arrives first (the schema guarantees it: an admin's refund and
+    /// Telegram's `refunded_payment` for it are one refund), and revokes the period the
+    /// charge bought (`revoked_at = now`). `None` when a refund of this charge was recorded
+    /// before. Bumps the subscribers' version.
     async fn apply_refund(
         &self,
         entry: &NewLedgerEntry,
@@ -304,8 +306,9 @@ pub trait BillingStore: Send + Sync {
     async fn billing_counts(&self, since: DateTime<Utc>) -> Result<BillingCounts>;
 }
 
-/// The ledger insert of one event: one row per `(charge_id, kind)`, none (no `id` returned)
-/// when the event was recorded before.
+/// The ledger insert of one event: one row per `(charge_id, kind)`, and one refund per
+/// charge whatever its kind (`refund` or `refunded`, the partial unique index
+/// `payments_one_refund`); none (no `id` returned) when it was recorded before.
 pub(crate) fn insert_ledger<DB: Dialect>(
     kind: LedgerKind,
     entry: &NewLedgerEntry,
@@ -316,7 +319,7 @@ pub(crate) fn insert_ledger<DB: Dialect>(
              amount, currency, is_recurring, is_first_recurring, subscription_expires_at,
              source, raw, created_at)
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)
-         ON CONFLICT (charge_id, kind) DO NOTHING
+         ON CONFLICT DO NOTHING
          RETURNING id",
     )
     .text(kind.as_str())

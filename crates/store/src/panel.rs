@@ -200,7 +200,8 @@ pub struct WaitTotal {
 pub trait PanelStore: Send + Sync {
     async fn create_session(&self, session: &NewSession<'_>, now: DateTime<Utc>) -> Result<()>;
 
-    /// The session of a token hash, with its admin, when it has not expired.
+    /// The session of a token hash, with its admin, when it has not expired and the admin
+    /// is not disabled.
     async fn session(&self, token_hash: &str, now: DateTime<Utc>) -> Result<Option<SessionRow>>;
 
     /// Marks the session used now and moves its end.
@@ -319,7 +320,7 @@ impl<DB: Dialect> PanelStore for SqlStore<DB> {
         let row = Sql::<DB>::new(
             "SELECT s.admin_id, a.username, s.csrf, s.created_at, s.last_seen_at, s.expires_at
              FROM admin_sessions s JOIN admins a ON a.id = s.admin_id
-             WHERE s.token_hash = $1 AND s.expires_at > $2",
+             WHERE s.token_hash = $1 AND s.expires_at > $2 AND a.disabled_at IS NULL",
         )
         .text(token_hash)
         .int(ms(now))

@@ -498,6 +498,8 @@ struct TraceDelivery {
 struct PostPage {
     b: Chrome,
     post: PostRow,
+    /// The post's link when it may be followed (http, https, tg); else it is shown as text.
+    link: Option<String>,
     posted: String,
     received: String,
     rules: String,
@@ -507,6 +509,13 @@ struct PostPage {
     deliveries: Vec<TraceDelivery>,
     has_failed: bool,
     categories: Vec<String>,
+}
+
+/// A link the panel may render as `<a href>`: an `http`, `https` or `tg` URL, as parsed.
+/// Any other scheme (`javascript:`, `data:`, …) is shown as text only.
+pub(crate) fn followable_link(raw: &str) -> Option<String> {
+    let url = url::Url::parse(raw.trim()).ok()?;
+    matches!(url.scheme(), "http" | "https" | "tg").then(|| url.to_string())
 }
 
 /// `GET /posts/{id}`: the post's trace, from the text to every delivery.
@@ -577,6 +586,7 @@ pub async fn post_trace(
         .any(|d: &TraceDelivery| d.row.status.as_str() == "failed");
     Ok(PostPage {
         b: ctx.chrome("/posts"),
+        link: post.url.as_deref().and_then(followable_link),
         has_failed,
         posted: when(&post.posted_at),
         received: when(&post.received_at),
@@ -1224,10 +1234,11 @@ pub async fn refund_payment(
     let charge = form_field(&body, "charge_id").unwrap_or_default();
     match crate::api::refund(&panel.api, charge.trim()).await {
         Ok((_, paid)) => {
-            let mut r = see_other(&format!("/subscribers/{chat_id}"));
+            // The payment's chat, whatever chat the URL named.
+            let mut r = see_other(&format!("/subscribers/{}", paid.chat_id));
             r.extensions_mut().insert(AuditNote {
                 action: "payment.refund",
-                target: format!("chat {chat_id}"),
+                target: format!("chat {}", paid.chat_id),
                 detail: format!("{} {} {}", charge.trim(), paid.amount, paid.currency),
             });
             Ok(r)

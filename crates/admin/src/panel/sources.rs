@@ -247,8 +247,9 @@ pub async fn add(State(panel): State<Arc<Panel>>, ctx: Ctx, body: Bytes) -> Page
     r.extensions_mut().insert(AuditNote {
         action: "source.add",
         target: format!("source {}", row.id.get()),
+        // The feed's host only: its URL's path and query can carry a token.
         detail: match &spec.feed {
-            Some(f) => format!("{} {}", spec.handle, f.url),
+            Some(f) => format!("{} {}", spec.handle, f.host()),
             None => spec.handle.clone(),
         },
     });

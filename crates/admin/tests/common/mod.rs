@@ -17,6 +17,7 @@ pub const PASSWORD: &str = "correct horse battery";
 pub struct Bed {
     pub app: Router,
     pub api: Arc<AdminApi>,
+    pub panel: Arc<Panel>,
     pub store: Arc<dyn Store>,
     _dir: tempfile::TempDir,
 }
@@ -60,8 +61,9 @@ pub async fn open(token: Option<&str>, attach: impl FnOnce(&Arc<AdminApi>)) -> B
     attach(&api);
     let panel = Panel::new(api.clone(), PanelOptions::default());
     Bed {
-        app: jobwire_admin::router(api.clone(), panel),
+        app: jobwire_admin::router(api.clone(), panel.clone()),
         api,
+        panel,
         store,
         _dir: dir,
     }

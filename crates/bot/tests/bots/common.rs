@@ -23,7 +23,7 @@ pub const DESIGN_TOKEN: &str = "3003:DESIGNdesignDESIGNdesign";
 pub const MAIN_ID: u64 = 1001;
 pub const WEB_ID: u64 = 2002;
 pub const DESIGN_ID: u64 = 3003;
-pub const SECRET: &str = "s3cret_Token-for-tests";
+pub const SECRET: &str = "s3cret_Token-for-tests-0123456789abcdef";
 
 /// How long a test waits for the bots to do something.
 pub const SOON: Duration = Duration::from_secs(10);

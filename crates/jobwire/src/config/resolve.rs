@@ -244,7 +244,7 @@ impl Config {
                             format!("is \"webhook\" but {WEBHOOK_SECRET_ENV} is not set"),
                         )
                     })?;
-                    if secret.is_empty()
+                    if secret.len() < jobwire_bot::MIN_WEBHOOK_SECRET_LEN
                         || secret.len() > 256
                         || !secret
                             .chars()
@@ -252,7 +252,11 @@ impl Config {
                     {
                         return Err(invalid(
                             WEBHOOK_SECRET_ENV,
-                            "must be 1-256 characters of A-Z a-z 0-9 _ -",
+                            format!(
+                                "must be {}-256 characters of A-Z a-z 0-9 _ - \
+                                 (e.g. `openssl rand -hex 32`)",
+                                jobwire_bot::MIN_WEBHOOK_SECRET_LEN
+                            ),
                         ));
                     }
                     Some((url, secret.into()))
@@ -284,7 +288,18 @@ impl Config {
         let placements = self
             .placements
             .resolve(bot_role.main_bot.as_deref(), &known)?;
+        let admin_trusted_proxies = self
+            .admin
+            .trusted_proxies
+            .iter()
+            .enumerate()
+            .map(|(i, raw)| {
+                crate::http::parse_trusted_proxy(raw)
+                    .map_err(|e| invalid(format!("admin.trusted_proxies[{i}]"), e))
+            })
+            .collect::<Result<Vec<_>, _>>()?;
         Ok(Settings {
+            admin_trusted_proxies,
             digest,
             placements,
             billing,

@@ -303,16 +303,22 @@ pub struct AdminSection {
     /// Where `/healthz`, `/readyz` and `/metrics` are served (port 0: any free port), and,
     /// by the admin role, the web panel and the admin API.
     pub listen: std::net::SocketAddr,
-    /// Mark the panel's session cookie `Secure`: set it when the panel is reached over
-    /// HTTPS (directly or through a proxy); plain `http://127.0.0.1` needs it off.
+    /// Mark the panel's session cookie `Secure` (default; browsers accept it on
+    /// `http://localhost` and `http://127.0.0.1` too). `false` only for a panel reached over
+    /// plain HTTP elsewhere; the start-up warns about it.
     pub secure_cookies: bool,
+    /// Reverse proxies (IP addresses or CIDR networks) whose `X-Forwarded-For` names the
+    /// client, for the login and token limits and the per-client connection limit. Empty
+    /// (default): the header is never read, every client is its TCP peer.
+    pub trusted_proxies: Vec<String>,
 }
 
 impl Default for AdminSection {
     fn default() -> Self {
         Self {
             listen: default_admin_listen(),
-            secure_cookies: false,
+            secure_cookies: true,
+            trusted_proxies: Vec::new(),
         }
     }
 }

@@ -54,8 +54,10 @@ pub struct Settings {
     pub stuck_after: Duration,
     pub redis: Option<RedisSection>,
     pub admin_listen: std::net::SocketAddr,
-    /// `[admin] secure_cookies`.
+    /// `[admin] secure_cookies` (default true).
     pub admin_secure_cookies: bool,
+    /// `[admin] trusted_proxies`: peers whose `X-Forwarded-For` names the client.
+    pub admin_trusted_proxies: Vec<ipnet::IpNet>,
     /// Plans, trials and payments (`[billing]`, `[[plans]]`).
     pub billing: jobwire_bot::BillingConfig,
     /// The daily public digest (`[digest]`).

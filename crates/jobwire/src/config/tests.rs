@@ -223,3 +223,57 @@ fn the_settings_print_without_the_passwords_of_their_urls() {
         "postgres://app:pg-s3cr/et@db:5432/jobwire"
     );
 }
+
+#[test]
+#[allow(clippy::unwrap_used)]
+fn the_webhook_secret_must_be_long_enough_to_not_be_guessed() {
+    let doc = "[[bots]]\nname = \"dev\"\n[telegram]\nupdates = \"webhook\"\n\
+               webhook_public_url = \"https://bots.example.com/\"\n";
+    for short in ["x", "s3cret_Token-for-tests", &"a".repeat(31)] {
+        let short: &'static str = Box::leak(short.to_owned().into_boxed_str());
+        check_err(
+            doc,
+            &[
+                ("JOBWIRE_BOT_DEV_TOKEN", TOKEN),
+                (WEBHOOK_SECRET_ENV, short),
+            ],
+            "JOBWIRE_TELEGRAM_WEBHOOK_SECRET: must be 32-256 characters",
+        );
+    }
+    let env = FakeEnv(
+        [
+            ("JOBWIRE_BOT_DEV_TOKEN", TOKEN),
+            (WEBHOOK_SECRET_ENV, "0123456789abcdef0123456789abcdef"),
+        ]
+        .into_iter()
+        .collect(),
+    );
+    let settings = Config::from_toml(doc).unwrap().resolve(&env).unwrap();
+    assert!(settings.bot_role.webhook.is_some());
+}
+
+#[test]
+#[allow(clippy::unwrap_used)]
+fn secure_cookies_are_the_default_and_trusted_proxies_are_checked() {
+    let env = FakeEnv([("JOBWIRE_BOT_DEV_TOKEN", TOKEN)].into_iter().collect());
+    let base = "[[bots]]\nname = \"dev\"\n";
+    let settings = Config::from_toml(base).unwrap().resolve(&env).unwrap();
+    assert!(settings.admin_secure_cookies);
+    assert!(settings.admin_trusted_proxies.is_empty());
+    let doc = format!(
+        "{base}[admin]\nsecure_cookies = false\ntrusted_proxies = [\"10.0.0.0/8\", \"::1\"]\n"
+    );
+    let settings = Config::from_toml(&doc).unwrap().resolve(&env).unwrap();
+    assert!(!settings.admin_secure_cookies);
+    let proxies: Vec<String> = settings
+        .admin_trusted_proxies
+        .iter()
+        .map(ToString::to_string)
+        .collect();
+    assert_eq!(proxies, ["10.0.0.0/8", "::1/128"]);
+    check_err(
+        &format!("{base}[admin]\ntrusted_proxies = [\"10.0.0.1\", \"proxy.local\"]\n"),
+        &[("JOBWIRE_BOT_DEV_TOKEN", TOKEN)],
+        "admin.trusted_proxies[1]",
+    );
+}

@@ -42,6 +42,16 @@ fn bad_configuration_is_one_clear_line_naming_the_key() {
         &[("JOBWIRE_BOT_DEV_TOKEN", TOKEN)],
         "telegram.api_url: cannot reach",
     );
+    // A webhook secret short enough to be guessed stops the start-up.
+    refuses(
+        "[[bots]]\nname = \"dev\"\n[telegram]\nupdates = \"webhook\"\n\
+         webhook_public_url = \"https://bots.example.com/\"\n",
+        &[
+            ("JOBWIRE_BOT_DEV_TOKEN", TOKEN),
+            ("JOBWIRE_TELEGRAM_WEBHOOK_SECRET", "abc"),
+        ],
+        "JOBWIRE_TELEGRAM_WEBHOOK_SECRET: must be 32-256 characters",
+    );
     let out = jobwire(&["run", "--config", "/nonexistent/jobwire.toml"], &[]);
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("does not exist"));
@@ -433,7 +443,7 @@ async fn an_admin_account_is_created_from_a_password_on_stdin_and_never_shown() 
     assert!(out.status.success(), "{}", shown(&out));
     assert_eq!(
         String::from_utf8_lossy(&out.stdout).trim(),
-        "admin alice password changed"
+        "admin alice password changed; its sessions ended"
     );
     let row = store.admin_by_username("alice").await.unwrap().unwrap();
     assert!(jobwire::admin_accounts::verify_password(
@@ -497,4 +507,82 @@ fn logs_to_a_pipe_are_plain_text_or_json_lines_as_asked() {
     let out = jobwire(&["--log-format", "xml", "doctor"], &[]);
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("--log-format"));
+}
+
+/// `admin set-password` and `admin disable` end the admin's sessions; `admin list` shows the
+/// accounts; a disabled admin's session is no longer live.
+#[tokio::test]
+async fn a_new_password_or_disabling_ends_the_admins_sessions_and_list_shows_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = format!("sqlite://{}", dir.path().join("j.db").display());
+    let env = [("JOBWIRE__DATABASE__URL", db.as_str())];
+    for name in ["alice", "bob"] {
+        let out = admin("create", name, "correct horse battery staple\n", &db);
+        assert!(out.status.success());
+    }
+    let store = jobwire_store::open(&db).await.unwrap();
+    let alice = store.admin_by_username("alice").await.unwrap().unwrap().id;
+    let bob = store.admin_by_username("bob").await.unwrap().unwrap().id;
+    let now = chrono::Utc::now();
+    let session = |hash: &'static str, admin_id: i64| jobwire_store::NewSession {
+        token_hash: hash,
+        admin_id,
+        csrf: "c",
+        client: "192.0.2.1",
+        expires_at: now + chrono::Duration::hours(12),
+    };
+    for (hash, id) in [("a1", alice), ("a2", alice), ("b1", bob)] {
+        store.create_session(&session(hash, id), now).await.unwrap();
+    }
+
+    let out = jobwire(&["admin", "list"], &env);
+    let listed = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(out.status.success(), "{listed}");
+    let lines: Vec<_> = listed.lines().collect();
+    assert_eq!(lines.len(), 2, "{listed}");
+    assert!(
+        lines[0].starts_with("alice")
+            && lines[0].contains("active")
+            && lines[0].contains("sessions 2"),
+        "{listed}"
+    );
+    assert!(!listed.contains("argon2"), "{listed}");
+
+    let out = admin("set-password", "alice", "another long password\n", &db);
+    assert!(out.status.success());
+    assert!(store.session("a1", now).await.unwrap().is_none());
+    assert!(store.session("a2", now).await.unwrap().is_none());
+    assert!(
+        store.session("b1", now).await.unwrap().is_some(),
+        "bob's stays"
+    );
+
+    let out = jobwire(&["admin", "disable", "--username", "Bob"], &env);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout).trim(),
+        "admin bob disabled; its sessions ended"
+    );
+    assert!(store.session("b1", now).await.unwrap().is_none());
+    store
+        .create_session(&session("b2", bob), now)
+        .await
+        .unwrap();
+    assert!(
+        store.session("b2", now).await.unwrap().is_none(),
+        "a disabled admin has no live session"
+    );
+    let out = jobwire(&["admin", "list"], &env);
+    let listed = String::from_utf8_lossy(&out.stdout).into_owned();
+    let bob_line = listed.lines().find(|l| l.starts_with("bob")).unwrap();
+    assert!(bob_line.contains("disabled"), "{listed}");
+
+    let out = jobwire(&["admin", "disable", "--username", "carol"], &env);
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("no admin \"carol\""), "{stderr}");
 }

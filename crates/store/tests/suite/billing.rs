@@ -447,14 +447,42 @@ pub async fn check_refunds(store: &dyn Store) {
     );
     assert_eq!(version(store).await, after);
 
-    // Telegram reporting the same refund is its own ledger row; the revocation stays the first.
+    // Telegram reporting the same refund is not a second one: one refund per charge,
+    // whichever way it arrives.
     let reported = entry(LedgerKind::Refunded, 3, "back", 100);
-    let reported_id = store
-        .apply_refund(&reported, t0() + days(3))
-        .await
-        .unwrap()
-        .expect("recorded");
-    assert_ne!(id, reported_id);
+    assert_eq!(
+        store.apply_refund(&reported, t0() + days(3)).await.unwrap(),
+        None,
+        "one refund per charge, whatever its kind"
+    );
+    assert_eq!(version(store).await, after);
+    // And the other way round: a refund Telegram reported first is not made again.
+    pay(store, &payment(3, "other", 100), &grant("month", 30), t0()).await;
+    assert!(
+        store
+            .apply_refund(
+                &entry(LedgerKind::Refunded, 3, "other", 100),
+                t0() + days(4)
+            )
+            .await
+            .unwrap()
+            .is_some()
+    );
+    let admin = NewLedgerEntry {
+        source: LedgerSource::Admin,
+        ..entry(LedgerKind::Refund, 3, "other", 100)
+    };
+    assert_eq!(
+        store.apply_refund(&admin, t0() + days(5)).await.unwrap(),
+        None
+    );
+    assert_eq!(
+        store
+            .ledger_entry("other", LedgerKind::Refund)
+            .await
+            .unwrap(),
+        None
+    );
 
     let periods = store.access_periods(3).await.unwrap();
     assert_eq!(periods[0], kept);
@@ -470,7 +498,8 @@ pub async fn check_refunds(store: &dyn Store) {
     assert_eq!(
         kinds,
         [
-            (LedgerKind::Refunded, "back"),
+            (LedgerKind::Refunded, "other"),
+            (LedgerKind::Payment, "other"),
             (LedgerKind::Refund, "back"),
             (LedgerKind::Payment, "back"),
             (LedgerKind::Payment, "keep"),

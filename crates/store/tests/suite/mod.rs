@@ -1306,6 +1306,83 @@ pub async fn check_admin_accounts(store: &dyn Store) {
         (a.password_hash.as_str(), a.created_at, a.updated_at),
         ("$argon2id$new", t0(), t0() + secs(5))
     );
+    assert_eq!(a.disabled_at, None);
+
+    // A new password ends the account's sessions, and only its own.
+    let bob = store
+        .create_admin("bob", "$argon2id$bob", t0())
+        .await
+        .unwrap()
+        .unwrap();
+    let session = |hash: &'static str, admin_id: i64| NewSession {
+        token_hash: hash,
+        admin_id,
+        csrf: "c",
+        client: "192.0.2.1",
+        expires_at: t0() + secs(3600),
+    };
+    for (hash, admin) in [("a1", id), ("a2", id), ("b1", bob)] {
+        store
+            .create_session(&session(hash, admin), t0())
+            .await
+            .unwrap();
+    }
+    let listed: Vec<_> = store
+        .admins(t0())
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|a| (a.username, a.sessions, a.disabled_at))
+        .collect();
+    assert_eq!(
+        listed,
+        [("alice".to_owned(), 2, None), ("bob".to_owned(), 1, None)]
+    );
+    assert!(
+        store
+            .set_admin_password("alice", "$argon2id$newer", t0() + secs(6))
+            .await
+            .unwrap()
+    );
+    assert!(store.session("a1", t0()).await.unwrap().is_none());
+    assert!(store.session("a2", t0()).await.unwrap().is_none());
+    assert!(store.session("b1", t0()).await.unwrap().is_some());
+
+    // Disabling ends the sessions too, and a disabled account's session is never live.
+    store
+        .create_session(&session("a3", id), t0())
+        .await
+        .unwrap();
+    assert!(store.disable_admin("bob", t0() + secs(7)).await.unwrap());
+    assert!(store.disable_admin("bob", t0() + secs(8)).await.unwrap());
+    assert!(!store.disable_admin("carol", t0()).await.unwrap());
+    assert!(store.session("b1", t0()).await.unwrap().is_none());
+    assert!(store.session("a3", t0()).await.unwrap().is_some());
+    store
+        .create_session(&session("b2", bob), t0() + secs(9))
+        .await
+        .unwrap();
+    assert!(
+        store.session("b2", t0() + secs(9)).await.unwrap().is_none(),
+        "a disabled admin has no live session"
+    );
+    let b = store.admin_by_username("bob").await.unwrap().unwrap();
+    assert_eq!(
+        b.disabled_at,
+        Some(t0() + secs(7)),
+        "the first time is kept"
+    );
+    let listed: Vec<_> = store
+        .admins(t0() + secs(9))
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|a| (a.username, a.disabled_at.is_some()))
+        .collect();
+    assert_eq!(
+        listed,
+        [("alice".to_owned(), false), ("bob".to_owned(), true)]
+    );
 }
 
 pub async fn check_source_state(store: &dyn Store) {
