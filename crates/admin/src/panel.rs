@@ -54,6 +54,13 @@ pub const MAX_PASSWORD_CHECKS: usize = 4;
 pub const PASSWORD_CHECK_WAIT: Duration = Duration::from_secs(2);
 /// The gauge of password checks running now.
 const PASSWORD_CHECKS_GAUGE: &str = "jobwire_admin_password_checks_running";
+
+/// The panel's metrics, for `/metrics`' `# HELP` lines.
+pub const METRICS: &[jobwire_core::metric::MetricDef] = &[jobwire_core::metric::MetricDef::gauge(
+    PASSWORD_CHECKS_GAUGE,
+    &[],
+    "Login password checks (argon2) running now; bounded, the rest wait or get 429.",
+)];
 /// The largest form the panel reads.
 const MAX_FORM_BYTES: usize = 256 * 1024;
 

@@ -121,20 +121,27 @@ pub enum Command {
     #[command(after_help = "Example:\n  jobwire retrain --config jobwire.toml")]
     Retrain,
     /// Measures classification quality on a labeled JSONL file.
+    #[command(
+        after_help = "Examples:\n  jobwire eval --dataset data/dev.jsonl --group-by-channel\n  jobwire eval --dataset my-labeled-posts.jsonl --model shipped --classifier cascade\n  jobwire eval --dataset data/unseen.jsonl --simulate-learning --plot learning.svg"
+    )]
     Eval {
+        /// Labeled posts (JSONL, the format of data/SCHEMA.md).
         #[arg(long)]
         dataset: PathBuf,
+        /// What classifies: the local model, the LLM at --llm-url, or the cascade of both.
         #[arg(long, value_enum, default_value = "local")]
         classifier: EvalClassifier,
         /// OpenAI-compatible endpoint for --classifier llm or cascade.
         #[arg(long)]
         llm_url: Option<url::Url>,
+        /// The model to ask at --llm-url.
         #[arg(long, default_value = "gpt-4o-mini")]
         llm_model: String,
         /// Cross-validate the local model with K folds on the dataset (the cascade always
         /// cross-validates its local model, 5 folds unless given).
         #[arg(long)]
         cv: Option<usize>,
+        /// Seed of the fold split (the same seed, the same folds).
         #[arg(long, default_value_t = 7)]
         seed: u64,
         /// Expected extraction fields by post id (JSONL, e.g. data/extract.jsonl): reports
@@ -263,6 +270,9 @@ pub enum Command {
         action: BroadcastAction,
     },
     /// Admin accounts of the web panel (argon2id hashes in the database).
+    #[command(
+        after_help = "Examples:\n  jobwire admin list\n  jobwire admin disable --username bob"
+    )]
     Admin {
         #[command(subcommand)]
         action: AdminAction,
@@ -272,17 +282,25 @@ pub enum Command {
 #[derive(Debug, Subcommand)]
 pub enum AdminAction {
     /// Creates an account; the password is read from standard input (one line).
+    #[command(
+        after_help = "Example:\n  printf '%s\\n' \"$PASSWORD\" | jobwire admin create --username alice --password-stdin"
+    )]
     Create(AdminAccount),
     /// Replaces an account's password, read from standard input (one line), and ends its
     /// sessions.
+    #[command(
+        after_help = "Example:\n  jobwire admin set-password --username alice --password-stdin < new-password.txt"
+    )]
     SetPassword(AdminAccount),
     /// Disables an account: it can no longer log in or use the API, and its sessions end.
+    #[command(after_help = "Example:\n  jobwire admin disable --username bob")]
     Disable {
         /// The account's username.
         #[arg(long)]
         username: String,
     },
     /// The accounts: username, active or disabled, live sessions, dates.
+    #[command(after_help = "Example:\n  jobwire admin list --config jobwire.toml")]
     List,
 }
 
@@ -359,4 +377,42 @@ pub fn settings_or_default(
         config.llm = llm;
     }
     config.resolve(&ProcessEnv).context("configuration")
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::CommandFactory;
+
+    use super::Cli;
+
+    /// Every option and argument of every command says what it is, and every command shows
+    /// an example in its `--help`.
+    #[test]
+    fn every_option_has_help_and_every_command_an_example() {
+        fn options(cmd: &clap::Command, path: &str, problems: &mut Vec<String>) {
+            let path = format!("{path} {}", cmd.get_name());
+            for arg in cmd.get_arguments() {
+                let id = arg.get_id().as_str();
+                if matches!(id, "help" | "version") || arg.is_hide_set() {
+                    continue;
+                }
+                if arg.get_help().is_none() && arg.get_long_help().is_none() {
+                    problems.push(format!("{path}: {id} has no help text"));
+                }
+            }
+            for sub in cmd.get_subcommands() {
+                options(sub, &path, problems);
+            }
+        }
+        let cli = Cli::command();
+        let mut problems = Vec::new();
+        options(&cli, "", &mut problems);
+        for cmd in cli.get_subcommands().filter(|c| c.get_name() != "help") {
+            let example = cmd.get_after_help().map(|h| h.to_string());
+            if !example.is_some_and(|e| e.contains("jobwire")) {
+                problems.push(format!("jobwire {}: no example in --help", cmd.get_name()));
+            }
+        }
+        assert!(problems.is_empty(), "{}", problems.join("\n"));
+    }
 }

@@ -62,6 +62,7 @@ pub fn catalog() -> impl Iterator<Item = &'static MetricDef> {
         jobwire_fanout::METRICS,
         jobwire_deliver::events::METRICS,
         jobwire_bot::events::METRICS,
+        jobwire_admin::panel::METRICS,
     ]
     .into_iter()
     .flatten()
