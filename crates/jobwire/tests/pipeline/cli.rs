@@ -108,6 +108,64 @@ fn the_demo_runs_with_no_accounts_and_reports_in_json() {
         "quiet hours hold messages"
     );
     assert!(stdout.contains("Anna (designer)"));
+
+    // The README's demo block is what the demo prints (the time and memory line aside).
+    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../README.md"))
+        .expect("README.md");
+    let block: Vec<&str> = readme
+        .lines()
+        .skip_while(|l| !l.starts_with("Summary ("))
+        .take_while(|l| !l.starts_with("```"))
+        .collect();
+    let printed: Vec<&str> = stdout
+        .lines()
+        .skip_while(|l| !l.starts_with("Summary ("))
+        .take_while(|l| !l.starts_with('{'))
+        .collect();
+    assert!(!block.is_empty(), "README.md has no demo summary block");
+    assert_eq!(
+        block.len(),
+        printed.len(),
+        "README:\n{block:#?}\nprinted:\n{printed:#?}"
+    );
+    for (readme_line, printed_line) in block.iter().zip(&printed) {
+        if printed_line.trim_start().starts_with("time ") {
+            assert!(
+                readme_line.trim_start().starts_with("time "),
+                "{readme_line}"
+            );
+        } else {
+            assert_eq!(
+                readme_line, printed_line,
+                "README.md's demo block is out of date"
+            );
+        }
+    }
+    // Every demo subscriber is in the README's list of who they are.
+    let list = readme
+        .split("## What the demo shows")
+        .nth(1)
+        .and_then(|r| r.split("```").next())
+        .unwrap_or_default()
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ");
+    for who in [
+        "designer",
+        "bots",
+        "WordPress",
+        "marketer",
+        "paused",
+        "blocked",
+        "quiet hours",
+        "assistant",
+        "group chat",
+    ] {
+        assert!(
+            list.contains(who),
+            "README.md's demo description does not mention the {who}"
+        );
+    }
 }
 
 #[test]
