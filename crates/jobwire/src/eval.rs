@@ -596,6 +596,14 @@ pub fn learning_csv(points: &[LearningPoint]) -> String {
     out
 }
 
+/// One line of the learning plot: name, colour, dash pattern, value of a block.
+type Series = (
+    &'static str,
+    &'static str,
+    &'static str,
+    fn(&LearningPoint) -> f64,
+);
+
 /// The LLM share and the quality block by block, as an SVG line chart (x: posts streamed,
 /// y: 0–1).
 pub fn learning_svg(points: &[LearningPoint], every: usize) -> String {
@@ -639,7 +647,7 @@ pub fn learning_svg(points: &[LearningPoint], every: usize) -> String {
         (left + w - right) / 2.0,
         h - 10.0
     ));
-    let series: [(&str, &str, &str, fn(&LearningPoint) -> f64); 5] = [
+    let series: [Series; 5] = [
         ("LLM share", "#d62728", "", |p| p.llm_share),
         ("cascade is_job F1", "#2ca02c", "", |p| p.is_job_f1),
         ("cascade micro-F1", "#1f77b4", "", |p| p.micro_f1),
