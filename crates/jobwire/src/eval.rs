@@ -596,7 +596,7 @@ pub fn learning_csv(points: &[LearningPoint]) -> String {
     out
 }
 
-/// One curve of the learning plot: label, colour, dash pattern and the value it draws.
+/// One line of the learning plot: name, colour, dash pattern, value of a block.
 type Series = (
     &'static str,
     &'static str,
