@@ -226,6 +226,13 @@ pub fn safe_url(raw: &str) -> Option<&str> {
     Some(url)
 }
 
+/// [`safe_url`], normalized as a URL parser writes it (scheme and host lower-cased): the form
+/// jobwire stores and renders a post's link in. `None` for any link [`safe_url`] refuses.
+pub fn safe_link(raw: &str) -> Option<String> {
+    let url = url::Url::parse(safe_url(raw)?).ok()?;
+    (url.scheme() == "tg" || url.host_str().is_some_and(|h| !h.is_empty())).then(|| url.to_string())
+}
+
 /// The first line(s): bold title, the category/channel/time line, and the extracted facts
 /// and contact.
 fn header_html(card: &JobCard) -> String {

@@ -70,17 +70,7 @@ pub fn sanitize(post: &mut IncomingPost) {
     post.url = post.url.take().and_then(|url| safe_link(&url));
 }
 
-/// `link` as a URL of a scheme jobwire shows (`http`, `https` with a host, `tg`), normalized
-/// by the URL parser (which also drops tabs and newlines inside it); `None` otherwise.
-pub fn safe_link(link: &str) -> Option<String> {
-    let url = url::Url::parse(link.trim()).ok()?;
-    let ok = match url.scheme() {
-        "http" | "https" => url.host_str().is_some_and(|h| !h.is_empty()),
-        "tg" => true,
-        _ => false,
-    };
-    ok.then(|| url.to_string())
-}
+pub use jobwire_core::format::safe_link;
 
 /// What intake did with one post.
 #[derive(Debug, Clone, PartialEq, Eq)]

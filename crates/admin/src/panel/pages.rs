@@ -511,11 +511,11 @@ struct PostPage {
     categories: Vec<String>,
 }
 
-/// A link the panel may render as `<a href>`: an `http`, `https` or `tg` URL, as parsed.
-/// Any other scheme (`javascript:`, `data:`, …) is shown as text only.
+/// A link the panel may render as `<a href>`: the rule the cards and intake follow
+/// ([`jobwire_core::format::safe_link`]); any other (`javascript:`, `data:`, …) is shown as
+/// text only.
 pub(crate) fn followable_link(raw: &str) -> Option<String> {
-    let url = url::Url::parse(raw.trim()).ok()?;
-    matches!(url.scheme(), "http" | "https" | "tg").then(|| url.to_string())
+    jobwire_core::format::safe_link(raw)
 }
 
 /// `GET /posts/{id}`: the post's trace, from the text to every delivery.
