@@ -18,6 +18,7 @@ pub mod broadcasts;
 mod i18n;
 pub mod lab;
 pub mod panel;
+pub mod password_check;
 
 use std::sync::Arc;
 

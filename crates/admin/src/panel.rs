@@ -88,6 +88,9 @@ pub struct Panel {
     login_clients: FailedAttempts<Client>,
     login_pairs: FailedAttempts<(String, Client)>,
     password_checks: tokio::sync::Semaphore,
+    /// The threads that run the checks (each reusing one argon2 work area); `None` only
+    /// when they could not be started, and then checks run on tokio's blocking pool.
+    checkers: Option<crate::password_check::PasswordCheckers>,
     checks_running: AtomicUsize,
     checks_peak: AtomicUsize,
 }
@@ -110,6 +113,14 @@ impl Panel {
                 100_000,
             ),
             password_checks: tokio::sync::Semaphore::new(MAX_PASSWORD_CHECKS),
+            checkers: crate::password_check::PasswordCheckers::start(MAX_PASSWORD_CHECKS)
+                .inspect_err(|e| {
+                    tracing::error!(
+                        error = %e,
+                        "could not start the password-check threads; checks run on the blocking pool"
+                    )
+                })
+                .ok(),
             checks_running: AtomicUsize::new(0),
             checks_peak: AtomicUsize::new(0),
         })
@@ -134,15 +145,18 @@ impl Panel {
         self.checks_peak.fetch_max(running, Ordering::SeqCst);
         metrics::gauge!(PASSWORD_CHECKS_GAUGE).set(running as f64);
         // A missing account costs the same hashing time as a wrong password.
-        let ok = tokio::task::spawn_blocking(move || match hash {
-            Some(h) => crate::accounts::verify_password(&password, &h),
-            None => {
-                let _ = crate::accounts::verify_password(&password, DUMMY_HASH);
-                false
-            }
-        })
-        .await
-        .unwrap_or(false);
+        let known = hash.is_some();
+        let phc = hash.unwrap_or_else(|| DUMMY_HASH.to_string());
+        let ok = match &self.checkers {
+            // The semaphore admits no more checks than there are threads and queue places,
+            // so `Busy` cannot happen here; any error is a refusal.
+            Some(checkers) => checkers.check(password, phc).await.unwrap_or(false),
+            None => tokio::task::spawn_blocking(move || {
+                crate::accounts::verify_password(&password, &phc)
+            })
+            .await
+            .unwrap_or(false),
+        } && known;
         let running = self.checks_running.fetch_sub(1, Ordering::SeqCst) - 1;
         metrics::gauge!(PASSWORD_CHECKS_GAUGE).set(running as f64);
         Some(ok)

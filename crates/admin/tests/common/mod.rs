@@ -2,10 +2,12 @@
 //! one admin account, driven in-process through its router as a browser on this site would.
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
 
+use std::net::SocketAddr;
 use std::sync::Arc;
 
 use axum::Router;
 use axum::body::Body;
+use axum::extract::ConnectInfo;
 use axum::http::{Request, StatusCode, header};
 use jobwire_admin::{AdminApi, Panel, PanelOptions};
 use jobwire_store::{SqliteStore, Store};
@@ -152,4 +154,41 @@ impl Bed {
             .to_owned();
         Login { cookie, csrf }
     }
+}
+
+/// A login form post from `client` (its address as the server sees it), with `next`.
+pub fn login_request(
+    client: &str,
+    username: &str,
+    password: &str,
+    next: Option<&str>,
+) -> Request<Body> {
+    let mut form = url::form_urlencoded::Serializer::new(String::new());
+    form.append_pair("username", username)
+        .append_pair("password", password);
+    if let Some(next) = next {
+        form.append_pair("next", next);
+    }
+    let mut r = Request::post("/login")
+        .header(header::HOST, "panel.test")
+        .header(header::ORIGIN, "http://panel.test")
+        .header(header::CONTENT_TYPE, "application/x-www-form-urlencoded")
+        .body(Body::from(form.finish()))
+        .unwrap();
+    let addr: SocketAddr = format!("{client}:40000").parse().unwrap();
+    r.extensions_mut().insert(ConnectInfo(addr));
+    r
+}
+
+pub async fn login_from(bed: &Bed, client: &str, username: &str, password: &str) -> Answer {
+    bed.send(login_request(client, username, password, None))
+        .await
+}
+
+pub fn retry_after(a: &Answer) -> u64 {
+    a.headers[header::RETRY_AFTER]
+        .to_str()
+        .unwrap()
+        .parse()
+        .unwrap()
 }
