@@ -171,15 +171,10 @@ pub fn same_origin(headers: &HeaderMap) -> bool {
     }
 }
 
-/// Compares in time that depends only on the lengths.
+/// Compares in time that depends only on the lengths (`subtle`).
 pub(crate) fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
-    let mut diff = u8::from(a.len() != b.len());
-    for i in 0..a.len().max(b.len()) {
-        let x = a.get(i).copied().unwrap_or(0);
-        let y = b.get(i).copied().unwrap_or(0);
-        diff |= std::hint::black_box(x ^ y);
-    }
-    diff == 0
+    use subtle::ConstantTimeEq;
+    bool::from(a.ct_eq(b))
 }
 
 /// The `Set-Cookie` value of a new session.

@@ -196,7 +196,7 @@ fn entity_len(s: &str) -> usize {
 }
 
 /// Escapes text for Telegram HTML: `&`, `<`, `>` and `"` become the entities Telegram knows.
-fn escape(text: &str) -> String {
+pub fn escape(text: &str) -> String {
     html_escape::encode_double_quoted_attribute(text).into_owned()
 }
 

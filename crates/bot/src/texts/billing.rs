@@ -124,11 +124,8 @@ pub fn trial_started(lang: Lang, days: u32, until: DateTime<Utc>) -> String {
 pub fn invoice_description(lang: Lang, plan: &Plan, views: &[CategoryView]) -> String {
     let cats = plan_categories(lang, &plan.categories, views);
     let days = plan.days;
-    // Plain text (invoices take no HTML): strip what escape() added.
-    let cats = cats
-        .replace("&amp;", "&")
-        .replace("&lt;", "<")
-        .replace("&gt;", ">");
+    // Plain text (invoices take no HTML): undo what escape() added.
+    let cats = html_escape::decode_html_entities(&cats).into_owned();
     let text = if plan.renews() {
         tr!(
             lang,
@@ -325,4 +322,39 @@ pub fn deliveries_line(lang: Lang, today: u64, week: u64) -> String {
         "Доставлено сегодня: {today}, за 7 дней: {week}.",
         "Delivered today: {today}, in the last 7 days: {week}."
     )
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use jobwire_core::CategorySlug;
+    use jobwire_core::billing::PlanId;
+
+    #[test]
+    fn an_invoice_names_categories_as_plain_text() {
+        let slug = CategorySlug::parse("design").unwrap();
+        let views = [CategoryView {
+            slug: slug.clone(),
+            name: r#"Design & "UX" <3"#.to_owned(),
+            bot: "design".to_owned(),
+            bot_username: "design_bot".to_owned(),
+            delivered_by_main: false,
+            digest: true,
+        }];
+        let plan = Plan {
+            id: PlanId::parse("month").unwrap(),
+            title: "Month".to_owned(),
+            stars: 100,
+            days: 30,
+            categories: vec![slug],
+            provider_price: None,
+        };
+        let text = invoice_description(Lang::En, &plan, &views);
+        assert!(text.contains(r#"Design & "UX" <3"#), "{text}");
+        assert!(
+            !text.contains("&amp;") && !text.contains("&quot;"),
+            "{text}"
+        );
+    }
 }

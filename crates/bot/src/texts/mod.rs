@@ -85,20 +85,8 @@ impl Lang {
     }
 }
 
-/// Escapes text for Telegram's HTML parse mode.
-pub fn escape(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            _ => out.push(c),
-        }
-    }
-    out
-}
+/// Escapes text for Telegram's HTML parse mode (the one escape the cards use too).
+pub use jobwire_core::format::escape;
 
 /// The most characters of a user's input a reply quotes.
 pub const MAX_QUOTE_CHARS: usize = 60;

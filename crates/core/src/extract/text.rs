@@ -10,9 +10,16 @@ use super::MAX_INPUT_CHARS;
 /// At most [`MAX_INPUT_CHARS`] characters, line endings unified, exotic spaces as plain
 /// spaces, HTML entities of feed items decoded.
 pub(super) fn prepare(text: &str) -> String {
-    let mut out = String::with_capacity(text.len().min(MAX_INPUT_CHARS * 4));
+    let end = text
+        .char_indices()
+        .nth(MAX_INPUT_CHARS)
+        .map_or(text.len(), |(i, _)| i);
+    // Entities first (one pass, so `&amp;lt;` stays `&lt;`), then spaces and controls, so
+    // that a decoded `&nbsp;` is a plain space and a decoded control character is dropped.
+    let decoded = html_escape::decode_html_entities(&text[..end]);
+    let mut out = String::with_capacity(decoded.len());
     let mut prev_cr = false;
-    for c in text.chars().take(MAX_INPUT_CHARS) {
+    for c in decoded.chars() {
         match c {
             '\r' => out.push('\n'),
             '\n' if prev_cr => {}
@@ -21,19 +28,6 @@ pub(super) fn prepare(text: &str) -> String {
             c => out.push(c),
         }
         prev_cr = c == '\r';
-    }
-    if out.contains('&') {
-        for (entity, plain) in [
-            ("&amp;", "&"),
-            ("&lt;", "<"),
-            ("&gt;", ">"),
-            ("&quot;", "\""),
-            ("&#39;", "'"),
-            ("&#x27;", "'"),
-            ("&nbsp;", " "),
-        ] {
-            out = out.replace(entity, plain);
-        }
     }
     out
 }
@@ -106,4 +100,33 @@ pub(super) fn is_forward_header(line: &str) -> bool {
     ]
     .iter()
     .any(|p| l.starts_with(p))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn feed_entities_are_decoded_once_and_spaces_unified() {
+        assert_eq!(prepare("5&nbsp;000&nbsp;₽"), "5 000 ₽");
+        assert_eq!(
+            prepare("R&amp;D &lt;b&gt; &quot;x&quot; it&#39;s"),
+            "R&D <b> \"x\" it's"
+        );
+        // Decoded once: an escaped entity stays an entity, as the feed meant.
+        assert_eq!(prepare("write &amp;lt;div&amp;gt;"), "write &lt;div&gt;");
+        // Named entities beyond the five of XML, and numeric ones.
+        assert_eq!(
+            prepare("Python &mdash; Django &rarr; &#8381;"),
+            "Python — Django → ₽"
+        );
+        // Control characters are dropped, line endings unified.
+        assert_eq!(prepare("a\u{7}b\r\nc"), "ab\nc");
+    }
+
+    #[test]
+    fn the_text_is_bounded_before_decoding() {
+        let long = "x".repeat(MAX_INPUT_CHARS) + "&amp;&lt;";
+        assert_eq!(prepare(&long), "x".repeat(MAX_INPUT_CHARS));
+    }
 }
