@@ -150,10 +150,10 @@ pub async fn execute(cli: Cli) -> anyhow::Result<()> {
             let store = pipeline::open_store(&settings).await?;
             let classifiers = pipeline::classifiers(&settings)?;
             let retrainer = pipeline::retrainer(&settings, &classifiers, store.clone());
-            let report = retrainer
-                .retrain_once()
-                .await
-                .context("retraining the local model")?;
+            let working = crate::progress::counter("retraining the local model");
+            let report = retrainer.retrain_once().await;
+            working.finish_and_clear();
+            let report = report.context("retraining the local model")?;
             jobwire_classify::retrain::request_retrain(store.as_ref())
                 .await
                 .context("asking the classifier processes to retrain")?;

@@ -20,6 +20,7 @@ use serde::Deserialize;
 
 use crate::config::Settings;
 use crate::pipeline;
+use crate::progress::Progressed;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum EvalClassifier {
@@ -221,6 +222,7 @@ pub async fn run(
     };
     match (opts.classifier, opts.cv) {
         (EvalClassifier::Local, Some(k)) => {
+            let working = crate::progress::counter("cross-validating the local model");
             let report = jobwire_classify::eval::cross_validate_with(
                 data,
                 &opts.extra,
@@ -229,7 +231,9 @@ pub async fn run(
                 opts.seed,
                 &TrainOptions::default(),
                 opts.folds,
-            )?;
+            );
+            working.finish_and_clear();
+            let report = report?;
             // The local path extracts with rules that do not learn: no folds needed.
             let rules: Vec<(usize, Option<Extraction>)> = (0..data.len())
                 .map(|i| (i, Some(jobwire_core::extract::extract(&data[i].text))))
@@ -244,14 +248,21 @@ pub async fn run(
         }
         (EvalClassifier::Local, None) => {
             let model = pipeline::train_local(settings)?;
-            let classifier = LiveLocal::new(model);
-            let (report, outputs) = evaluate_outputs(&classifier, data).await?;
+            let bar = crate::progress::bar(data.len() as u64, "classifying");
+            let classifier = Progressed::new(Arc::new(LiveLocal::new(model)), bar.clone());
+            let evaluated = evaluate_outputs(&classifier, data).await;
+            bar.finish_and_clear();
+            let (report, outputs) = evaluated?;
             Ok(plain(report, extractions(&outputs)))
         }
         (EvalClassifier::Llm, None) => {
             let llm = need_llm(settings, "llm")?;
             let before = llm.stats();
-            let (mut report, outputs) = evaluate_outputs(llm.as_ref(), data).await?;
+            let bar = crate::progress::bar(data.len() as u64, "asking the LLM");
+            let classifier = Progressed::new(llm.clone(), bar.clone());
+            let evaluated = evaluate_outputs(&classifier, data).await;
+            bar.finish_and_clear();
+            let (mut report, outputs) = evaluated?;
             let after = llm.stats();
             let answered =
                 |s: &jobwire_classify::llm::LlmStats| s.requests.saturating_sub(s.failed_requests);
@@ -272,7 +283,11 @@ pub async fn run(
                 None,
             );
             let before = llm.stats();
-            let (mut report, outputs) = evaluate_outputs(&cascade, data).await?;
+            let bar = crate::progress::bar(data.len() as u64, "classifying (cascade)");
+            let cascade = Progressed::new(Arc::new(cascade), bar.clone());
+            let evaluated = evaluate_outputs(&cascade, data).await;
+            bar.finish_and_clear();
+            let (mut report, outputs) = evaluated?;
             let after = llm.stats();
             let answered =
                 |s: &jobwire_classify::llm::LlmStats| s.requests.saturating_sub(s.failed_requests);
@@ -286,14 +301,17 @@ pub async fn run(
         (EvalClassifier::Cascade, cv) => {
             let llm = need_llm(settings, "cascade")?;
             let counter = llm.clone();
-            let mut eval = evaluate_cascade(
+            // Every post is asked once for the curve, then the cascade's unsure posts again.
+            let bar = crate::progress::counter("LLM answers (every post, then the unsure)");
+            let asked: Arc<dyn Classifier> = Arc::new(Progressed::new(llm, bar.clone()));
+            let eval = evaluate_cascade(
                 data,
                 &opts.extra,
                 &slugs,
                 cv.unwrap_or(5),
                 opts.seed,
                 &TrainOptions::default(),
-                llm,
+                asked,
                 settings.classifier.cascade_config(),
                 opts.folds,
                 &move || {
@@ -304,7 +322,9 @@ pub async fn run(
                     )
                 },
             )
-            .await?;
+            .await;
+            bar.finish_and_clear();
+            let mut eval = eval?;
             score(
                 &mut eval.cascade,
                 eval.extractions
@@ -443,6 +463,8 @@ pub async fn run_simulation(
         Some(section) => crate::llm::build(section)?,
         None => Arc::new(OracleClassifier::new(&stream)),
     };
+    let bar = crate::progress::counter("posts the LLM answered");
+    let llm: Arc<dyn Classifier> = Arc::new(Progressed::new(llm, bar.clone()));
     let c = &settings.classifier;
     let points = simulate_learning(
         &base,
@@ -461,7 +483,9 @@ pub async fn run_simulation(
             seed: so.seed,
         },
     )
-    .await?;
+    .await;
+    bar.finish_and_clear();
+    let points = points?;
     let after = |f: &dyn Fn(&LearningPoint) -> f64| mean_over(&points, 500, usize::MAX, f);
     Ok(Simulation {
         share_first: points.first().map_or(0.0, |p| p.llm_share),

@@ -21,6 +21,7 @@ pub mod http;
 pub mod llm;
 pub mod pipeline;
 pub mod preflight;
+pub mod progress;
 pub mod recovery;
 pub mod report;
 pub mod roles;

@@ -158,7 +158,17 @@ pub async fn run_roles(
             .await
             .with_context(|| format!("--replay {}", path.display()))?
             .skip_bad_lines(!strict);
-        let tally = replay_all(&running.intake, &mut source, &shutdown).await?;
+        let bar = crate::progress::bar(
+            if crate::progress::enabled() {
+                count_lines(path).unwrap_or(0)
+            } else {
+                0
+            },
+            "replaying",
+        );
+        let tally = replay_all(&running.intake, &mut source, &shutdown, &bar).await;
+        bar.finish_and_clear();
+        let tally = tally?;
         let skipped_lines = source.skipped_lines();
         tracing::info!(?tally, skipped_lines, "replay read");
     }
@@ -191,6 +201,7 @@ async fn replay_all(
     intake: &jobwire_intake::stage::IntakeStage,
     source: &mut jobwire_intake::JsonlSource,
     shutdown: &tokio_util::sync::CancellationToken,
+    bar: &indicatif::ProgressBar,
 ) -> anyhow::Result<jobwire_intake::stage::IntakeTally> {
     use jobwire_intake::retry::RetryPolicy;
     use jobwire_intake::stage::TakenIn;
@@ -207,6 +218,7 @@ async fn replay_all(
                     shutdown.cancelled(),
                 )
                 .await;
+            bar.inc(1);
             match taken {
                 Some(Ok(TakenIn::Post(outcome))) => tally.add(&outcome),
                 // Kept as a dead letter (logged by intake); the replay goes on.
@@ -216,6 +228,22 @@ async fn replay_all(
         }
     }
     Ok(tally)
+}
+
+/// The lines of a file (the posts of a JSONL replay, for its progress bar).
+fn count_lines(path: &Path) -> std::io::Result<u64> {
+    use std::io::BufRead;
+    let mut reader = std::io::BufReader::new(std::fs::File::open(path)?);
+    let mut lines = 0;
+    loop {
+        let buf = reader.fill_buf()?;
+        if buf.is_empty() {
+            return Ok(lines);
+        }
+        lines += buf.iter().filter(|&&b| b == b'\n').count() as u64;
+        let n = buf.len();
+        reader.consume(n);
+    }
 }
 
 /// `jobwire run --replay FILE [--strict]`.
