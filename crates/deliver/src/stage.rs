@@ -134,6 +134,10 @@ pub(crate) struct BotSender {
 /// limits (30/s, 1,000/s for paid broadcasts) need far fewer at its latency.
 pub(crate) const MAX_REQUESTS_PER_BOT: usize = 256;
 
+/// Deliveries in flight per bot with the limits lifted (see [`SendStage::run`]): enough to
+/// keep every request slot busy and the store's batches full.
+const UNLIMITED_IN_FLIGHT_PER_BOT: usize = 4 * MAX_REQUESTS_PER_BOT;
+
 /// Counts a vacancy as waiting for its bot while it lives.
 struct Waiting<'a>(&'a AtomicUsize);
 
@@ -400,7 +404,7 @@ impl SendStage {
     pub async fn run(self: Arc<Self>, shutdown: CancellationToken) -> Result<(), DeliverError> {
         self.restore_pacing().await;
         let mut sub = self.queue.subscribe(Topic::Send).await?;
-        let slots = Arc::new(Semaphore::new(self.config.max_in_flight.max(1)));
+        let slots = Arc::new(Semaphore::new(self.in_flight()));
         let mut tasks = JoinSet::new();
         let mut last_shrink = tokio::time::Instant::now();
         loop {
@@ -428,6 +432,18 @@ impl SendStage {
         }
         while tasks.join_next().await.is_some() {}
         Ok(())
+    }
+
+    /// Deliveries handled at once: `max_in_flight`, most of them waiting for a rate limiter.
+    /// With the limits lifted nothing waits for one, and more than a few times the bots'
+    /// request slots would only wait in memory instead of in the queue.
+    fn in_flight(&self) -> usize {
+        let most = self.config.max_in_flight.max(1);
+        if self.config.limits.unlimited {
+            most.min(UNLIMITED_IN_FLIGHT_PER_BOT * self.bots.len().max(1))
+        } else {
+            most
+        }
     }
 
     async fn handle(&self, msg: Received) {
@@ -624,7 +640,7 @@ impl SendStage {
                         // A network error may come after Telegram took the message.
                         let unknown_outcome =
                             matches!(e, RequestError::Network(_) | RequestError::Io(_));
-                        self.retry_later(&row, e.to_string(), unknown_outcome)
+                        Box::pin(self.retry_later(&row, e.to_string(), unknown_outcome))
                             .await?;
                         return Ok(Outcome::Done);
                     }
