@@ -640,8 +640,7 @@ impl SendStage {
                         // A network error may come after Telegram took the message.
                         let unknown_outcome =
                             matches!(e, RequestError::Network(_) | RequestError::Io(_));
-                        Box::pin(self.retry_later(&row, e.to_string(), unknown_outcome))
-                            .await?;
+                        Box::pin(self.retry_later(&row, e.to_string(), unknown_outcome)).await?;
                         return Ok(Outcome::Done);
                     }
                     // Telegram refused the "Open original" button's link: the card goes out

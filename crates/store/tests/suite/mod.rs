@@ -812,12 +812,14 @@ pub async fn check_batched_reads_and_last_parts(store: &dyn Store) {
         .iter()
         .map(|&id| DeliveryUpdate::Claim { id })
         .collect();
-    updates.extend(ids.iter().enumerate().map(|(i, &id)| {
-        DeliveryUpdate::LastPartSent {
-            id,
-            message_id: 900 + i as i64,
-        }
-    }));
+    updates.extend(
+        ids.iter()
+            .enumerate()
+            .map(|(i, &id)| DeliveryUpdate::LastPartSent {
+                id,
+                message_id: 900 + i as i64,
+            }),
+    );
     let applied = store.apply_delivery_updates(&updates, t0()).await.unwrap();
     let expected: Vec<bool> = claimed
         .iter()
@@ -846,7 +848,12 @@ pub async fn check_batched_reads_and_last_parts(store: &dyn Store) {
         [false]
     );
     assert_eq!(
-        store.delivery(claimed[0]).await.unwrap().unwrap().message_ids,
+        store
+            .delivery(claimed[0])
+            .await
+            .unwrap()
+            .unwrap()
+            .message_ids,
         [900]
     );
     assert_eq!(unclaimed.len(), 2);

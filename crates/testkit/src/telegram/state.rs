@@ -49,9 +49,9 @@ impl Counters {
     pub(super) fn accepted_at(&self, at: chrono::DateTime<Utc>) {
         inc(&self.accepted);
         let us = at.timestamp_micros();
-        let _ = self
-            .first_accepted_us
-            .compare_exchange(0, us, Ordering::Relaxed, Ordering::Relaxed);
+        let _ =
+            self.first_accepted_us
+                .compare_exchange(0, us, Ordering::Relaxed, Ordering::Relaxed);
         self.last_accepted_us.fetch_max(us, Ordering::Relaxed);
     }
 }
