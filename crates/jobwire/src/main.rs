@@ -8,11 +8,6 @@ use clap::Parser;
 use jobwire::cli::{Cli, Command, LogFormat};
 use tracing_subscriber::EnvFilter;
 
-/// mimalloc instead of glibc's malloc, whose per-thread arenas kept the memory a delivery
-/// burst had freed (see BENCHMARKS.md, "The engine again").
-#[global_allocator]
-static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let quiet = matches!(
