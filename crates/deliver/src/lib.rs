@@ -16,6 +16,7 @@ pub mod events;
 pub mod limits;
 pub mod recorder;
 pub mod redis_limiter;
+pub mod rows;
 pub mod stage;
 pub mod waits;
 

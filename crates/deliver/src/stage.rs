@@ -95,6 +95,9 @@ pub enum DeliverError {
     /// Recording a delivery's status failed (the status recorder's error, or it stopped).
     #[error(transparent)]
     Record(#[from] crate::recorder::RecordError),
+    /// Reading a delivery failed (the row reader's error, or it stopped).
+    #[error(transparent)]
+    Read(#[from] crate::rows::ReadError),
 }
 
 /// Counters of what the stage did, for summaries and tests.
@@ -121,7 +124,19 @@ pub(crate) struct BotSender {
     limits: RateLimitConfig,
     /// When the next send to each chat may leave this process (see [`BotSender::pass_gate`]).
     chat_next: Mutex<HashMap<i64, tokio::time::Instant>>,
+    /// Bot API calls of this bot in flight at once ([`MAX_REQUESTS_PER_BOT`]): the deliveries
+    /// beyond wait here, small, instead of each holding an HTTP connection and its buffers.
+    pub(crate) requests: Semaphore,
 }
+
+/// Bot API calls one bot has in flight at once: as many as the HTTP client keeps idle
+/// connections for, so connections are reused rather than opened per call. Telegram's
+/// limits (30/s, 1,000/s for paid broadcasts) need far fewer at its latency.
+pub(crate) const MAX_REQUESTS_PER_BOT: usize = 256;
+
+/// Deliveries in flight per bot with the limits lifted (see [`SendStage::run`]): enough to
+/// keep every request slot busy and the store's batches full.
+const UNLIMITED_IN_FLIGHT_PER_BOT: usize = 4 * MAX_REQUESTS_PER_BOT;
 
 /// Counts a vacancy as waiting for its bot while it lives.
 struct Waiting<'a>(&'a AtomicUsize);
@@ -213,6 +228,8 @@ pub struct SendStage {
     queue: Arc<dyn Queue>,
     bots: HashMap<String, BotSender>,
     recorder: Recorder,
+    /// Reads the rows of concurrent deliveries in batches.
+    rows: crate::rows::RowReader,
     /// Where 429s are noted for the admin panel.
     waits: WaitLog,
     renders: Mutex<HashMap<PostId, Arc<Card>>>,
@@ -271,7 +288,7 @@ impl SendStage {
     ) -> Result<Self, DeliverError> {
         let client = teloxide::net::default_reqwest_settings()
             .timeout(config.request_timeout)
-            .pool_max_idle_per_host(256)
+            .pool_max_idle_per_host(MAX_REQUESTS_PER_BOT)
             .build()
             .map_err(|e| DeliverError::Client(e.to_string()))?;
         let bots = bots
@@ -303,12 +320,14 @@ impl SendStage {
                         waiting: AtomicUsize::new(0),
                         limits: config.limits,
                         chat_next: Mutex::new(HashMap::new()),
+                        requests: Semaphore::new(MAX_REQUESTS_PER_BOT),
                     },
                 )
             })
             .collect();
         Ok(Self {
             recorder: Recorder::spawn(store.clone()),
+            rows: crate::rows::RowReader::spawn(store.clone()),
             waits: WaitLog::spawn(store.clone()),
             store,
             queue,
@@ -385,7 +404,7 @@ impl SendStage {
     pub async fn run(self: Arc<Self>, shutdown: CancellationToken) -> Result<(), DeliverError> {
         self.restore_pacing().await;
         let mut sub = self.queue.subscribe(Topic::Send).await?;
-        let slots = Arc::new(Semaphore::new(self.config.max_in_flight.max(1)));
+        let slots = Arc::new(Semaphore::new(self.in_flight()));
         let mut tasks = JoinSet::new();
         let mut last_shrink = tokio::time::Instant::now();
         loop {
@@ -413,6 +432,18 @@ impl SendStage {
         }
         while tasks.join_next().await.is_some() {}
         Ok(())
+    }
+
+    /// Deliveries handled at once: `max_in_flight`, most of them waiting for a rate limiter.
+    /// With the limits lifted nothing waits for one, and more than a few times the bots'
+    /// request slots would only wait in memory instead of in the queue.
+    fn in_flight(&self) -> usize {
+        let most = self.config.max_in_flight.max(1);
+        if self.config.limits.unlimited {
+            most.min(UNLIMITED_IN_FLIGHT_PER_BOT * self.bots.len().max(1))
+        } else {
+            most
+        }
     }
 
     async fn handle(&self, msg: Received) {
@@ -512,7 +543,7 @@ impl SendStage {
     }
 
     async fn deliver(&self, id: DeliveryId) -> Result<Outcome, DeliverError> {
-        let Some(row) = self.store.delivery(id).await? else {
+        let Some(row) = self.rows.read(id).await? else {
             return Ok(Outcome::Skipped);
         };
         if row.status != DeliveryStatus::Pending {
@@ -569,18 +600,28 @@ impl SendStage {
                 if i + 1 == parts.len() {
                     request = request.reply_markup(keyboard.clone());
                 }
-                let result = request.await;
+                // Boxed: a delivery waiting elsewhere (store, limiter, a request slot) does
+                // not carry the HTTP call's state in its task.
+                let result = {
+                    let _slot = sender.requests.acquire().await;
+                    Box::pin(request.send()).await
+                };
                 match result {
                     Ok(message) => {
                         SendEvent::PartSent {
                             latency: sent_at.elapsed(),
                         }
                         .emit(&self.counters);
-                        self.record(DeliveryUpdate::PartSent {
-                            id,
-                            message_id: i64::from(message.id.0),
-                        })
-                        .await?;
+                        let message_id = i64::from(message.id.0);
+                        if i + 1 == parts.len() {
+                            // The last part: it and the delivery's `sent` in one write.
+                            self.record(DeliveryUpdate::LastPartSent { id, message_id })
+                                .await?;
+                            SendEvent::Sent.emit(&self.counters);
+                            return Ok(Outcome::Done);
+                        }
+                        self.record(DeliveryUpdate::PartSent { id, message_id })
+                            .await?;
                         break;
                     }
                     Err(RequestError::RetryAfter(wait)) => {
@@ -599,8 +640,7 @@ impl SendStage {
                         // A network error may come after Telegram took the message.
                         let unknown_outcome =
                             matches!(e, RequestError::Network(_) | RequestError::Io(_));
-                        self.retry_later(&row, e.to_string(), unknown_outcome)
-                            .await?;
+                        Box::pin(self.retry_later(&row, e.to_string(), unknown_outcome)).await?;
                         return Ok(Outcome::Done);
                     }
                     // Telegram refused the "Open original" button's link: the card goes out

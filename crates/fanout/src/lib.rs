@@ -275,29 +275,29 @@ impl FanoutStage {
             .fan_out(post_id, &parts, &deliveries, now)
             .await?;
         // Many publishes in flight at once: with a broker each waits for its confirm, and
-        // one job can fan out to thousands of deliveries.
-        let publishes: Vec<_> = ready
-            .iter()
-            .map(|&id| {
-                let queue = self.queue.clone();
-                async move { jobwire_queue::publish(queue.as_ref(), &DeliveryReady::new(id)).await }
-            })
-            .collect();
-        futures::stream::iter(publishes)
-            .buffer_unordered(PUBLISH_CONCURRENCY)
-            .try_collect::<Vec<()>>()
-            .await?;
+        // one job can fan out to thousands of deliveries. The futures are made as the stream
+        // is polled, at most `PUBLISH_CONCURRENCY` alive at once (a bounded queue makes this
+        // wait for the senders: memory does not grow with the audience).
+        let ready_count = ready.len();
+        let queue = self.queue.clone();
+        futures::stream::iter(ready.into_iter().map(move |id| {
+            let queue = queue.clone();
+            async move { jobwire_queue::publish(queue.as_ref(), &DeliveryReady::new(id)).await }
+        }))
+        .buffer_unordered(PUBLISH_CONCURRENCY)
+        .try_for_each(|()| async { Ok(()) })
+        .await?;
         FannedOut {
             post: post_id,
             matched: matched.len(),
             created: deliveries.len(),
-            ready: ready.len(),
+            ready: ready_count,
             took: started.elapsed(),
         }
         .emit();
         Ok(Some(FanoutOutcome {
             matched: deliveries.len(),
-            ready: ready.len(),
+            ready: ready_count,
         }))
     }
 

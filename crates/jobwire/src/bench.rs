@@ -12,7 +12,7 @@ use jobwire_core::matching::synthetic::{synthetic_job, synthetic_subscribers};
 use jobwire_core::matching::{JobFacts, SubscriberIndex, scan_matches};
 use jobwire_core::normalize::normalize;
 use jobwire_store::SubscriberSpec;
-use jobwire_testkit::telegram::{FakeTelegram, RateLimits, RecordedMessage};
+use jobwire_testkit::telegram::{FakeTelegram, FakeTelegramStats, RateLimits, RecordedMessage};
 use serde_json::json;
 
 use crate::pipeline;
@@ -39,11 +39,15 @@ pub enum Bench {
         #[arg(long, default_value_t = 20_000)]
         posts: usize,
     },
-    /// Deliveries per second through the fake Telegram with its limits lifted.
+    /// Deliveries per second through the fake Telegram with its limits lifted, and the
+    /// pipeline's peak memory (the fake runs in a process of its own, reported apart).
     Delivery {
-        /// Deliveries of one job (one per subscriber).
+        /// Deliveries in all (10 jobs, one delivery per job and subscriber).
         #[arg(long, default_value_t = 50_000)]
         deliveries: usize,
+        /// Print only the JSON line (what CI's memory guard reads).
+        #[arg(long)]
+        json: bool,
     },
     /// Intake to the fake Telegram's receipt, one post at a time, zero-latency fake LLM.
     Latency {
@@ -57,12 +61,15 @@ pub enum Bench {
         #[arg(long, default_value_t = 5_000)]
         deliveries: usize,
     },
-    /// Distributed mode, limits lifted: a dispatcher and two sender processes over
-    /// PostgreSQL and RabbitMQ, against the embedded mode in the same run.
+    /// Distributed mode, limits lifted: a dispatcher and sender processes over PostgreSQL
+    /// and RabbitMQ, against the embedded mode in the same run.
     DistributedDelivery {
-        /// Deliveries of one job (one per subscriber).
+        /// Deliveries in all (10 jobs, one delivery per job and subscriber).
         #[arg(long, default_value_t = 50_000)]
         deliveries: usize,
+        /// Sender processes; several (e.g. `--senders 1,2,4`) are measured one after another.
+        #[arg(long, value_delimiter = ',', default_value = "2")]
+        senders: Vec<usize>,
         #[command(flatten)]
         services: Services,
     },
@@ -108,13 +115,18 @@ pub async fn run(which: &Bench) -> anyhow::Result<()> {
     let result = match which {
         Bench::Matching { subscribers, jobs } => matching(*subscribers, *jobs)?,
         Bench::Intake { window, posts } => intake(*window, *posts)?,
-        Bench::Delivery { deliveries } => delivery(*deliveries).await?,
+        Bench::Delivery { deliveries, json } => {
+            let result = delivery(*deliveries, !*json).await?;
+            println!("{result}");
+            return Ok(());
+        }
         Bench::Latency { posts } => latency(*posts).await?,
         Bench::Burst { deliveries } => burst(*deliveries).await?,
         Bench::DistributedDelivery {
             deliveries,
+            senders,
             services,
-        } => crate::bench_distributed::delivery(*deliveries, services).await?,
+        } => crate::bench_distributed::delivery(*deliveries, senders, services).await?,
         Bench::DistributedLatency { posts, services } => {
             crate::bench_distributed::latency(*posts, services).await?
         }
@@ -345,9 +357,108 @@ pub(crate) fn receipt_span(messages: &[RecordedMessage]) -> chrono::TimeDelta {
     }
 }
 
-/// Fan-out and delivery of pre-classified jobs, limits lifted on both sides.
-pub async fn delivery(deliveries: usize) -> anyhow::Result<serde_json::Value> {
-    let telegram = fake_telegram(None).await?;
+/// The fake Telegram in a process of its own (`jobwire fake-telegram --no-limits`): the
+/// benchmark process's peak RSS is then the pipeline's alone, and the fake's own record of
+/// every message it accepted is measured apart.
+pub(crate) struct FakeProcess {
+    child: std::process::Child,
+    url: url::Url,
+    http: reqwest012::Client,
+}
+
+impl FakeProcess {
+    pub(crate) async fn start() -> anyhow::Result<Self> {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")?
+            .local_addr()?
+            .port();
+        let child = std::process::Command::new(std::env::current_exe()?)
+            .args(["fake-telegram", "--no-limits", "--listen"])
+            .arg(format!("127.0.0.1:{port}"))
+            .env("RUST_LOG", "warn")
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .spawn()
+            .context("starting jobwire fake-telegram")?;
+        let fake = Self {
+            child,
+            url: url::Url::parse(&format!("http://127.0.0.1:{port}/"))?,
+            http: reqwest012::Client::new(),
+        };
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while fake.stats().await.is_err() {
+            anyhow::ensure!(
+                Instant::now() < deadline,
+                "the fake Telegram never answered"
+            );
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        Ok(fake)
+    }
+
+    pub(crate) fn url(&self) -> url::Url {
+        self.url.clone()
+    }
+
+    pub(crate) async fn stats(&self) -> anyhow::Result<FakeTelegramStats> {
+        Ok(self
+            .http
+            .get(self.url.join("__testkit/stats")?)
+            .send()
+            .await?
+            .error_for_status()?
+            .json()
+            .await?)
+    }
+
+    /// Waits until the fake accepted `n` messages (polled every 50 ms, not the store).
+    pub(crate) async fn wait_accepted(
+        &self,
+        n: u64,
+        timeout: Duration,
+    ) -> anyhow::Result<FakeTelegramStats> {
+        let deadline = Instant::now() + timeout;
+        loop {
+            let stats = self.stats().await?;
+            if stats.accepted >= n {
+                return Ok(stats);
+            }
+            anyhow::ensure!(
+                Instant::now() < deadline,
+                "only {} of {n} delivered",
+                stats.accepted
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+
+    /// The fake process's peak RSS (its record of messages, its HTTP server).
+    pub(crate) fn peak_rss_mb(&self) -> Option<f64> {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id())).ok()?;
+        let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+        let kb: f64 = line.split_whitespace().nth(1)?.parse().ok()?;
+        Some(kb / 1024.0)
+    }
+}
+
+impl Drop for FakeProcess {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Seconds from the first to the last message the fake accepted (at least 1 ms).
+pub(crate) fn accept_span(stats: &FakeTelegramStats) -> f64 {
+    match (stats.first_accepted_at, stats.last_accepted_at) {
+        (Some(first), Some(last)) => (last - first).num_milliseconds().max(1) as f64 / 1000.0,
+        _ => 0.001,
+    }
+}
+
+/// Fan-out and delivery of pre-classified jobs, limits lifted on both sides; the fake
+/// Telegram in its own process.
+pub async fn delivery(deliveries: usize, verbose: bool) -> anyhow::Result<serde_json::Value> {
+    let telegram = FakeProcess::start().await?;
     let (_dir, db) = temp_db()?;
     let bed = Bed::unlimited();
     let settings = bed.settings(telegram.url(), &db)?;
@@ -366,32 +477,45 @@ pub async fn delivery(deliveries: usize) -> anyhow::Result<serde_json::Value> {
         .await?;
     }
     drop(store);
+    let rss_before = crate::demo::peak_rss_mb();
+    let expected = per_job * jobs;
     let started = Instant::now();
     let (mut running, store) = start_pipeline(&settings).await?;
-    let counts = running.wait_settled(Duration::from_secs(900)).await?;
+    let stats = telegram
+        .wait_accepted(expected as u64, Duration::from_secs(1800))
+        .await?;
     let elapsed = started.elapsed();
+    let counts = running.wait_settled(Duration::from_secs(900)).await?;
     running.shutdown().await?;
-    let messages = telegram.messages();
+    let stats = FakeTelegramStats {
+        accepted: telegram.stats().await?.accepted,
+        ..stats
+    };
     anyhow::ensure!(
-        counts.deliveries_sent as usize == per_job * jobs && messages.len() == per_job * jobs,
-        "expected {} deliveries, sent {} and the fake accepted {}",
-        per_job * jobs,
+        counts.deliveries_sent as usize == expected && stats.accepted as usize == expected,
+        "expected {expected} deliveries, sent {} and the fake accepted {}",
         counts.deliveries_sent,
-        messages.len()
+        stats.accepted
     );
-    let window = receipt_span(&messages).num_milliseconds().max(1) as f64 / 1000.0;
-    let rate = messages.len() as f64 / window;
-    let overall = messages.len() as f64 / elapsed.as_secs_f64();
+    let window = accept_span(&stats);
+    let rate = expected as f64 / window;
+    let overall = expected as f64 / elapsed.as_secs_f64();
     drop(store);
-    println!(
-        "delivery: {} deliveries ({jobs} jobs x {per_job} subscribers); {rate:.0}/s between the first and last receipt, {overall:.0}/s including start-up and fan-out ({:.1} s)",
-        messages.len(),
-        elapsed.as_secs_f64()
-    );
+    let pipeline_rss = crate::demo::peak_rss_mb();
+    let fake_rss = telegram.peak_rss_mb();
+    if verbose {
+        println!(
+            "delivery: {expected} deliveries ({jobs} jobs x {per_job} subscribers); {rate:.0}/s between the first and last receipt, {overall:.0}/s including start-up and fan-out ({:.1} s); peak RSS: pipeline {:.0} MB, fake Telegram (own process, its record of every message) {:.0} MB",
+            elapsed.as_secs_f64(),
+            pipeline_rss.unwrap_or(0.0),
+            fake_rss.unwrap_or(0.0),
+        );
+    }
     Ok(json!({
-        "bench": "delivery", "deliveries": messages.len(), "per_second": rate,
+        "bench": "delivery", "deliveries": expected, "per_second": rate,
         "per_second_overall": overall, "seconds": elapsed.as_secs_f64(),
-        "peak_rss_mb": crate::demo::peak_rss_mb(),
+        "pipeline_peak_rss_mb": pipeline_rss, "peak_rss_mb": pipeline_rss,
+        "peak_rss_mb_before_start": rss_before, "fake_telegram_peak_rss_mb": fake_rss,
     }))
 }
 

@@ -11,7 +11,7 @@ use hdrhistogram::Histogram;
 use serde_json::json;
 use sqlx::Connection;
 
-use crate::bench::{Services, receipt_span};
+use crate::bench::Services;
 use crate::testbed::{bot_token, fake_llm, fake_telegram, seed_job};
 
 struct Scratch {
@@ -165,30 +165,46 @@ async fn spawn(config: &Path, roles: &str, dir: &Path) -> anyhow::Result<Proc> {
     }
 }
 
-/// A dispatcher and two senders deliver pre-classified jobs; the embedded mode does the same
-/// in this process first, for the ratio.
-pub async fn delivery(deliveries: usize, services: &Services) -> anyhow::Result<serde_json::Value> {
-    let embedded = crate::bench::delivery(deliveries).await?;
-    let (rate, seconds, n) = Scratch::run(services, async |scratch| {
-        distributed_delivery(deliveries, scratch).await
-    })
-    .await?;
+/// A dispatcher and `senders` sender processes deliver pre-classified jobs (one run per
+/// entry of `senders`); the embedded mode does the same in this process first, for the
+/// ratio. The fake Telegram runs in a process of its own in both.
+pub async fn delivery(
+    deliveries: usize,
+    senders: &[usize],
+    services: &Services,
+) -> anyhow::Result<serde_json::Value> {
+    let embedded = crate::bench::delivery(deliveries, true).await?;
     let embedded_rate = embedded["per_second"].as_f64().unwrap_or(0.0);
-    println!(
-        "distributed delivery: {n} deliveries through RabbitMQ by 2 sender processes: {rate:.0}/s ({seconds:.1} s); embedded {embedded_rate:.0}/s; distributed/embedded {:.2}",
-        rate / embedded_rate.max(1.0)
-    );
+    let mut runs = Vec::new();
+    for &n_senders in senders {
+        let n_senders = n_senders.max(1);
+        let (rate, seconds, n) = Scratch::run(services, async |scratch| {
+            distributed_delivery(deliveries, n_senders, scratch).await
+        })
+        .await?;
+        println!(
+            "distributed delivery: {n} deliveries through RabbitMQ by {n_senders} sender process(es): {rate:.0}/s ({seconds:.1} s); embedded {embedded_rate:.0}/s; distributed/embedded {:.2}",
+            rate / embedded_rate.max(1.0)
+        );
+        runs.push(json!({
+            "senders": n_senders, "deliveries": n, "per_second": rate, "seconds": seconds,
+            "ratio_to_embedded": rate / embedded_rate.max(1.0),
+        }));
+    }
+    let last = runs.last().cloned().unwrap_or_default();
     Ok(json!({
-        "bench": "distributed_delivery", "deliveries": n, "per_second": rate,
-        "embedded_per_second": embedded_rate, "ratio_to_embedded": rate / embedded_rate.max(1.0),
+        "bench": "distributed_delivery", "deliveries": last["deliveries"],
+        "per_second": last["per_second"], "embedded_per_second": embedded_rate,
+        "ratio_to_embedded": last["ratio_to_embedded"], "runs": runs,
     }))
 }
 
 async fn distributed_delivery(
     deliveries: usize,
+    senders: usize,
     scratch: &Scratch,
 ) -> anyhow::Result<(f64, f64, usize)> {
-    let telegram = fake_telegram(None).await?;
+    let telegram = crate::bench::FakeProcess::start().await?;
     let jobs = 10usize;
     let per_job = deliveries.div_ceil(jobs);
     let mut subs = String::new();
@@ -213,26 +229,23 @@ async fn distributed_delivery(
         }
         store.close().await;
     }
-    let _senders = [
-        spawn(&config, "sender", scratch.dir.path()).await?,
-        spawn(&config, "sender", scratch.dir.path()).await?,
-    ];
+    let mut running = Vec::with_capacity(senders);
+    for _ in 0..senders {
+        running.push(spawn(&config, "sender", scratch.dir.path()).await?);
+    }
     let started = Instant::now();
     let _dispatcher = spawn(&config, "dispatcher", scratch.dir.path()).await?;
     let expected = jobs * per_job;
-    let deadline = Instant::now() + Duration::from_secs(900);
-    while telegram.stats().accepted < expected as u64 {
-        anyhow::ensure!(
-            Instant::now() < deadline,
-            "only {} of {expected} delivered",
-            telegram.stats().accepted
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    let stats = telegram
+        .wait_accepted(expected as u64, Duration::from_secs(1800))
+        .await?;
     let seconds = started.elapsed().as_secs_f64();
-    let messages = telegram.messages();
-    let window = receipt_span(&messages).num_milliseconds().max(1) as f64 / 1000.0;
-    Ok((messages.len() as f64 / window, seconds, messages.len()))
+    let window = crate::bench::accept_span(&stats);
+    Ok((
+        stats.accepted as f64 / window,
+        seconds,
+        stats.accepted as usize,
+    ))
 }
 
 /// Intake in this process, every other role in its own process, one post at a time.

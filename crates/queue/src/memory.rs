@@ -1,4 +1,6 @@
-//! The in-process queue of the embedded mode: one unbounded MPMC channel per topic.
+//! The in-process queue of the embedded mode: one MPMC channel per topic. The send topic
+//! is bounded ([`SEND_CAPACITY`]): fan-out of a large audience waits for the senders instead
+//! of queueing every delivery in memory; the other topics are unbounded.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -7,6 +9,10 @@ use std::time::Duration;
 use async_trait::async_trait;
 
 use crate::{Queue, QueueError, Received, Settle, Subscription, Topic};
+
+/// Messages the send topic holds before a publish waits for a consumer: as many as a send
+/// stage takes in flight by default, so the senders never run dry.
+pub const SEND_CAPACITY: usize = 16_384;
 
 #[derive(Debug)]
 struct Channel {
@@ -31,7 +37,11 @@ impl MemoryQueue {
         let channels = Topic::ALL
             .into_iter()
             .map(|t| {
-                let (tx, rx) = async_channel::unbounded();
+                let (tx, rx) = if t == Topic::Send {
+                    async_channel::bounded(SEND_CAPACITY)
+                } else {
+                    async_channel::unbounded()
+                };
                 (t, Channel { tx, rx })
             })
             .collect();

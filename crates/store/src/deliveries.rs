@@ -36,6 +36,10 @@ pub trait DeliveryStore: Send + Sync {
 
     async fn delivery(&self, id: DeliveryId) -> Result<Option<DeliveryRow>>;
 
+    /// Several deliveries in one read (those that exist, in any order): the send stage reads
+    /// the rows of a batch of ready messages at once.
+    async fn deliveries(&self, ids: &[DeliveryId]) -> Result<Vec<DeliveryRow>>;
+
     /// Every delivery of a job, by id (a post's trace: who got it, who did not and why).
     async fn deliveries_of_post(&self, post_id: PostId) -> Result<Vec<DeliveryRow>>;
 
@@ -120,6 +124,18 @@ impl<DB: Dialect> DeliveryStore for SqlStore<DB> {
         const SQL: &str = "SELECT d.*, l.lang FROM deliveries d
                            LEFT JOIN chat_languages l ON l.chat_id = d.chat_id WHERE d.id = $1";
         self.one(SQL, id, codec::delivery_row::<DB>).await
+    }
+
+    async fn deliveries(&self, ids: &[DeliveryId]) -> Result<Vec<DeliveryRow>> {
+        if ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        let ids: Vec<i64> = ids.iter().map(|id| id.get()).collect();
+        let rows = Sql::<DB>::new(DB::DELIVERIES_BY_ID)
+            .json(Some(&ids))
+            .fetch_all(&self.read)
+            .await?;
+        rows.iter().map(codec::delivery_row::<DB>).collect()
     }
 
     async fn deliveries_of_post(&self, post_id: PostId) -> Result<Vec<DeliveryRow>> {

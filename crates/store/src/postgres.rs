@@ -162,6 +162,32 @@ impl SqlStore<Postgres> {
                     .await?;
                     (end, rows)
                 }
+                DeliveryUpdate::LastPartSent { .. } => {
+                    let end = run_end(updates, start, |u| {
+                        matches!(u, DeliveryUpdate::LastPartSent { .. })
+                    });
+                    let message_ids: Vec<i64> = updates[start..end]
+                        .iter()
+                        .filter_map(|u| match u {
+                            DeliveryUpdate::LastPartSent { message_id, .. } => Some(*message_id),
+                            _ => None,
+                        })
+                        .collect();
+                    let rows = sqlx::query(
+                        "UPDATE deliveries d SET parts_sent = d.parts_sent + 1,
+                             message_ids = d.message_ids || jsonb_build_array(u.message_id),
+                             status = 'sent', sent_at = $1, updated_at = $1, error = NULL
+                         FROM unnest($2::BIGINT[], $3::BIGINT[]) AS u(id, message_id)
+                         WHERE d.id = u.id AND d.status = 'sending'
+                         RETURNING d.id",
+                    )
+                    .bind(now)
+                    .bind(ids_in(&updates[start..end]))
+                    .bind(&message_ids)
+                    .fetch_all(&mut *tx)
+                    .await?;
+                    (end, rows)
+                }
                 DeliveryUpdate::Sent { .. } => {
                     let end = run_end(updates, start, |u| matches!(u, DeliveryUpdate::Sent { .. }));
                     let rows = sqlx::query(
@@ -212,13 +238,13 @@ fn is_transient(error: &StoreError) -> bool {
 }
 
 /// The ids the updates name, in order.
-fn ids_in(updates: &[DeliveryUpdate]) -> Vec<i64> {
+pub(crate) fn ids_in(updates: &[DeliveryUpdate]) -> Vec<i64> {
     updates.iter().map(|u| i64::from(u.id())).collect()
 }
 
 /// The end (exclusive) of the run of updates starting at `start` that `same_kind` accepts and
 /// that name each delivery at most once, so one set-based statement can apply them all.
-fn run_end(
+pub(crate) fn run_end(
     updates: &[DeliveryUpdate],
     start: usize,
     same_kind: impl Fn(&DeliveryUpdate) -> bool,
@@ -235,6 +261,11 @@ fn run_end(
 impl Dialect for Postgres {
     const PART_SENT: &'static str = "UPDATE deliveries SET parts_sent = parts_sent + 1,
              message_ids = message_ids || jsonb_build_array($1::BIGINT), updated_at = $2
+         WHERE id = $3 AND status = 'sending'";
+
+    const LAST_PART_SENT: &'static str = "UPDATE deliveries SET parts_sent = parts_sent + 1,
+             message_ids = message_ids || jsonb_build_array($1::BIGINT), status = 'sent',
+             sent_at = $2, updated_at = $2, error = NULL
          WHERE id = $3 AND status = 'sending'";
 
     // The CTE runs once and locks what it picks; rows another caller holds are skipped,
@@ -261,6 +292,10 @@ impl Dialect for Postgres {
            AND d.chat_id = $1 AND d.bot = $2 AND d.status = 'sent'
            AND d.message_ids @> jsonb_build_array($3::bigint)
          ORDER BY d.id DESC LIMIT 1";
+
+    const DELIVERIES_BY_ID: &'static str = "SELECT d.*, l.lang FROM deliveries d
+         LEFT JOIN chat_languages l ON l.chat_id = d.chat_id
+         WHERE d.id = ANY(ARRAY(SELECT jsonb_array_elements_text($1)::BIGINT))";
 
     sqlx_values!();
 

@@ -123,6 +123,14 @@ impl<DB: Dialect> SqlStore<DB> {
                     .execute(crate::sql::Exec::Conn(conn))
                     .await?
             }
+            DeliveryUpdate::LastPartSent { id, message_id } => {
+                Sql::<DB>::new(DB::LAST_PART_SENT)
+                    .int(*message_id)
+                    .int(now)
+                    .int(*id)
+                    .execute(crate::sql::Exec::Conn(conn))
+                    .await?
+            }
             DeliveryUpdate::Sent { id } => {
                 Sql::<DB>::new(
                     "UPDATE deliveries SET status = 'sent', sent_at = $1, updated_at = $1,

@@ -70,12 +70,16 @@ impl<'e, 't, DB: Database> From<&'e mut Transaction<'t, DB>> for Exec<'e, DB> {
 pub trait Dialect: Database + Sized {
     /// `deliveries.message_ids` gets `$1` appended; `$2` = now, `$3` = the delivery.
     const PART_SENT: &'static str;
+    /// [`Self::PART_SENT`] and the delivery `sent` in one statement, same arguments.
+    const LAST_PART_SENT: &'static str;
     /// Waiting posts due by `$1` back to `queued`, at most `$2`, returning their ids.
     const RELEASE_WAITING_POSTS: &'static str;
     /// Held deliveries due by `$1` back to `pending`, at most `$2`, returning their ids.
     const RELEASE_HELD_DELIVERIES: &'static str;
     /// The post whose delivery to chat `$1` by bot `$2` became message `$3`.
     const POST_OF_MESSAGE: &'static str;
+    /// The deliveries (with their chat's language) whose ids are in the JSON array `$1`.
+    const DELIVERIES_BY_ID: &'static str;
 
     fn bind_int(args: &mut Self::Arguments, value: Option<i64>) -> Result<(), BoxDynError>;
     fn bind_text(args: &mut Self::Arguments, value: Option<&str>) -> Result<(), BoxDynError>;

@@ -64,6 +64,11 @@ impl Dialect for Sqlite {
              message_ids = json_insert(message_ids, '$[#]', $1), updated_at = $2
          WHERE id = $3 AND status = 'sending'";
 
+    const LAST_PART_SENT: &'static str = "UPDATE deliveries SET parts_sent = parts_sent + 1,
+             message_ids = json_insert(message_ids, '$[#]', $1), status = 'sent',
+             sent_at = $2, updated_at = $2, error = NULL
+         WHERE id = $3 AND status = 'sending'";
+
     const RELEASE_WAITING_POSTS: &'static str =
         "UPDATE posts SET status = 'queued', updated_at = $1
          WHERE id IN (SELECT id FROM posts WHERE status = 'waiting' AND next_attempt_at <= $1
@@ -85,7 +90,85 @@ impl Dialect for Sqlite {
            AND EXISTS (SELECT 1 FROM json_each(d.message_ids) WHERE json_each.value = $3)
          ORDER BY d.id DESC LIMIT 1";
 
+    const DELIVERIES_BY_ID: &'static str = "SELECT d.*, l.lang FROM deliveries d
+         LEFT JOIN chat_languages l ON l.chat_id = d.chat_id
+         WHERE d.id IN (SELECT value FROM json_each($1))";
+
     sqlx_values!();
+
+    /// Consecutive claims, and consecutive last parts, of a batch (the send stage's hot
+    /// path) run as one statement each over a JSON array; other updates one by one. One
+    /// transaction either way. The `+` before `status` keeps SQLite from walking the status
+    /// index (every pending row) instead of looking the batch's ids up.
+    async fn apply_delivery_updates(
+        store: &SqlStore<Self>,
+        updates: &[DeliveryUpdate],
+        now: i64,
+    ) -> Result<Vec<bool>> {
+        use crate::postgres::{ids_in, run_end};
+        const CLAIM: &str = "UPDATE deliveries SET status = 'sending', attempts = attempts + 1,
+                 updated_at = $1
+             WHERE id IN (SELECT value FROM json_each($2)) AND +status = 'pending'
+             RETURNING id";
+        const LAST_PARTS: &str = "UPDATE deliveries SET parts_sent = deliveries.parts_sent + 1,
+                 message_ids = json_insert(deliveries.message_ids, '$[#]', u.message_id),
+                 status = 'sent', sent_at = $1, updated_at = $1, error = NULL
+             FROM (SELECT json_extract(value, '$[0]') AS id,
+                          json_extract(value, '$[1]') AS message_id
+                   FROM json_each($2)) AS u
+             WHERE deliveries.id = u.id AND +deliveries.status = 'sending'
+             RETURNING deliveries.id";
+        let mut tx = store.write.begin().await?;
+        let mut applied = vec![false; updates.len()];
+        let mut start = 0;
+        while start < updates.len() {
+            let (end, sql, arg) = match &updates[start] {
+                DeliveryUpdate::Claim { .. } => {
+                    let end = run_end(updates, start, |u| {
+                        matches!(u, DeliveryUpdate::Claim { .. })
+                    });
+                    let ids: Vec<String> = ids_in(&updates[start..end])
+                        .iter()
+                        .map(i64::to_string)
+                        .collect();
+                    (end, CLAIM, format!("[{}]", ids.join(",")))
+                }
+                DeliveryUpdate::LastPartSent { .. } => {
+                    let end = run_end(updates, start, |u| {
+                        matches!(u, DeliveryUpdate::LastPartSent { .. })
+                    });
+                    let pairs: Vec<String> = updates[start..end]
+                        .iter()
+                        .filter_map(|u| match u {
+                            DeliveryUpdate::LastPartSent { id, message_id } => {
+                                Some(format!("[{},{message_id}]", id.get()))
+                            }
+                            _ => None,
+                        })
+                        .collect();
+                    (end, LAST_PARTS, format!("[{}]", pairs.join(",")))
+                }
+                single => {
+                    applied[start] = SqlStore::<Self>::apply_one(&mut tx, single, now).await?;
+                    start += 1;
+                    continue;
+                }
+            };
+            let changed: std::collections::HashSet<i64> = sqlx::query_scalar(sql)
+                .bind(now)
+                .bind(arg)
+                .fetch_all(&mut *tx)
+                .await?
+                .into_iter()
+                .collect();
+            for (slot, update) in applied[start..end].iter_mut().zip(&updates[start..end]) {
+                *slot = changed.contains(&update.id().get());
+            }
+            start = end;
+        }
+        tx.commit().await?;
+        Ok(applied)
+    }
 
     fn get_int(row: &Self::Row, column: &str) -> Result<Option<i64>> {
         Ok(sqlx::Row::try_get(row, column)?)

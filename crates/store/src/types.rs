@@ -332,6 +332,12 @@ pub enum DeliveryUpdate {
     Sent {
         id: DeliveryId,
     },
+    /// The last part was accepted: [`DeliveryUpdate::PartSent`] and
+    /// [`DeliveryUpdate::Sent`] in one write.
+    LastPartSent {
+        id: DeliveryId,
+        message_id: i64,
+    },
     /// Try again at `at` (429, network error); counts an attempt.
     Retry {
         id: DeliveryId,
@@ -361,6 +367,7 @@ impl DeliveryUpdate {
         match self {
             Self::Claim { id }
             | Self::PartSent { id, .. }
+            | Self::LastPartSent { id, .. }
             | Self::Sent { id }
             | Self::Retry { id, .. }
             | Self::Blocked { id, .. }

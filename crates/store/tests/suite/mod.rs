@@ -42,6 +42,7 @@ macro_rules! every_check {
             check_fan_out,
             check_claim_once,
             check_send_parts,
+            check_batched_reads_and_last_parts,
             check_retry_holds_until_due,
             check_release_held_in_order,
             check_blocked_subscriber,
@@ -786,6 +787,76 @@ pub async fn check_send_parts(store: &dyn Store) {
         }]
     );
     assert_eq!(status_of(store, b).await, DeliveryStatus::Pending);
+}
+
+/// What the send stage does under load: the rows of many deliveries read in one call (with
+/// the chat's language), claims and last parts of a batch written together, each applying
+/// only where it should (a last part only to a claimed delivery, once).
+pub async fn check_batched_reads_and_last_parts(store: &dyn Store) {
+    let ids = pending_grid(store, 2, 3).await;
+    assert!(store.set_chat_language(1000, "en", t0()).await.unwrap());
+    let missing = DeliveryId(ids.iter().map(|id| id.get()).max().unwrap() + 100);
+    let mut asked = ids.clone();
+    asked.push(missing);
+    let mut rows = store.deliveries(&asked).await.unwrap();
+    rows.sort_by_key(|r| r.id);
+    assert_eq!(rows.len(), ids.len(), "the missing id is left out");
+    for (row, id) in rows.iter().zip(&ids) {
+        assert_eq!(&store.delivery(*id).await.unwrap().unwrap(), row);
+    }
+    assert!(rows.iter().any(|r| r.lang.as_deref() == Some("en")));
+    assert!(store.deliveries(&[]).await.unwrap().is_empty());
+
+    let (claimed, unclaimed) = ids.split_at(4);
+    let mut updates: Vec<DeliveryUpdate> = claimed
+        .iter()
+        .map(|&id| DeliveryUpdate::Claim { id })
+        .collect();
+    updates.extend(
+        ids.iter()
+            .enumerate()
+            .map(|(i, &id)| DeliveryUpdate::LastPartSent {
+                id,
+                message_id: 900 + i as i64,
+            }),
+    );
+    let applied = store.apply_delivery_updates(&updates, t0()).await.unwrap();
+    let expected: Vec<bool> = claimed
+        .iter()
+        .map(|_| true)
+        .chain(ids.iter().map(|id| claimed.contains(id)))
+        .collect();
+    assert_eq!(applied, expected);
+    for (i, &id) in ids.iter().enumerate() {
+        let row = store.delivery(id).await.unwrap().unwrap();
+        if claimed.contains(&id) {
+            assert_eq!(row.status, DeliveryStatus::Sent);
+            assert_eq!(row.parts_sent, 1);
+            assert_eq!(row.message_ids, [900 + i as i64]);
+        } else {
+            assert_eq!(row.status, DeliveryStatus::Pending);
+            assert!(row.message_ids.is_empty());
+        }
+    }
+    // Once sent, a repeated last part changes nothing.
+    let again = [DeliveryUpdate::LastPartSent {
+        id: claimed[0],
+        message_id: 999,
+    }];
+    assert_eq!(
+        store.apply_delivery_updates(&again, t0()).await.unwrap(),
+        [false]
+    );
+    assert_eq!(
+        store
+            .delivery(claimed[0])
+            .await
+            .unwrap()
+            .unwrap()
+            .message_ids,
+        [900]
+    );
+    assert_eq!(unclaimed.len(), 2);
 }
 
 pub async fn check_retry_holds_until_due(store: &dyn Store) {

@@ -14,7 +14,7 @@ use super::{
     },
     params::{Params, ParamsExt},
     spec::MethodSpec,
-    state::{BotState, SendState, inc, lock},
+    state::{BotState, SendState, lock},
 };
 
 /// Per-bot ceiling when a send passes `allow_paid_broadcast=true`.
@@ -212,7 +212,7 @@ fn accept(st: &TelegramState, bot: &BotState, pending: Pending) -> ApiResult {
         chat.messages.push(rec.clone());
         rec
     };
-    inc(&st.inner.stats.accepted);
+    st.inner.stats.accepted_at(recorded.received_at);
     Ok(message_json(&recorded, pending.extra.as_ref()))
 }
 

@@ -252,6 +252,12 @@ pub struct FakeTelegramStats {
     pub webhook_delivered: u64,
     /// Webhook delivery attempts that failed.
     pub webhook_failed: u64,
+    /// When the first accepted message was accepted (`None`: none yet).
+    #[serde(default)]
+    pub first_accepted_at: Option<DateTime<Utc>>,
+    /// When the latest accepted message was accepted.
+    #[serde(default)]
+    pub last_accepted_at: Option<DateTime<Utc>>,
 }
 
 /// A running fake Bot API server. Dereferences to [`TelegramState`] for inspection

@@ -5,7 +5,7 @@ use std::{
     collections::{HashMap, HashSet, VecDeque},
     sync::{
         Arc, Mutex, MutexGuard, RwLock,
-        atomic::{AtomicU64, Ordering},
+        atomic::{AtomicI64, AtomicU64, Ordering},
     },
     time::Duration,
 };
@@ -39,6 +39,21 @@ pub(super) struct Counters {
     pub(super) updates_injected: AtomicU64,
     pub(super) webhook_delivered: AtomicU64,
     pub(super) webhook_failed: AtomicU64,
+    /// When the first and the latest message were accepted, in µs since the epoch (0: none).
+    pub(super) first_accepted_us: AtomicI64,
+    pub(super) last_accepted_us: AtomicI64,
+}
+
+impl Counters {
+    /// Counts an accepted message at `at`.
+    pub(super) fn accepted_at(&self, at: chrono::DateTime<Utc>) {
+        inc(&self.accepted);
+        let us = at.timestamp_micros();
+        let _ =
+            self.first_accepted_us
+                .compare_exchange(0, us, Ordering::Relaxed, Ordering::Relaxed);
+        self.last_accepted_us.fetch_max(us, Ordering::Relaxed);
+    }
 }
 
 pub(super) fn inc(c: &AtomicU64) {
@@ -286,6 +301,10 @@ impl TelegramState {
     pub fn stats(&self) -> FakeTelegramStats {
         let s = &self.inner.stats;
         let g = |c: &AtomicU64| c.load(Ordering::Relaxed);
+        let time = |c: &AtomicI64| match c.load(Ordering::Relaxed) {
+            0 => None,
+            us => chrono::DateTime::from_timestamp_micros(us),
+        };
         FakeTelegramStats {
             requests: g(&s.requests),
             ok: g(&s.ok),
@@ -300,6 +319,8 @@ impl TelegramState {
             updates_injected: g(&s.updates_injected),
             webhook_delivered: g(&s.webhook_delivered),
             webhook_failed: g(&s.webhook_failed),
+            first_accepted_at: time(&s.first_accepted_us),
+            last_accepted_at: time(&s.last_accepted_us),
         }
     }
 
@@ -359,6 +380,8 @@ impl TelegramState {
         ] {
             c.store(0, Ordering::Relaxed);
         }
+        s.first_accepted_us.store(0, Ordering::Relaxed);
+        s.last_accepted_us.store(0, Ordering::Relaxed);
     }
 
     /// Stops long polls and webhook deliveries of this state (used by [`FakeTelegram::shutdown`](super::FakeTelegram::shutdown);
