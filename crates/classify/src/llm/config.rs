@@ -106,11 +106,12 @@ pub struct LlmConfig {
     pub max_post_chars: usize,
     /// Posts per request (clamped to `1..=`[`MAX_BATCH`](super::MAX_BATCH)).
     pub batch_size: usize,
-    /// How long the oldest post in the pool waits for a batch to fill while other requests
-    /// are in flight, before a request is sent with what there is.
+    /// While requests are in flight, how long the oldest post in the pool waits for others
+    /// before a request is sent with what there is (the posts go sooner when no request is
+    /// in flight any more, or `quick_batch` of them wait).
     pub batch_linger: Duration,
     /// When no request is in flight, a partial batch goes once no post came in for this long
-    /// (kept short: a quiet service answers at once, a burst is still gathered).
+    /// (default 0: a post goes at once when the LLM is idle).
     pub idle_linger: Duration,
     /// Requests in flight at once; while all are busy, posts keep gathering in the pool.
     pub max_in_flight: usize,
@@ -175,7 +176,7 @@ impl LlmConfig {
             max_post_chars: 8000,
             batch_size: DEFAULT_BATCH,
             batch_linger: Duration::from_secs(1),
-            idle_linger: Duration::from_secs(1),
+            idle_linger: Duration::ZERO,
             max_in_flight: 8,
             quick_batch: 2,
             max_output_tokens: 16_384,
