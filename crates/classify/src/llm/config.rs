@@ -138,8 +138,9 @@ pub struct LlmConfig {
 
 impl LlmConfig {
     /// A configuration with defaults: 120 s timeout (a full batch's answer takes a while), 4 retries, backoff 0.5–20 s, confidence
-    /// 0.9 when missing, posts cut at 8000 characters, 30 posts a request gathered for at
-    /// most 1 s (a request carries a long system prompt: two posts in one cost far less than two
+    /// 0.9 when missing, posts cut at 8000 characters, up to 30 posts a request, a post sent at
+    /// once when no request is in flight and gathered for at most 250 ms while requests are
+    /// (a request carries a long system prompt: two posts in one cost far less than two
     /// alone), a backlog spread over 8 requests in
     /// flight, at most 16,384 completion tokens, 3 few-shot examples, answers learned from
     /// confidence 0.8,
@@ -175,7 +176,7 @@ impl LlmConfig {
             assumed_confidence: 0.9,
             max_post_chars: 8000,
             batch_size: DEFAULT_BATCH,
-            batch_linger: Duration::from_secs(1),
+            batch_linger: Duration::from_millis(250),
             idle_linger: Duration::ZERO,
             max_in_flight: 8,
             quick_batch: 2,

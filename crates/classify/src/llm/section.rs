@@ -44,7 +44,7 @@ pub struct LlmSection {
     #[serde(default = "default_llm_batch_size")]
     pub batch_size: usize,
     /// While requests are in flight, the longest the oldest unsure post waits for others to
-    /// share a request (0-60000 ms, BATCH_LINGER_DEFAULT). The posts that came meanwhile go
+    /// share a request (0-60000 ms, 250). The posts that came meanwhile go
     /// sooner when no request is in flight any more or `quick_batch` of them wait; every
     /// request repeats the ~1,500-token system prompt, so company halves a post's share of
     /// it. Lower it for latency under load at a higher cost (BENCHMARKS.md has the curve).
@@ -281,7 +281,7 @@ fn default_llm_max_retries() -> u32 {
 }
 
 fn default_llm_batch_linger_ms() -> u64 {
-    1000
+    250
 }
 
 fn default_llm_idle_linger_ms() -> u64 {
@@ -337,7 +337,7 @@ mod tests {
         assert_eq!(config.timeout, Duration::from_secs(120));
         assert_eq!(config.max_retries, 3);
         assert_eq!(config.batch_size, 30);
-        assert_eq!(config.batch_linger, Duration::from_secs(1));
+        assert_eq!(config.batch_linger, Duration::from_millis(250));
         assert_eq!(config.idle_linger, Duration::ZERO);
         assert_eq!(config.max_in_flight, 8);
         assert_eq!(config.quick_batch, 2);
