@@ -130,7 +130,7 @@ pub async fn run(which: &Bench) -> anyhow::Result<()> {
         Bench::DistributedLatency { posts, services } => {
             crate::bench_distributed::latency(*posts, services).await?
         }
-        Bench::Llm { args } => crate::bench_llm::run(*args).await?,
+        Bench::Llm { args } => crate::bench_llm::run(args.clone()).await?,
     };
     println!("{result}");
     Ok(())

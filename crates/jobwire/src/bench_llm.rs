@@ -11,6 +11,10 @@
 //! 2. `no_stream`: the same with `llm.stream = false`;
 //! 3. `naive`: the LLM alone for every post, one post per request, not streamed.
 //!
+//! With `--linger-sweep 0,250,…` the design runs instead once per value of
+//! `llm.batch_linger_ms` (all at once, bursts apart), and a table gives the curve of the
+//! linger against the LLM posts' p95 (steady and in the burst) and the cost.
+//!
 //! Each post's latency is the time from its intake call (for a burst: the burst's instant) to
 //! the fake Telegram's receipt of its message. Posts are told apart by what classified them
 //! (the stored classification's `prompt_version`: the local model's starts with `local`).
@@ -50,7 +54,7 @@ const CHAT: i64 = 42;
 const SEED: u64 = 15;
 
 /// The benchmark's parameters (`jobwire bench llm --help`).
-#[derive(Debug, Clone, Copy, clap::Args)]
+#[derive(Debug, Clone, clap::Args)]
 pub struct LlmBenchArgs {
     /// Posts in all, the burst included.
     #[arg(long, default_value_t = 2_000)]
@@ -67,53 +71,87 @@ pub struct LlmBenchArgs {
     /// The fake model's generation speed, output tokens per second.
     #[arg(long, default_value_t = 60)]
     pub tokens_per_sec: u32,
+    /// Instead of the three designs: the design once per `llm.batch_linger_ms` given
+    /// (comma-separated milliseconds, e.g. `0,250,500,1000`), all at once, and the curve of
+    /// the linger against the LLM posts' p95 and the cost per 1,000 posts.
+    #[arg(long, value_delimiter = ',', num_args = 1..)]
+    pub linger_sweep: Vec<u64>,
 }
 
 /// One design under test.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 struct Design {
     /// The JSON prefix of its figures (`""` for the design itself).
-    prefix: &'static str,
-    name: &'static str,
-    what: &'static str,
+    prefix: String,
+    name: String,
+    what: String,
     kind: ClassifierKind,
     stream: bool,
     /// `None`: the configured default.
     batch_size: Option<usize>,
+    /// `llm.batch_linger_ms`; `None`: the configured default.
+    batch_linger_ms: Option<u64>,
     /// Where in the steady stream its burst comes (a fraction of the steady posts): the
     /// designs' bursts are apart so that they do not compete for the CPU.
     burst_at: f64,
 }
 
-const DESIGNS: [Design; 3] = [
-    Design {
-        prefix: "",
-        name: "design",
-        what: "cascade, streamed answers",
+/// The three designs compared by default.
+fn designs() -> Vec<Design> {
+    let design = |prefix: &str, name: &str, what: &str| Design {
+        prefix: prefix.to_owned(),
+        name: name.to_owned(),
+        what: what.to_owned(),
         kind: ClassifierKind::Cascade,
         stream: true,
         batch_size: None,
+        batch_linger_ms: None,
         burst_at: 0.5,
-    },
-    Design {
-        prefix: "no_stream_",
-        name: "no_stream",
-        what: "cascade, stream = false",
-        kind: ClassifierKind::Cascade,
-        stream: false,
-        batch_size: None,
-        burst_at: 0.4,
-    },
-    Design {
-        prefix: "naive_",
-        name: "naive",
-        what: "LLM alone, batch_size = 1, stream = false",
-        kind: ClassifierKind::Llm,
-        stream: false,
-        batch_size: Some(1),
-        burst_at: 0.6,
-    },
-];
+    };
+    vec![
+        design("", "design", "cascade, streamed answers"),
+        Design {
+            stream: false,
+            burst_at: 0.4,
+            ..design("no_stream_", "no_stream", "cascade, stream = false")
+        },
+        Design {
+            kind: ClassifierKind::Llm,
+            stream: false,
+            batch_size: Some(1),
+            burst_at: 0.6,
+            ..design(
+                "naive_",
+                "naive",
+                "LLM alone, batch_size = 1, stream = false",
+            )
+        },
+    ]
+}
+
+/// The design once per `llm.batch_linger_ms` of `lingers`, their bursts spread over the
+/// middle half of the steady stream.
+fn sweep(lingers: &[u64]) -> Vec<Design> {
+    let n = lingers.len();
+    lingers
+        .iter()
+        .enumerate()
+        .map(|(k, &ms)| Design {
+            prefix: format!("linger_{ms}_"),
+            name: format!("linger_{ms}"),
+            what: format!("cascade, streamed answers, llm.batch_linger_ms = {ms}"),
+            kind: ClassifierKind::Cascade,
+            stream: true,
+            batch_size: None,
+            batch_linger_ms: Some(ms),
+            burst_at: if n > 1 {
+                0.25 + 0.5 * k as f64 / (n - 1) as f64
+            } else {
+                0.5
+            },
+        })
+        .collect()
+}
 
 /// Which posts arrive when: the steady ones in order, the burst ones together.
 #[derive(Debug, Clone)]
@@ -223,12 +261,17 @@ pub async fn run(args: LlmBenchArgs) -> anyhow::Result<Value> {
         generated.near_duplicates,
     );
     let plan = Arc::new(Plan::new(args.posts, args.burst, args.rate));
+    let designs = if args.linger_sweep.is_empty() {
+        designs()
+    } else {
+        sweep(&args.linger_sweep)
+    };
     println!(
-        "feeding {} posts at {}/s and {} at once (bursts at {}), fake LLM at {} ms to the first token and {} tokens/s, prices ${PRICE_IN_PER_MTOK} in / ${PRICE_CACHED_IN_PER_MTOK} cached / ${PRICE_OUT_PER_MTOK} out per million tokens; three designs at once, ~{:.0} s",
+        "feeding {} posts at {}/s and {} at once (bursts at {}), fake LLM at {} ms to the first token and {} tokens/s, prices ${PRICE_IN_PER_MTOK} in / ${PRICE_CACHED_IN_PER_MTOK} cached / ${PRICE_OUT_PER_MTOK} out per million tokens; {} designs at once, ~{:.0} s",
         plan.steady.len(),
         args.rate,
         plan.burst.len(),
-        DESIGNS
+        designs
             .iter()
             .map(|d| format!(
                 "{:.0} s for {}",
@@ -239,17 +282,19 @@ pub async fn run(args: LlmBenchArgs) -> anyhow::Result<Value> {
             .join(", "),
         args.ttft_ms,
         args.tokens_per_sec,
+        designs.len(),
         plan.steady_seconds(),
     );
     let posts = Arc::new(generated.posts);
     // Every design's pipeline first (each trains its local model), then all are fed from
     // one start instant.
     let mut beds = Vec::new();
-    for design in DESIGNS {
+    for design in designs {
+        let name = design.name.clone();
         beds.push(
-            start_design(design, &posts, args)
+            start_design(design, &posts, &args)
                 .await
-                .with_context(|| format!("starting design {}", design.name))?,
+                .with_context(|| format!("starting design {name}"))?,
         );
     }
     let started = Instant::now();
@@ -260,6 +305,9 @@ pub async fn run(args: LlmBenchArgs) -> anyhow::Result<Value> {
     .await?;
     for o in &outcomes {
         print_summary(o);
+    }
+    if !args.linger_sweep.is_empty() {
+        print_sweep(&outcomes);
     }
     let mut out = Map::new();
     out.insert("bench".into(), json!("llm"));
@@ -300,7 +348,7 @@ struct DesignBed {
 async fn start_design(
     design: Design,
     posts: &[BenchPost],
-    args: LlmBenchArgs,
+    args: &LlmBenchArgs,
 ) -> anyhow::Result<DesignBed> {
     let llm = fake_llm_answering(posts.iter().map(BenchPost::oracle_entry).collect()).await?;
     llm.state()
@@ -314,6 +362,9 @@ async fn start_design(
     section.stream = design.stream;
     if let Some(n) = design.batch_size {
         section.batch_size = n;
+    }
+    if let Some(ms) = design.batch_linger_ms {
+        section.batch_linger_ms = ms;
     }
     let bed = Bed {
         llm: Some(section),
@@ -658,6 +709,26 @@ fn figures(o: &Outcome) -> Vec<(&'static str, Value)> {
     ]
 }
 
+/// The curve of `--linger-sweep`: each linger's steady and burst p95 and cost.
+fn print_sweep(outcomes: &[Outcome]) {
+    println!(
+        "\n== linger sweep (cascade, streamed; llm.idle_linger_ms at its default) ==\n| llm.batch_linger_ms | steady LLM p50 / p95 | burst LLM p95 | $ / 1,000 incoming posts | requests per 100 LLM posts | posts per request |\n| --- | --- | --- | --- | --- | --- |"
+    );
+    for o in outcomes {
+        let s = &o.stats;
+        println!(
+            "| {} | {} / {} | {} | ${:.4} | {:.1} | {:.2} |",
+            o.design.batch_linger_ms.unwrap_or_default(),
+            ms(quantile(&o.llm_steady, 0.5)),
+            ms(quantile(&o.llm_steady, 0.95)),
+            ms(quantile(&o.llm_burst, 0.95)),
+            ratio(billed_usd(s) * 1000.0, o.fed).unwrap_or(0.0),
+            ratio(s.requests as f64 * 100.0, o.llm_posts).unwrap_or(0.0),
+            ratio(s.posts as f64, s.answered_requests as usize).unwrap_or(0.0),
+        );
+    }
+}
+
 fn ms(v: Option<f64>) -> String {
     v.map_or_else(|| "-".to_owned(), |v| format!("{v:.0} ms"))
 }
@@ -770,8 +841,14 @@ mod tests {
         let mut all: Vec<usize> = plan.steady.iter().chain(&plan.burst).copied().collect();
         all.sort_unstable();
         assert_eq!(all, (0..200).collect::<Vec<_>>());
-        assert_eq!(plan.burst_position(&DESIGNS[0]), 80);
-        assert!(DESIGNS.iter().all(|d| plan.burst_position(d) <= 160));
+        assert_eq!(plan.burst_position(&designs()[0]), 80);
+        assert!(designs().iter().all(|d| plan.burst_position(d) <= 160));
+        // A sweep's bursts are apart, within the steady stream.
+        let at: Vec<usize> = sweep(&[0, 250, 500])
+            .iter()
+            .map(|d| plan.burst_position(d))
+            .collect();
+        assert_eq!(at, [40, 80, 120]);
     }
 
     #[test]

@@ -106,11 +106,12 @@ pub struct LlmConfig {
     pub max_post_chars: usize,
     /// Posts per request (clamped to `1..=`[`MAX_BATCH`](super::MAX_BATCH)).
     pub batch_size: usize,
-    /// How long the oldest post in the pool waits for a batch to fill while other requests
-    /// are in flight, before a request is sent with what there is.
+    /// While requests are in flight, how long the oldest post in the pool waits for others
+    /// before a request is sent with what there is (the posts go sooner when no request is
+    /// in flight any more, or `quick_batch` of them wait).
     pub batch_linger: Duration,
     /// When no request is in flight, a partial batch goes once no post came in for this long
-    /// (kept short: a quiet service answers at once, a burst is still gathered).
+    /// (default 0: a post goes at once when the LLM is idle).
     pub idle_linger: Duration,
     /// Requests in flight at once; while all are busy, posts keep gathering in the pool.
     pub max_in_flight: usize,
@@ -137,8 +138,9 @@ pub struct LlmConfig {
 
 impl LlmConfig {
     /// A configuration with defaults: 120 s timeout (a full batch's answer takes a while), 4 retries, backoff 0.5–20 s, confidence
-    /// 0.9 when missing, posts cut at 8000 characters, 30 posts a request gathered for at
-    /// most 1 s (a request carries a long system prompt: two posts in one cost far less than two
+    /// 0.9 when missing, posts cut at 8000 characters, up to 30 posts a request, a post sent at
+    /// once when no request is in flight and gathered for at most 250 ms while requests are
+    /// (a request carries a long system prompt: two posts in one cost far less than two
     /// alone), a backlog spread over 8 requests in
     /// flight, at most 16,384 completion tokens, 3 few-shot examples, answers learned from
     /// confidence 0.8,
@@ -174,8 +176,8 @@ impl LlmConfig {
             assumed_confidence: 0.9,
             max_post_chars: 8000,
             batch_size: DEFAULT_BATCH,
-            batch_linger: Duration::from_secs(1),
-            idle_linger: Duration::from_secs(1),
+            batch_linger: Duration::from_millis(250),
+            idle_linger: Duration::ZERO,
             max_in_flight: 8,
             quick_batch: 2,
             max_output_tokens: 16_384,

@@ -59,13 +59,14 @@
 //! # The pool
 //!
 //! Every caller's posts (the classify stage runs several batches at once, the cascade sends
-//! only its unsure posts) gather in one pool. A request is sent as soon as
-//! [`LlmConfig::batch_size`] posts wait; otherwise, when no request is in flight, as soon as
-//! no post came in for [`LlmConfig::idle_linger`] (20 ms), and in any case when the oldest
-//! waiting post has waited [`LlmConfig::batch_linger`] (1 s). At most [`LlmConfig::max_in_flight`]
-//! requests are in flight, and while they all are, posts keep gathering. So a quiet service
-//! sends a lone post at once, and under load (a burst, a backlog, an imported history)
-//! requests are full. A post that looks like instructions is a request by itself and goes
+//! only its unsure posts) gather in one pool, and the batching adapts to the load. When no
+//! request is in flight a post goes at once (after [`LlmConfig::idle_linger`], 0 by
+//! default). While requests are in flight, posts gather: they go when none is in flight any
+//! more, as soon as [`LlmConfig::quick_batch`] (2) or [`LlmConfig::batch_size`] posts wait,
+//! and in any case when the oldest has waited [`LlmConfig::batch_linger`]. At most
+//! [`LlmConfig::max_in_flight`] requests are in flight, and while they all are, posts keep
+//! gathering. So a quiet service sends a lone post at once, and under load (a burst, a
+//! backlog, an imported history) posts share requests. A post that looks like instructions is a request by itself and goes
 //! at once. Short ids (`p1`, `p2`, …) are unique over the classifier's
 //! life, never database ids.
 //!
@@ -162,10 +163,11 @@ pub struct LlmStats {
 
 /// Classifies posts with an LLM.
 ///
-/// Posts from every caller gather in one pool; a request is sent when [`LlmConfig::batch_size`]
-/// posts wait, or (no request in flight) when no post came in for [`LlmConfig::idle_linger`],
-/// or when the oldest waited [`LlmConfig::batch_linger`], with at most
-/// [`LlmConfig::max_in_flight`] requests at once. Posts an answer lacked go back to the front
+/// Posts from every caller gather in one pool; a request is sent at once when no request is
+/// in flight (after [`LlmConfig::idle_linger`], 0 by default); while requests are in flight,
+/// when none is any more, when [`LlmConfig::quick_batch`] posts wait, or when the oldest
+/// waited [`LlmConfig::batch_linger`]; with at most [`LlmConfig::max_in_flight`] requests at
+/// once. Posts an answer lacked go back to the front
 /// of the pool and ride along with the next request (at most [`MAX_REASKS`] times), so a
 /// re-ask rarely costs a request of its own.
 pub struct LlmClassifier {
@@ -417,6 +419,9 @@ impl LlmClassifier {
     }
 }
 
+/// Where a post's answer comes (when its item arrives, or its request fails).
+type Answer = oneshot::Receiver<Result<Classified, ClassifyError>>;
+
 impl Inner {
     /// The prompt in use now.
     fn described(&self) -> Arc<Vec<(CategorySlug, String)>> {
@@ -434,10 +439,14 @@ impl Inner {
     }
 
     /// Puts `posts` into the pool; one receiver per post, in order.
-    fn submit(
-        self: &Arc<Self>,
-        posts: &[ClassifyInput],
-    ) -> Vec<oneshot::Receiver<Result<Classified, ClassifyError>>> {
+    fn submit(self: &Arc<Self>, posts: &[ClassifyInput]) -> Vec<Answer> {
+        let (items, waits) = self.waiting(posts);
+        self.enqueue(items, false);
+        waits
+    }
+
+    /// `posts` as they wait in the pool, and one receiver per post, in order.
+    fn waiting(&self, posts: &[ClassifyInput]) -> (Vec<Waiting>, Vec<Answer>) {
         let want_grams = self.config.few_shot > 0 && !self.current_examples().is_empty();
         let now = Instant::now();
         let queued = tokio::time::Instant::now();
@@ -471,8 +480,7 @@ impl Inner {
                 }
             })
             .collect();
-        self.enqueue(items, false);
-        waits
+        (items, waits)
     }
 
     fn current_examples(&self) -> Arc<Vec<Example>> {

@@ -1,9 +1,12 @@
-//! The request pool: every caller's posts gather here and go out in batches (a full batch
-//! at once, a partial one after a linger, a post that looks like instructions alone and at
-//! once), at most `max_in_flight` requests at once; an answer's items are checked (an
-//! extracted contact must appear in its post) and the posts it lacked are re-asked.
+//! The request pool: every caller's posts gather here and go out in batches, adaptively: a
+//! post goes at once when no request is in flight; while requests are in flight, posts
+//! gather and go when a request ends, when `quick_batch` (or a full batch) wait, or when the
+//! oldest waited `batch_linger`; a post that looks like instructions goes alone and at once;
+//! at most `max_in_flight` requests at once. An answer's items are checked (an extracted
+//! contact must appear in its post) and the posts it lacked are re-asked.
 
 use std::collections::{HashSet, VecDeque};
+use std::future::Future;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -147,9 +150,63 @@ fn take_batch<T>(queue: &mut VecDeque<T>, size: usize, alone: impl Fn(&T) -> boo
     queue.drain(..n).collect()
 }
 
+/// When the waiting posts go: the pool's batching policy, from the configuration.
+#[derive(Debug, Clone, Copy)]
+struct Policy {
+    /// Posts per request at most.
+    size: usize,
+    /// A request goes as soon as this many posts wait (`quick_batch`).
+    quick: usize,
+    /// The longest the oldest post waits for company (`batch_linger`).
+    linger: Duration,
+    /// With no request in flight, a partial request goes once no post came for this long
+    /// (`idle_linger`; 0: at once).
+    idle_linger: Duration,
+}
+
+impl Policy {
+    /// When the waiting posts go, `in_flight` requests being in flight: `None` now, else at
+    /// the instant returned (unless the pool changes before). `oldest` is the oldest waiting
+    /// post's arrival.
+    ///
+    /// Adaptive: with no request in flight a post has nobody to wait for and goes at once
+    /// (after `idle_linger`, 0 by default); while requests are in flight, the posts that come
+    /// gather and go when none is in flight any more, when `quick` posts wait, or when the
+    /// oldest waited `linger`. A quiet service answers a lone post at once; a busy one still
+    /// shares the long system prompt among several posts.
+    fn due(
+        &self,
+        pool: &Pool,
+        oldest: tokio::time::Instant,
+        in_flight: usize,
+    ) -> Option<tokio::time::Instant> {
+        // A post that goes alone is a full request by itself.
+        if pool.queue.iter().any(|w| w.alone) || pool.queue.len() >= self.size.min(self.quick) {
+            return None;
+        }
+        let lingered = oldest + self.linger;
+        let at = if in_flight == 0 {
+            lingered.min(pool.last_arrival.unwrap_or(oldest) + self.idle_linger)
+        } else {
+            lingered
+        };
+        (tokio::time::Instant::now() < at).then_some(at)
+    }
+}
+
 impl Inner {
     /// Puts posts into the pool (re-asked ones at the front) and makes sure a flusher runs.
     pub(crate) fn enqueue(self: &Arc<Self>, items: Vec<Waiting>, front: bool) {
+        self.enqueue_with(items, front, Self::send_owned);
+    }
+
+    /// [`Self::enqueue`] with `send` making each request (the pool's tests pass a stand-in
+    /// for the HTTP request).
+    fn enqueue_with<S, F>(self: &Arc<Self>, items: Vec<Waiting>, front: bool, send: S)
+    where
+        S: Fn(Arc<Self>, Vec<Waiting>) -> F + Send + 'static,
+        F: Future<Output = ()> + Send + 'static,
+    {
         if items.is_empty() {
             return;
         }
@@ -167,18 +224,21 @@ impl Inner {
         };
         self.wake.notify_one();
         if start {
-            tokio::spawn(self.clone().flush());
+            tokio::spawn(self.clone().flush(send));
         }
     }
 
-    /// Sends requests while posts wait: at once when a full batch or `quick_batch` posts
-    /// wait (a slot being free); else when no other
-    /// request is in flight and no post came in for `idle_linger`, or when the oldest post
-    /// waited `batch_linger` (the window in which a post waits for company: requests carry
-    /// the long system prompt, so two posts in one cost far less than two alone). Each
-    /// request takes its share of the waiting posts ([`spread`]). Ends when the pool is
-    /// empty.
-    async fn flush(self: Arc<Self>) {
+    /// Sends requests while posts wait, when [`Policy::due`] says (a slot being free): at
+    /// once when no request is in flight; while requests are in flight, the posts gather
+    /// (requests carry the long system prompt, so two posts in one cost far less than two
+    /// alone) and go when the last of them ends, when `quick_batch` or a full batch wait,
+    /// or when the oldest waited `batch_linger`. Each request takes its share of the waiting posts
+    /// ([`spread`]). Ends when the pool is empty.
+    async fn flush<S, F>(self: Arc<Self>, send: S)
+    where
+        S: Fn(Arc<Self>, Vec<Waiting>) -> F + Send + 'static,
+        F: Future<Output = ()> + Send + 'static,
+    {
         // Should this task end any other way than through its returns below (a panic, a
         // runtime shutting down), the guard lets the next caller start a new flusher and
         // fails the waiting posts (they stay queued in the store and are retried).
@@ -186,12 +246,15 @@ impl Inner {
             inner: self.clone(),
             armed: true,
         };
-        let size = self.batch_size();
         // Capped so that adding it to an instant cannot overflow.
         let linger = self.config.batch_linger.min(MAX_LINGER);
-        let idle_linger = self.config.idle_linger.min(linger);
+        let policy = Policy {
+            size: self.batch_size(),
+            quick: self.config.quick_batch.max(1),
+            linger,
+            idle_linger: self.config.idle_linger.min(linger),
+        };
         let max_in_flight = self.config.max_in_flight.max(1);
-        let quick = self.config.quick_batch.max(1);
         loop {
             let Ok(permit) = self.slots.clone().acquire_owned().await else {
                 self.lock_pool().flushing = false;
@@ -211,22 +274,16 @@ impl Inner {
                         return;
                     };
                     // This flusher holds one permit; the others are requests in flight.
-                    let busy = max_in_flight - self.slots.available_permits() > 1;
-                    let quiet_at = pool.last_arrival.unwrap_or(oldest) + idle_linger;
-                    let until = if busy {
-                        oldest + linger
-                    } else {
-                        (oldest + linger).min(quiet_at)
-                    };
-                    // A post that goes alone is a full request by itself.
-                    if pool.queue.iter().any(|w| w.alone)
-                        || pool.queue.len() >= size.min(quick)
-                        || tokio::time::Instant::now() >= until
-                    {
-                        let n = spread(pool.queue.len(), max_in_flight, size);
-                        break take_batch(&mut pool.queue, n, |w| w.alone);
+                    let in_flight = max_in_flight
+                        .saturating_sub(self.slots.available_permits())
+                        .saturating_sub(1);
+                    match policy.due(&pool, oldest, in_flight) {
+                        None => {
+                            let n = spread(pool.queue.len(), max_in_flight, policy.size);
+                            break take_batch(&mut pool.queue, n, |w| w.alone);
+                        }
+                        Some(until) => until,
                     }
-                    until
                 };
                 tokio::select! {
                     () = self.wake.notified() => {}
@@ -234,13 +291,19 @@ impl Inner {
                 }
             };
             let this = self.clone();
+            let request = send(self.clone(), batch);
             tokio::spawn(async move {
-                this.send(batch).await;
+                request.await;
                 drop(permit);
-                // One request fewer in flight: a waiting partial batch may go now.
+                // One request fewer in flight: the posts that gathered meanwhile may go now.
                 this.wake.notify_one();
             });
         }
+    }
+
+    /// [`Self::send`] for an owned handle (what [`Self::enqueue`] gives the flusher).
+    async fn send_owned(self: Arc<Self>, batch: Vec<Waiting>) {
+        self.send(batch).await;
     }
 
     /// One request for `batch`; settled posts are answered (as soon as their item arrives
@@ -470,5 +533,230 @@ mod tests {
         // A non-job gets no extraction at all.
         let resume = with_rule_fields(checked(PostKind::Resume, None), text);
         assert_eq!(resume.extraction, None);
+    }
+
+    /// The pool's timing, with paused time and a stand-in for the LLM.
+    mod batching {
+        use std::sync::Mutex;
+
+        use futures::future::BoxFuture;
+        use jobwire_core::PostKind;
+
+        use super::super::super::{Answer, LlmClassifier, LlmConfig};
+        use super::*;
+        use crate::ClassifyInput;
+
+        /// One request: when it went (milliseconds after the test's start) and its posts.
+        type Sent = (u64, Vec<String>);
+
+        /// A stand-in for the LLM: every request takes `latency`, then answers all its posts.
+        #[derive(Clone)]
+        struct Fake {
+            start: tokio::time::Instant,
+            latency: Duration,
+            log: Arc<Mutex<Vec<Sent>>>,
+        }
+
+        impl Fake {
+            fn new(latency: Duration) -> Self {
+                Fake {
+                    start: tokio::time::Instant::now(),
+                    latency,
+                    log: Arc::default(),
+                }
+            }
+
+            fn ms(&self) -> u64 {
+                self.start.elapsed().as_millis() as u64
+            }
+
+            fn sent(&self) -> Vec<Sent> {
+                self.log.lock().expect("log").clone()
+            }
+
+            fn request(
+                &self,
+            ) -> impl Fn(Arc<Inner>, Vec<Waiting>) -> BoxFuture<'static, ()> + Send + 'static
+            {
+                let fake = self.clone();
+                move |_, batch| {
+                    let fake = fake.clone();
+                    Box::pin(async move {
+                        let posts = batch.iter().map(|w| w.post.clone()).collect();
+                        fake.log.lock().expect("log").push((fake.ms(), posts));
+                        tokio::time::sleep(fake.latency).await;
+                        for w in batch {
+                            if let Some(tx) = w.tx {
+                                let _ = tx.send(Ok(answer()));
+                            }
+                        }
+                    })
+                }
+            }
+        }
+
+        fn answer() -> Classified {
+            Classified {
+                verdict: jobwire_core::Verdict {
+                    is_job: false,
+                    kind: PostKind::Chatter,
+                    categories: Vec::new(),
+                    confidence: 0.9,
+                    category_confidence: 1.0,
+                },
+                model: "m".into(),
+                prompt_version: "v".into(),
+                tokens_in: 0,
+                tokens_out: 0,
+                latency_ms: 0,
+                extraction: None,
+                cost_usd: 0.0,
+            }
+        }
+
+        /// A classifier's pool with the defaults, changed by `set`.
+        fn pool(set: impl FnOnce(&mut LlmConfig)) -> Arc<Inner> {
+            let categories = jobwire_core::category::standard()
+                .into_iter()
+                .map(|slug| (slug, "work".to_owned()))
+                .collect();
+            let mut config = LlmConfig::new("http://127.0.0.1:9/v1", "m", categories);
+            set(&mut config);
+            LlmClassifier::new(config).expect("a classifier").inner
+        }
+
+        /// Posts named `names` come into the pool now.
+        fn arrive(inner: &Arc<Inner>, fake: &Fake, names: &[&str]) -> Vec<Answer> {
+            let posts: Vec<ClassifyInput> = names
+                .iter()
+                .map(|name| ClassifyInput {
+                    id: (*name).to_owned(),
+                    text: format!("Ищу дизайнера логотипа, пост {name}"),
+                    channel: "@jobs".to_owned(),
+                })
+                .collect();
+            let (items, answers) = inner.waiting(&posts);
+            inner.enqueue_with(items, false, fake.request());
+            answers
+        }
+
+        async fn at(fake: &Fake, ms: u64) {
+            tokio::time::sleep_until(fake.start + Duration::from_millis(ms)).await;
+        }
+
+        async fn answered(answers: Vec<Answer>) {
+            for a in answers {
+                a.await.expect("an answer").expect("a verdict");
+            }
+        }
+
+        fn sent(list: &[(u64, &[&str])]) -> Vec<Sent> {
+            list.iter()
+                .map(|(ms, posts)| (*ms, posts.iter().map(|p| (*p).to_owned()).collect()))
+                .collect()
+        }
+
+        #[tokio::test(start_paused = true)]
+        async fn a_lone_post_goes_at_once_when_no_request_is_in_flight() {
+            let inner = pool(|_| {});
+            let fake = Fake::new(Duration::from_millis(1250));
+            answered(arrive(&inner, &fake, &["a"])).await;
+            // Answered after the request's own time, no wait for company before it.
+            assert_eq!(fake.ms(), 1250);
+            // After a quiet spell, the next lone post goes at once too.
+            at(&fake, 5000).await;
+            answered(arrive(&inner, &fake, &["b"])).await;
+            assert_eq!(fake.sent(), sent(&[(0, &["a"]), (5000, &["b"])]));
+        }
+
+        #[tokio::test(start_paused = true)]
+        async fn posts_that_come_while_a_request_is_in_flight_go_together_when_it_ends() {
+            let inner = pool(|c| {
+                c.quick_batch = 10;
+                c.batch_linger = Duration::from_secs(5);
+            });
+            let fake = Fake::new(Duration::from_secs(1));
+            let mut answers = arrive(&inner, &fake, &["a"]);
+            for (ms, name) in [(200, "b"), (400, "c"), (600, "d")] {
+                at(&fake, ms).await;
+                answers.extend(arrive(&inner, &fake, &[name]));
+            }
+            answered(answers).await;
+            assert_eq!(
+                fake.sent(),
+                sent(&[(0, &["a"]), (1000, &["b", "c", "d"])]),
+                "b, c and d waited for a's request, not for the linger, and went in one request"
+            );
+        }
+
+        #[tokio::test(start_paused = true)]
+        async fn with_the_defaults_a_second_waiting_post_takes_the_first_along() {
+            let inner = pool(|_| {});
+            let fake = Fake::new(Duration::from_millis(1250));
+            let mut answers = arrive(&inner, &fake, &["a"]);
+            at(&fake, 300).await;
+            answers.extend(arrive(&inner, &fake, &["b"]));
+            at(&fake, 500).await;
+            answers.extend(arrive(&inner, &fake, &["c"]));
+            answered(answers).await;
+            assert_eq!(fake.sent(), sent(&[(0, &["a"]), (500, &["b", "c"])]));
+        }
+
+        #[tokio::test(start_paused = true)]
+        async fn a_post_waits_for_company_no_longer_than_the_linger() {
+            let inner = pool(|c| {
+                c.quick_batch = 10;
+                c.batch_linger = Duration::from_millis(500);
+            });
+            let fake = Fake::new(Duration::from_secs(10));
+            let mut answers = arrive(&inner, &fake, &["a"]);
+            at(&fake, 100).await;
+            answers.extend(arrive(&inner, &fake, &["b"]));
+            answered(answers).await;
+            assert_eq!(fake.sent(), sent(&[(0, &["a"]), (600, &["b"])]));
+        }
+
+        #[tokio::test(start_paused = true)]
+        async fn under_load_posts_still_share_requests() {
+            let inner = pool(|c| c.batch_linger = Duration::from_secs(1));
+            // A post every 300 ms, each request a post's 1.25 s: a request is always in
+            // flight after the first.
+            let fake = Fake::new(Duration::from_millis(1250));
+            let names: Vec<String> = (0..60).map(|i| format!("s{i}")).collect();
+            let mut answers: Vec<Answer> = Vec::new();
+            for (i, name) in names.iter().enumerate() {
+                at(&fake, 300 * i as u64).await;
+                answers.extend(arrive(&inner, &fake, &[name.as_str()]));
+            }
+            answered(answers).await;
+            // Then a burst of 40 at once.
+            let burst: Vec<String> = (0..40).map(|i| format!("b{i}")).collect();
+            let refs: Vec<&str> = burst.iter().map(String::as_str).collect();
+            answered(arrive(&inner, &fake, &refs)).await;
+            let log = fake.sent();
+            let steady: Vec<usize> = log
+                .iter()
+                .filter(|(_, p)| p[0].starts_with('s'))
+                .map(|(_, p)| p.len())
+                .collect();
+            assert_eq!(steady.iter().sum::<usize>(), 60);
+            assert_eq!(steady[0], 1, "the first went alone, at once");
+            // The last may go alone too: nothing came after it, it waited out its linger.
+            assert!(
+                steady[1..steady.len() - 1].iter().all(|&n| n >= 2),
+                "while a request is in flight, posts go at least in pairs: {steady:?}"
+            );
+            assert_eq!(steady.len(), 31, "{steady:?}");
+            let bursts: Vec<usize> = log
+                .iter()
+                .filter(|(_, p)| p[0].starts_with('b'))
+                .map(|(_, p)| p.len())
+                .collect();
+            assert_eq!(bursts.iter().sum::<usize>(), 40);
+            assert!(
+                bursts.len() <= 8 && bursts.iter().all(|&n| n >= 4),
+                "a burst is spread over the requests in flight in batches: {bursts:?}"
+            );
+        }
     }
 }

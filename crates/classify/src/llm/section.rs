@@ -43,13 +43,17 @@ pub struct LlmSection {
     /// lacked are asked again with the next request.
     #[serde(default = "default_llm_batch_size")]
     pub batch_size: usize,
-    /// How long the oldest unsure post waits for others to fill a request while other
-    /// requests are in flight (0-60000 ms).
+    /// While requests are in flight, the longest the oldest unsure post waits for others to
+    /// share a request (0-60000 ms, 250). The posts that came meanwhile go
+    /// sooner when no request is in flight any more or `quick_batch` of them wait; every
+    /// request repeats the ~1,500-token system prompt, so company halves a post's share of
+    /// it. Lower it for latency under load at a higher cost (BENCHMARKS.md has the curve).
     #[serde(default = "default_llm_batch_linger_ms")]
     pub batch_linger_ms: u64,
     /// When no request is in flight, a partial request goes once no unsure post came in for
-    /// this long (0-60000 ms; 1000: every request repeats the ~1,500-token system prompt, so
-    /// a post waits up to a second for company; lower it for latency at a higher cost).
+    /// this long (0-60000 ms, 0: a post goes at once when the LLM is idle, and waits for
+    /// company only while requests are in flight). Raise it to gather posts on a quiet
+    /// service too, at that much latency.
     #[serde(default = "default_llm_idle_linger_ms")]
     pub idle_linger_ms: u64,
     /// LLM requests in flight at once (1-64).
@@ -277,11 +281,11 @@ fn default_llm_max_retries() -> u32 {
 }
 
 fn default_llm_batch_linger_ms() -> u64 {
-    1000
+    250
 }
 
 fn default_llm_idle_linger_ms() -> u64 {
-    1000
+    0
 }
 
 fn default_llm_max_output_tokens() -> u32 {
@@ -333,8 +337,8 @@ mod tests {
         assert_eq!(config.timeout, Duration::from_secs(120));
         assert_eq!(config.max_retries, 3);
         assert_eq!(config.batch_size, 30);
-        assert_eq!(config.batch_linger, Duration::from_secs(1));
-        assert_eq!(config.idle_linger, Duration::from_secs(1));
+        assert_eq!(config.batch_linger, Duration::from_millis(250));
+        assert_eq!(config.idle_linger, Duration::ZERO);
         assert_eq!(config.max_in_flight, 8);
         assert_eq!(config.quick_batch, 2);
         assert!(config.stream && !config.reasons);
