@@ -140,13 +140,7 @@ impl SqlStore<Postgres> {
                     let end = run_end(updates, start, |u| {
                         matches!(u, DeliveryUpdate::PartSent { .. })
                     });
-                    let message_ids: Vec<i64> = updates[start..end]
-                        .iter()
-                        .filter_map(|u| match u {
-                            DeliveryUpdate::PartSent { message_id, .. } => Some(*message_id),
-                            _ => None,
-                        })
-                        .collect();
+                    let message_ids = message_ids_in(&updates[start..end]);
                     let rows = sqlx::query(
                         "UPDATE deliveries d SET parts_sent = d.parts_sent + 1,
                              message_ids = d.message_ids || jsonb_build_array(u.message_id),
@@ -166,13 +160,7 @@ impl SqlStore<Postgres> {
                     let end = run_end(updates, start, |u| {
                         matches!(u, DeliveryUpdate::LastPartSent { .. })
                     });
-                    let message_ids: Vec<i64> = updates[start..end]
-                        .iter()
-                        .filter_map(|u| match u {
-                            DeliveryUpdate::LastPartSent { message_id, .. } => Some(*message_id),
-                            _ => None,
-                        })
-                        .collect();
+                    let message_ids = message_ids_in(&updates[start..end]);
                     let rows = sqlx::query(
                         "UPDATE deliveries d SET parts_sent = d.parts_sent + 1,
                              message_ids = d.message_ids || jsonb_build_array(u.message_id),
@@ -240,6 +228,18 @@ fn is_transient(error: &StoreError) -> bool {
 /// The ids the updates name, in order.
 pub(crate) fn ids_in(updates: &[DeliveryUpdate]) -> Vec<i64> {
     updates.iter().map(|u| i64::from(u.id())).collect()
+}
+
+/// The Telegram message ids of a run of part-sent updates (last parts included).
+fn message_ids_in(updates: &[DeliveryUpdate]) -> Vec<i64> {
+    updates
+        .iter()
+        .filter_map(|u| match u {
+            DeliveryUpdate::PartSent { message_id, .. }
+            | DeliveryUpdate::LastPartSent { message_id, .. } => Some(*message_id),
+            _ => None,
+        })
+        .collect()
 }
 
 /// The end (exclusive) of the run of updates starting at `start` that `same_kind` accepts and
