@@ -136,44 +136,35 @@ impl SqlStore<Postgres> {
                     .await?;
                     (end, rows)
                 }
-                DeliveryUpdate::PartSent { .. } => {
-                    let end = run_end(updates, start, |u| {
-                        matches!(u, DeliveryUpdate::PartSent { .. })
+                first @ (DeliveryUpdate::PartSent { .. } | DeliveryUpdate::LastPartSent { .. }) => {
+                    // A run of one kind: a part, or the last part (which also closes the row).
+                    let last = matches!(first, DeliveryUpdate::LastPartSent { .. });
+                    let end = run_end(updates, start, |u| match u {
+                        DeliveryUpdate::PartSent { .. } => !last,
+                        DeliveryUpdate::LastPartSent { .. } => last,
+                        _ => false,
                     });
-                    let message_ids = message_ids_in(&updates[start..end]);
-                    let rows = sqlx::query(
-                        "UPDATE deliveries d SET parts_sent = d.parts_sent + 1,
-                             message_ids = d.message_ids || jsonb_build_array(u.message_id),
-                             updated_at = $1
-                         FROM unnest($2::BIGINT[], $3::BIGINT[]) AS u(id, message_id)
-                         WHERE d.id = u.id AND d.status = 'sending'
-                         RETURNING d.id",
-                    )
-                    .bind(now)
-                    .bind(ids_in(&updates[start..end]))
-                    .bind(&message_ids)
-                    .fetch_all(&mut *tx)
-                    .await?;
-                    (end, rows)
-                }
-                DeliveryUpdate::LastPartSent { .. } => {
-                    let end = run_end(updates, start, |u| {
-                        matches!(u, DeliveryUpdate::LastPartSent { .. })
-                    });
-                    let message_ids = message_ids_in(&updates[start..end]);
-                    let rows = sqlx::query(
+                    let sql = if last {
                         "UPDATE deliveries d SET parts_sent = d.parts_sent + 1,
                              message_ids = d.message_ids || jsonb_build_array(u.message_id),
                              status = 'sent', sent_at = $1, updated_at = $1, error = NULL
                          FROM unnest($2::BIGINT[], $3::BIGINT[]) AS u(id, message_id)
                          WHERE d.id = u.id AND d.status = 'sending'
-                         RETURNING d.id",
-                    )
-                    .bind(now)
-                    .bind(ids_in(&updates[start..end]))
-                    .bind(&message_ids)
-                    .fetch_all(&mut *tx)
-                    .await?;
+                         RETURNING d.id"
+                    } else {
+                        "UPDATE deliveries d SET parts_sent = d.parts_sent + 1,
+                             message_ids = d.message_ids || jsonb_build_array(u.message_id),
+                             updated_at = $1
+                         FROM unnest($2::BIGINT[], $3::BIGINT[]) AS u(id, message_id)
+                         WHERE d.id = u.id AND d.status = 'sending'
+                         RETURNING d.id"
+                    };
+                    let rows = sqlx::query(sql)
+                        .bind(now)
+                        .bind(ids_in(&updates[start..end]))
+                        .bind(message_ids_in(&updates[start..end]))
+                        .fetch_all(&mut *tx)
+                        .await?;
                     (end, rows)
                 }
                 DeliveryUpdate::Sent { .. } => {
