@@ -61,7 +61,6 @@ async fn driver() -> Driver {
 }
 
 async fn browser(driver: &Driver) -> Client {
-    let _ = rustls::crypto::ring::default_provider().install_default();
     let mut caps = serde_json::Map::new();
     let binary =
         std::env::var("JOBWIRE_TEST_CHROMIUM").unwrap_or_else(|_| "/usr/bin/chromium".into());
@@ -73,8 +72,7 @@ async fn browser(driver: &Driver) -> Client {
                      "--window-size=1280,900", "--lang=en-US"],
         }),
     );
-    ClientBuilder::rustls()
-        .expect("rustls")
+    ClientBuilder::new(hyper_util::client::legacy::connect::HttpConnector::new())
         .capabilities(caps)
         .connect(&format!("http://127.0.0.1:{}", driver.port))
         .await
