@@ -5,6 +5,10 @@
 # Dependencies are compiled in their own layer (cargo-chef cooks them from the manifests and
 # Cargo.lock alone), so a change to jobwire's code rebuilds only jobwire's crates. Every build
 # is --locked: the image has exactly the versions Cargo.lock names. Base images are pinned.
+#
+# The production image is built without default features: no fake Telegram, fake LLM, demo,
+# benches or test bed in it. `docker compose --profile try` builds `jobwire:try` with
+# `--build-arg JOBWIRE_FEATURES=testbed`, the one image that runs the stand-ins.
 FROM rust:1.95.0-bookworm AS chef
 RUN cargo install cargo-chef --locked --version 0.1.76
 WORKDIR /src
@@ -15,10 +19,13 @@ COPY . .
 RUN cargo chef prepare --recipe-path recipe.json
 
 FROM chef AS build
+ARG JOBWIRE_FEATURES=""
 COPY --from=planner /src/recipe.json recipe.json
-RUN cargo chef cook --release --locked --recipe-path recipe.json
+RUN cargo chef cook --release --locked --no-default-features --features "${JOBWIRE_FEATURES}" \
+    --recipe-path recipe.json
 COPY . .
 RUN cargo build --release --locked -p jobwire --bin jobwire \
+    --no-default-features --features "${JOBWIRE_FEATURES}" \
     && strip target/release/jobwire
 
 FROM debian:12.12-slim

@@ -45,6 +45,7 @@ pub enum LogFormat {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// The whole pipeline on sample data, no accounts needed; prints what each subscriber got.
+    #[cfg(feature = "testbed")]
     #[command(
         after_help = "Examples:\n  jobwire demo\n  jobwire demo --speed 1 --json\n  jobwire demo --posts my-posts.jsonl --llm-url http://127.0.0.1:8082/v1"
     )]
@@ -188,6 +189,7 @@ pub enum Command {
         json: bool,
     },
     /// A local Bot API server (the project's stand-in for Telegram).
+    #[cfg(feature = "testbed")]
     #[command(
         after_help = "Example:\n  jobwire fake-telegram --listen 127.0.0.1:8081\n  curl http://127.0.0.1:8081/__testkit/messages"
     )]
@@ -212,6 +214,7 @@ pub enum Command {
         latency_ms: u64,
     },
     /// A local OpenAI-compatible server answering from a labeled JSONL oracle.
+    #[cfg(feature = "testbed")]
     #[command(
         after_help = "Example:\n  jobwire fake-llm --listen 127.0.0.1:8082 --ttft-ms 500 --tokens-per-sec 60\n  jobwire demo --llm-url http://127.0.0.1:8082/v1"
     )]
@@ -252,6 +255,7 @@ pub enum Command {
         seed: u64,
     },
     /// Benchmarks (results go to BENCHMARKS.md).
+    #[cfg(feature = "testbed")]
     #[command(
         after_help = "Examples:\n  cargo build --release -p jobwire\n  target/release/jobwire bench delivery\n  target/release/jobwire bench distributed-delivery"
     )]
@@ -277,6 +281,18 @@ pub enum Command {
         #[command(subcommand)]
         action: AdminAction,
     },
+}
+
+impl Command {
+    /// Commands that print a report of their own: logs below warnings unless `RUST_LOG` asks.
+    pub fn quiet(&self) -> bool {
+        match self {
+            Self::Eval { .. } => true,
+            #[cfg(feature = "testbed")]
+            Self::Demo { .. } | Self::Bench { .. } => true,
+            _ => false,
+        }
+    }
 }
 
 #[derive(Debug, Subcommand)]

@@ -4,7 +4,9 @@
 use std::time::Duration;
 
 use anyhow::Context;
+#[cfg(feature = "testbed")]
 use jobwire_testkit::llm::FaultPlan;
+#[cfg(feature = "testbed")]
 use jobwire_testkit::telegram::RateLimits;
 
 use crate::cli::{self, Cli, Command};
@@ -13,6 +15,7 @@ use crate::pipeline;
 /// Runs one command of the command line.
 pub async fn execute(cli: Cli) -> anyhow::Result<()> {
     match &cli.command {
+        #[cfg(feature = "testbed")]
         Command::Demo {
             posts,
             llm_url,
@@ -249,6 +252,7 @@ pub async fn execute(cli: Cli) -> anyhow::Result<()> {
             crate::eval::print(&outcome, &data, *json);
             Ok(())
         }
+        #[cfg(feature = "testbed")]
         Command::FakeTelegram {
             listen,
             no_limits,
@@ -264,6 +268,7 @@ pub async fn execute(cli: Cli) -> anyhow::Result<()> {
             });
             crate::run::fake_telegram(*listen, limits, Duration::from_millis(*latency_ms)).await
         }
+        #[cfg(feature = "testbed")]
         Command::FakeLlm {
             listen,
             oracle,
@@ -289,6 +294,7 @@ pub async fn execute(cli: Cli) -> anyhow::Result<()> {
             let speed = (Duration::from_millis(*ttft_ms), *tokens_per_sec);
             crate::run::fake_llm(*listen, oracle.as_deref(), latency, speed, faults, *seed).await
         }
+        #[cfg(feature = "testbed")]
         Command::Bench { which } => crate::bench::run(which).await,
     }
 }

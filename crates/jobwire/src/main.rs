@@ -5,15 +5,12 @@ use std::io::IsTerminal;
 use std::process::ExitCode;
 
 use clap::Parser;
-use jobwire::cli::{Cli, Command, LogFormat};
+use jobwire::cli::{Cli, LogFormat};
 use tracing_subscriber::EnvFilter;
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    let quiet = matches!(
-        cli.command,
-        Command::Demo { .. } | Command::Eval { .. } | Command::Bench { .. }
-    );
+    let quiet = cli.command.quiet();
     let filter = EnvFilter::try_from_env("RUST_LOG")
         .unwrap_or_else(|_| EnvFilter::new(if quiet { "warn" } else { "info" }));
     // --log-format json (or JOBWIRE_LOG_FORMAT=json): one JSON object per line, with the span

@@ -6,7 +6,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Context;
+#[cfg(feature = "testbed")]
 use jobwire_testkit::llm::{FakeLlm, FakeLlmConfig, FaultPlan, load_oracle_jsonl};
+#[cfg(feature = "testbed")]
 use jobwire_testkit::telegram::{FakeTelegram, FakeTelegramConfig, RateLimits};
 
 use crate::config::{Config, ProcessEnv, Settings};
@@ -293,6 +295,7 @@ pub async fn import(
 }
 
 /// `jobwire fake-telegram`: the test kit's Bot API until SIGTERM.
+#[cfg(feature = "testbed")]
 pub async fn fake_telegram(
     listen: std::net::SocketAddr,
     limits: Option<RateLimits>,
@@ -320,6 +323,7 @@ pub async fn fake_telegram(
 
 /// `jobwire fake-llm`: the test kit's OpenAI-compatible API until SIGTERM, answering from
 /// `oracle` (a labeled JSONL file; the shipped dataset without one).
+#[cfg(feature = "testbed")]
 pub async fn fake_llm(
     listen: std::net::SocketAddr,
     oracle: Option<&Path>,

@@ -12,7 +12,7 @@ mod observe;
 mod try_profile;
 
 use std::cell::RefCell;
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
 use jobwire::config::{Config, Environment, UpdatesMode};
@@ -549,6 +549,61 @@ fn the_observe_profile_runs_prometheus_and_grafana_provisioned_from_deploy() {
             "deploy/prometheus/prometheus.yml does not scrape `{}`",
             s.name
         );
+    }
+}
+
+#[test]
+fn only_the_try_profile_runs_an_image_with_the_test_bed() {
+    let dockerfile = std::fs::read_to_string(repo_root().join("Dockerfile")).expect("Dockerfile");
+    // Continued lines joined, so each RUN is one line.
+    let dockerfile = dockerfile.replace("\\\n", " ");
+    assert!(
+        dockerfile
+            .lines()
+            .any(|l| l.trim() == "ARG JOBWIRE_FEATURES=\"\""),
+        "the Dockerfile's build stage should default JOBWIRE_FEATURES to none"
+    );
+    for step in ["cargo chef cook", "cargo build"] {
+        let line = dockerfile
+            .lines()
+            .find(|l| l.trim_start().starts_with("RUN") && l.contains(step))
+            .unwrap_or_else(|| panic!("the Dockerfile runs no `{step}`"));
+        assert!(
+            line.contains("--no-default-features")
+                && line.contains("--features \"${JOBWIRE_FEATURES}\""),
+            "`{step}` should build without default features plus JOBWIRE_FEATURES, or the \
+             production image carries the stand-ins and the test bed: {line}"
+        );
+    }
+    let c = compose();
+    let mut tags: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for s in c.services.iter().filter(|s| s.jobwire) {
+        let testbed = s.features.iter().any(|f| f == "testbed");
+        let first = s.jobwire_args().first().cloned().unwrap_or_default();
+        if ["demo", "bench", "fake-telegram", "fake-llm"].contains(&first.as_str()) {
+            assert!(
+                testbed,
+                "service `{}` runs `jobwire {first}`, which only an image built with the \
+                 testbed feature has",
+                s.name
+            );
+        }
+        if !s.profiles.iter().any(|p| p == "try") {
+            assert!(
+                !testbed,
+                "service `{}` runs outside the try profile from an image with the test bed",
+                s.name
+            );
+        }
+        if let Some(tag) = &s.image {
+            let seen = tags
+                .entry(tag.clone())
+                .or_insert_with(|| s.features.clone());
+            assert_eq!(
+                *seen, s.features,
+                "image `{tag}` is built with two feature sets: one build overwrites the other"
+            );
+        }
     }
 }
 

@@ -38,6 +38,9 @@ pub struct Service {
     pub depends_on: Vec<String>,
     /// `stop_grace_period` (`40s`, `1m30s`); `None`: Compose's default of 10 s.
     pub stop_grace_period: Option<std::time::Duration>,
+    /// The cargo features the image is built with (`build.args.JOBWIRE_FEATURES`); empty
+    /// for a plain `build: .`.
+    pub features: Vec<String>,
 }
 
 #[derive(Debug, Clone)]
@@ -262,6 +265,14 @@ fn service(name: &str, y: &Yaml) -> Service {
         replicas: y["deploy"]["replicas"].as_i64(),
         depends_on,
         stop_grace_period: scalar(&y["stop_grace_period"]).map(|v| compose_duration(&v)),
+        features: scalar(&y["build"]["args"]["JOBWIRE_FEATURES"])
+            .map(|f| {
+                f.split([',', ' '])
+                    .filter(|w| !w.is_empty())
+                    .map(str::to_owned)
+                    .collect()
+            })
+            .unwrap_or_default(),
     }
 }
 
