@@ -6,8 +6,6 @@ use std::sync::PoisonError;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
-use async_openai::Client;
-use async_openai::config::OpenAIConfig;
 use async_openai::types::chat::CompletionUsage;
 use async_openai::types::chat::{
     ChatCompletionRequestMessage, ChatCompletionRequestSystemMessage,
@@ -16,20 +14,19 @@ use async_openai::types::chat::{
 };
 use backon::{BackoffBuilder, ExponentialBuilder};
 use futures::StreamExt;
-use jobwire_core::secret::Secret;
 use serde_json::Value;
 
 use super::accounting::{Spent, bump};
 use super::answer::parse_items;
 use super::scan::ItemScanner;
-use super::transport::{AttemptError, PlainTransport, classify_openai_error};
+use super::transport::{AttemptError, Transport};
 use super::{Inner, LlmEndpoint};
 use crate::ClassifyError;
 
 /// One endpoint and its HTTP client.
 pub(crate) struct Endpoint {
     cfg: LlmEndpoint,
-    client: Client<OpenAIConfig>,
+    transport: Transport,
     is_fallback: bool,
 }
 
@@ -39,19 +36,10 @@ impl Endpoint {
         timeout: Duration,
         is_fallback: bool,
     ) -> Result<Self, ClassifyError> {
-        let http = reqwest013::Client::builder()
-            .timeout(timeout)
-            .connect_timeout(timeout.min(Duration::from_secs(10)))
-            .build()
-            .map_err(|e| ClassifyError::Invalid(format!("cannot build HTTP client: {e}")))?;
-        let openai = OpenAIConfig::new()
-            .with_api_base(cfg.base_url.trim_end_matches('/'))
-            .with_api_key(cfg.api_key.as_ref().map_or("", Secret::expose));
-        let client =
-            Client::build(http.clone(), openai).with_http_service(PlainTransport { client: http });
+        let transport = Transport::new(&cfg.base_url, cfg.api_key.clone(), timeout)?;
         Ok(Self {
             cfg,
-            client,
+            transport,
             is_fallback,
         })
     }
@@ -247,12 +235,7 @@ impl Inner {
         user: &str,
         spent: &mut Spent,
     ) -> Result<Reply, AttemptError> {
-        let response = ep
-            .client
-            .chat()
-            .create(request.clone())
-            .await
-            .map_err(classify_openai_error)?;
+        let response = ep.transport.complete(request).await?;
         let choice = response.choices.first();
         let content = choice.and_then(|c| c.message.content.as_deref());
         let refusal = choice.and_then(|c| c.message.refusal.as_deref());
@@ -297,11 +280,11 @@ impl Inner {
         let ep = &self.primary;
         let request = self.request(system, &ep.cfg.model, user, 1, false)?;
         bump(&self.counters.requests, 1);
-        let response = match ep.client.chat().create(request).await {
+        let response = match ep.transport.complete(&request).await {
             Ok(r) => r,
             Err(e) => {
                 bump(&self.counters.failed_requests, 1);
-                return Err(attempt_into_error(classify_openai_error(e), 1));
+                return Err(attempt_into_error(e, 1));
             }
         };
         let choice = response.choices.first();
@@ -354,12 +337,7 @@ impl Inner {
         spent: &mut Spent,
         sink: Sink<'_>,
     ) -> Result<Reply, AttemptError> {
-        let mut stream = ep
-            .client
-            .chat()
-            .create_stream(request.clone())
-            .await
-            .map_err(classify_openai_error)?;
+        let mut stream = ep.transport.stream(request).await?;
         // A post's share of the prompt, estimated at one token per 4 characters with the
         // provider's last reported cache share; its output is its own item.
         let share_in = prompt_chars.div_ceil(4) / n.max(1) as u64;
@@ -373,7 +351,7 @@ impl Inner {
             let chunk = match chunk {
                 Ok(c) => c,
                 Err(e) => {
-                    broke = Some(classify_openai_error(e).to_string());
+                    broke = Some(e);
                     break;
                 }
             };

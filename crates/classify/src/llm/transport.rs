@@ -1,17 +1,21 @@
-//! The HTTP transport under async-openai, and what a failed attempt means.
+//! The HTTP transport of the chat-completions calls, and what a failed attempt means.
 //!
-//! async-openai's built-in retry layer is replaced by a plain transport so retries are
-//! counted and bounded in one place, and so the `Retry-After` header and the error `code`
-//! (`insufficient_quota`) reach the retry and fallback policy.
+//! The requests and answers are async-openai's types (`chat-completion-types`); they go over
+//! the workspace's one reqwest (0.12, the one teloxide uses), sent once per attempt so that
+//! retries are counted and bounded in one place, and so that the `Retry-After` header and the
+//! error `code` (`insufficient_quota`) reach the retry and fallback policy. async-openai's own
+//! client is not used: it needs reqwest 0.13, a second HTTP stack in the binary, and its retry
+//! layer was replaced anyway.
 
 use std::fmt;
-use std::future::Future;
-use std::pin::Pin;
-use std::task::{Context, Poll};
 use std::time::Duration;
 
-use async_openai::error::OpenAIError;
-use async_openai::middleware::HttpRequestFactory;
+use async_openai::types::chat::{
+    CreateChatCompletionRequest, CreateChatCompletionResponse, CreateChatCompletionStreamResponse,
+};
+use eventsource_stream::{EventStreamError, Eventsource};
+use futures::stream::{BoxStream, StreamExt};
+use jobwire_core::secret::Secret;
 use serde_json::Value;
 
 use crate::ClassifyError;
@@ -77,41 +81,25 @@ impl fmt::Display for AttemptError {
     }
 }
 
-pub(crate) fn classify_openai_error(e: OpenAIError) -> AttemptError {
-    match e {
-        OpenAIError::Boxed(inner) => match inner.downcast::<HttpStatus>() {
-            Ok(status) => status.into_attempt_error(),
-            Err(other) => AttemptError::transient(format!("transport: {other}")),
-        },
-        OpenAIError::Reqwest(e) if e.is_builder() => {
-            AttemptError::Permanent(ClassifyError::Invalid(format!("bad request: {e}")))
-        }
-        OpenAIError::Reqwest(e) => {
-            let what = if e.is_timeout() {
-                "timed out"
-            } else if e.is_connect() {
-                "connection failed"
-            } else {
-                "transport error"
-            };
-            // Without the URL: it may carry credentials in unusual setups.
-            AttemptError::transient(format!("{what}: {}", e.without_url()))
-        }
-        OpenAIError::JSONDeserialize(e, _) => {
-            AttemptError::transient(format!("malformed response body: {e}"))
-        }
-        OpenAIError::ApiError(api) => HttpStatus {
-            status: api.status_code.as_u16(),
-            retry_after: None,
-            code: api.api_error.code.clone(),
-            body: api.api_error.message,
-        }
-        .into_attempt_error(),
-        OpenAIError::InvalidArgument(m) => {
-            AttemptError::Permanent(ClassifyError::Invalid(format!("invalid request: {m}")))
-        }
-        other => AttemptError::transient(other.to_string()),
+/// A request that did not get an answer (or whose answer's body broke off).
+fn transport_error(e: reqwest012::Error) -> AttemptError {
+    if e.is_builder() {
+        return AttemptError::Permanent(ClassifyError::Invalid(format!(
+            "bad request: {}",
+            e.without_url()
+        )));
     }
+    let what = if e.is_timeout() {
+        "timed out"
+    } else if e.is_connect() {
+        "connection failed"
+    } else if e.is_body() || e.is_decode() {
+        "answer cut"
+    } else {
+        "transport error"
+    };
+    // Without the URL: it may carry credentials in unusual setups.
+    AttemptError::transient(format!("{what}: {}", e.without_url()))
 }
 
 /// A non-success HTTP answer, as the transport reports it.
@@ -151,66 +139,116 @@ impl HttpStatus {
     }
 }
 
-/// Sends the request once (no hidden retries) and turns a non-success answer into an
-/// [`HttpStatus`] error that keeps `Retry-After` and the error code.
+/// One endpoint's HTTP client: `POST {base}/chat/completions`, once per call (no hidden
+/// retries), with the endpoint's key as a bearer token when it has one.
 #[derive(Clone)]
-pub(crate) struct PlainTransport {
-    pub(crate) client: reqwest013::Client,
+pub(crate) struct Transport {
+    client: reqwest012::Client,
+    url: String,
+    api_key: Option<Secret>,
 }
 
-impl fmt::Debug for PlainTransport {
+impl fmt::Debug for Transport {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("PlainTransport").finish_non_exhaustive()
+        f.debug_struct("Transport").finish_non_exhaustive()
     }
 }
 
-type TransportFuture =
-    Pin<Box<dyn Future<Output = Result<reqwest013::Response, OpenAIError>> + Send + 'static>>;
+/// The chunks of a streamed answer, until `[DONE]` or the end of the body; an `Err` is a
+/// broken stream (the connection dropped, a chunk that does not parse).
+pub(crate) type Chunks = BoxStream<'static, Result<CreateChatCompletionStreamResponse, String>>;
 
-impl tower::Service<HttpRequestFactory> for PlainTransport {
-    type Response = reqwest013::Response;
-    type Error = OpenAIError;
-    type Future = TransportFuture;
-
-    fn poll_ready(&mut self, _cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
-        Poll::Ready(Ok(()))
+impl Transport {
+    pub(crate) fn new(
+        base_url: &str,
+        api_key: Option<Secret>,
+        timeout: Duration,
+    ) -> Result<Self, ClassifyError> {
+        let client = reqwest012::Client::builder()
+            .timeout(timeout)
+            .connect_timeout(timeout.min(Duration::from_secs(10)))
+            .build()
+            .map_err(|e| ClassifyError::Invalid(format!("cannot build HTTP client: {e}")))?;
+        Ok(Self {
+            client,
+            url: format!("{}/chat/completions", base_url.trim_end_matches('/')),
+            api_key,
+        })
     }
 
-    fn call(&mut self, factory: HttpRequestFactory) -> Self::Future {
-        let client = self.client.clone();
-        Box::pin(async move {
-            let request = factory.build().await?;
-            let response = client
-                .execute(request)
-                .await
-                .map_err(OpenAIError::Reqwest)?;
-            let status = response.status();
-            if status.is_success() {
-                return Ok(response);
-            }
-            let retry_after = response
-                .headers()
-                .get(reqwest013::header::RETRY_AFTER)
-                .and_then(|v| v.to_str().ok())
-                .and_then(|v| v.trim().parse::<f64>().ok())
-                .filter(|s| s.is_finite() && *s >= 0.0)
-                .map(|s| Duration::from_secs_f64(s.min(3600.0)));
-            let body = response.text().await.unwrap_or_default();
-            let code = serde_json::from_str::<Value>(&body).ok().and_then(|v| {
-                let err = v.get("error")?;
-                err.get("code")
-                    .and_then(Value::as_str)
-                    .or_else(|| err.get("type").and_then(Value::as_str))
-                    .map(str::to_owned)
-            });
-            let body: String = body.chars().take(300).collect();
-            Err(OpenAIError::Boxed(Box::new(HttpStatus {
-                status: status.as_u16(),
-                retry_after,
-                code,
-                body,
-            })))
-        })
+    /// Sends `request` once; a non-success answer becomes the [`AttemptError`] its status
+    /// and error code mean.
+    async fn post(
+        &self,
+        request: &CreateChatCompletionRequest,
+    ) -> Result<reqwest012::Response, AttemptError> {
+        let mut call = self.client.post(&self.url).json(request);
+        if let Some(key) = &self.api_key {
+            call = call.bearer_auth(key.expose());
+        }
+        let response = call.send().await.map_err(transport_error)?;
+        let status = response.status();
+        if status.is_success() {
+            return Ok(response);
+        }
+        let retry_after = response
+            .headers()
+            .get(reqwest012::header::RETRY_AFTER)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.trim().parse::<f64>().ok())
+            .filter(|s| s.is_finite() && *s >= 0.0)
+            .map(|s| Duration::from_secs_f64(s.min(3600.0)));
+        let body = response.text().await.unwrap_or_default();
+        let code = serde_json::from_str::<Value>(&body).ok().and_then(|v| {
+            let err = v.get("error")?;
+            err.get("code")
+                .and_then(Value::as_str)
+                .or_else(|| err.get("type").and_then(Value::as_str))
+                .map(str::to_owned)
+        });
+        let body: String = body.chars().take(300).collect();
+        Err(HttpStatus {
+            status: status.as_u16(),
+            retry_after,
+            code,
+            body,
+        }
+        .into_attempt_error())
+    }
+
+    /// One answer, not streamed.
+    pub(crate) async fn complete(
+        &self,
+        request: &CreateChatCompletionRequest,
+    ) -> Result<CreateChatCompletionResponse, AttemptError> {
+        let body = self
+            .post(request)
+            .await?
+            .bytes()
+            .await
+            .map_err(transport_error)?;
+        serde_json::from_slice(&body)
+            .map_err(|e| AttemptError::transient(format!("malformed response body: {e}")))
+    }
+
+    /// One streamed answer (server-sent events), chunk by chunk.
+    pub(crate) async fn stream(
+        &self,
+        request: &CreateChatCompletionRequest,
+    ) -> Result<Chunks, AttemptError> {
+        let events = self.post(request).await?.bytes_stream().eventsource();
+        Ok(events
+            .take_while(|event| {
+                let done = matches!(event, Ok(e) if e.data.trim() == "[DONE]");
+                std::future::ready(!done)
+            })
+            .map(|event| match event {
+                Ok(e) => serde_json::from_str::<CreateChatCompletionStreamResponse>(&e.data)
+                    .map_err(|err| format!("malformed chunk: {err}")),
+                Err(EventStreamError::Transport(e)) => Err(transport_error(e).to_string()),
+                Err(e) => Err(format!("malformed event stream: {e}")),
+            })
+            .boxed())
     }
 }
 
