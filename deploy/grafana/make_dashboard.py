@@ -69,6 +69,13 @@ line(
 
 row("Latency")
 line(
+    heat("jobwire_end_to_end_latency_seconds", "End to end: post read to card delivered"),
+    ("End to end p50 / p99", [
+        ("histogram_quantile(0.5, sum by (le) (rate(jobwire_end_to_end_latency_seconds_bucket[$__rate_interval])))", "p50"),
+        ("histogram_quantile(0.99, sum by (le) (rate(jobwire_end_to_end_latency_seconds_bucket[$__rate_interval])))", "p99"),
+    ], {"unit": "s", "desc": "From the moment jobwire reads a post to Telegram accepting its card, for deliveries not held on purpose."}),
+)
+line(
     heat("jobwire_send_latency_seconds", "Telegram send (one sendMessage)"),
     heat("jobwire_classify_latency_seconds", "Classification (LLM or local)"),
     heat("jobwire_stage_latency_seconds", "Fan-out of one job"),

@@ -251,6 +251,8 @@ pub struct Source {
     pub title: Option<String>,
     /// The post in that channel.
     pub url: Option<String>,
+    /// When jobwire received the post from that channel.
+    pub received_at: chrono::DateTime<chrono::Utc>,
 }
 
 /// At most this many sources are named; more are counted ("+3").
@@ -395,6 +397,7 @@ mod tests {
             handle: h.into(),
             title: Some("<b>T</b>".into()),
             url: url.map(Into::into),
+            received_at: chrono::DateTime::UNIX_EPOCH,
         };
         assert_eq!(sources_line(&[s("@a", None), s("@a", None)]), None);
         let line = sources_line(&[

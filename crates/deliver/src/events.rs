@@ -15,6 +15,8 @@ pub const DELIVERIES_TOTAL: &str = "jobwire_deliveries_total";
 pub const TELEGRAM_429_TOTAL: &str = "jobwire_telegram_429_total";
 /// `jobwire_send_latency_seconds`: one `sendMessage` call, request to answer.
 pub const SEND_LATENCY_SECONDS: &str = "jobwire_send_latency_seconds";
+/// `jobwire_end_to_end_latency_seconds`: a post's arrival to its card's delivery.
+pub const END_TO_END_LATENCY_SECONDS: &str = "jobwire_end_to_end_latency_seconds";
 
 /// The send stage's metrics, for `/metrics`' `# HELP` lines and buckets.
 pub const METRICS: &[MetricDef] = &[
@@ -34,6 +36,12 @@ pub const METRICS: &[MetricDef] = &[
         "One sendMessage call, request to Telegram's answer, in seconds.",
         jobwire_core::metric::TELEGRAM_CALL_BUCKETS,
     ),
+    MetricDef::histogram(
+        END_TO_END_LATENCY_SECONDS,
+        &[],
+        "From a post's arrival at jobwire (read from its channel or feed) to Telegram accepting the last part of its card to one subscriber, in seconds; deliveries held on purpose (quiet hours, a plan's delay, a subscriber catching up) are not counted.",
+        jobwire_core::metric::END_TO_END_BUCKETS,
+    ),
     MetricDef::counter(
         crate::broadcast::BROADCAST_SENDS_TOTAL,
         &["outcome"],
@@ -46,8 +54,9 @@ pub const METRICS: &[MetricDef] = &[
 pub(crate) enum SendEvent<'a> {
     /// Telegram accepted one part of a message.
     PartSent { latency: Duration },
-    /// Every part of a delivery was accepted.
-    Sent,
+    /// Every part of a delivery was accepted; `end_to_end`: since the post arrived, for a
+    /// delivery sent as soon as it could be (not held on purpose).
+    Sent { end_to_end: Option<Duration> },
     /// 429: the bot waits `retry_after` and tries again.
     RateLimited { bot: &'a str, retry_after: Duration },
     /// 403: the subscriber blocked the bot (or left); nothing more goes to them.
@@ -67,8 +76,11 @@ impl SendEvent<'_> {
                 counters.parts_sent.fetch_add(1, Ordering::Relaxed);
                 metrics::histogram!(SEND_LATENCY_SECONDS).record(latency.as_secs_f64());
             }
-            Self::Sent => {
+            Self::Sent { end_to_end } => {
                 counters.sent.fetch_add(1, Ordering::Relaxed);
+                if let Some(took) = end_to_end {
+                    metrics::histogram!(END_TO_END_LATENCY_SECONDS).record(took.as_secs_f64());
+                }
                 metrics::counter!(DELIVERIES_TOTAL, "outcome" => "sent").increment(1);
             }
             Self::RateLimited { bot, retry_after } => {
@@ -111,7 +123,10 @@ mod tests {
     #[test]
     fn each_outcome_counts_once_in_its_own_counter() {
         let c = SendCounters::default();
-        SendEvent::Sent.emit(&c);
+        SendEvent::Sent {
+            end_to_end: Some(Duration::from_millis(40)),
+        }
+        .emit(&c);
         SendEvent::PartSent {
             latency: Duration::from_millis(5),
         }

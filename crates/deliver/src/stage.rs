@@ -248,6 +248,8 @@ const SOURCES_FRESH: Duration = Duration::from_secs(1);
 struct Card {
     parts: Vec<String>,
     original_url: Option<String>,
+    /// When jobwire received the post (for the end-to-end latency).
+    received_at: Option<chrono::DateTime<Utc>>,
     read_at: std::time::Instant,
 }
 
@@ -495,6 +497,7 @@ impl SendStage {
         let card = Arc::new(Card {
             parts,
             original_url: sources.first().and_then(|s| s.url.clone()),
+            received_at: sources.first().map(|s| s.received_at),
             read_at: std::time::Instant::now(),
         });
         if let Ok(mut m) = self.renders.lock() {
@@ -617,7 +620,13 @@ impl SendStage {
                             // The last part: it and the delivery's `sent` in one write.
                             self.record(DeliveryUpdate::LastPartSent { id, message_id })
                                 .await?;
-                            SendEvent::Sent.emit(&self.counters);
+                            // Held on purpose (quiet hours, a plan's delay, catching
+                            // up): not the pipeline's latency.
+                            let end_to_end = card
+                                .received_at
+                                .filter(|_| row.not_before.is_none())
+                                .and_then(|at| (Utc::now() - at).to_std().ok());
+                            SendEvent::Sent { end_to_end }.emit(&self.counters);
                             return Ok(Outcome::Done);
                         }
                         self.record(DeliveryUpdate::PartSent { id, message_id })
@@ -681,7 +690,8 @@ impl SendStage {
             }
         }
         self.record(DeliveryUpdate::Sent { id }).await?;
-        SendEvent::Sent.emit(&self.counters);
+        // Every part went out in an earlier attempt: not this send's latency.
+        SendEvent::Sent { end_to_end: None }.emit(&self.counters);
         Ok(Outcome::Done)
     }
 }

@@ -437,7 +437,8 @@ impl<DB: Dialect> CardStore for SqlStore<DB> {
 
     async fn job_sources(&self, post_id: PostId) -> Result<Vec<Source>> {
         Sql::<DB>::new(
-            "SELECT c.handle, c.title, p.url FROM posts p JOIN channels c ON c.id = p.channel_id
+            "SELECT c.handle, c.title, p.url, p.received_at FROM posts p
+             JOIN channels c ON c.id = p.channel_id
              WHERE p.id = $1 OR p.duplicate_of = $1
              ORDER BY CASE WHEN p.id = $1 THEN 0 ELSE 1 END, p.posted_at, p.id LIMIT 50",
         )
@@ -447,6 +448,7 @@ impl<DB: Dialect> CardStore for SqlStore<DB> {
                 handle: c.text("handle")?,
                 title: c.opt_text("title")?,
                 url: c.opt_text("url")?,
+                received_at: c.time("received_at")?,
             })
         })
         .await

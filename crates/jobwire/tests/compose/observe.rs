@@ -61,6 +61,7 @@ pub fn check_exposition(text: &str) {
         "jobwire_classified_total",
         "jobwire_deliveries_total",
         "jobwire_send_latency_seconds",
+        "jobwire_end_to_end_latency_seconds",
         "jobwire_classify_latency_seconds",
         "jobwire_component_ready",
     ] {
