@@ -160,6 +160,7 @@ pub fn matching(n: usize, jobs: usize) -> anyhow::Result<serde_json::Value> {
     let mut hi = histogram()?;
     let mut hs = histogram()?;
     let mut matched = 0usize;
+    let bar = crate::progress::bar(jobs.len() as u64, "matching");
     for (cats, text) in &jobs {
         let facts = JobFacts {
             categories: cats,
@@ -173,6 +174,7 @@ pub fn matching(n: usize, jobs: usize) -> anyhow::Result<serde_json::Value> {
         hs.record((t.elapsed().as_nanos() / 1000).max(1) as u64)?;
         anyhow::ensure!(a == b, "index and scan disagree");
         matched += a.len();
+        bar.inc(1);
     }
     let ratio = us(&hs, 0.5) / us(&hi, 0.5).max(1.0);
     println!(
@@ -242,11 +244,15 @@ pub fn intake(window: usize, posts: usize) -> anyhow::Result<serde_json::Value> 
     let mut index = DuplicateIndex::new(DedupConfig::default());
     let rss_before = crate::demo::peak_rss_mb();
     let loaded = Instant::now();
+    let bar = crate::progress::bar(window as u64, "filling the window");
     for i in 0..window {
         let at = now - chrono::Duration::seconds((window - i) as i64 * 6);
         index.insert(i as i64, at, fingerprint(&text(i)));
+        bar.inc(1);
     }
+    bar.finish_and_clear();
     let load_s = loaded.elapsed().as_secs_f64();
+    let bar = crate::progress::bar(posts as u64, "intake");
     let inputs: Vec<String> = (window..window + posts).map(text).collect();
     let mut duplicates = 0usize;
     let mut h = histogram()?;
@@ -261,7 +267,9 @@ pub fn intake(window: usize, posts: usize) -> anyhow::Result<serde_json::Value> 
             None => index.insert((window + k) as i64, now, fp),
         }
         h.record((t.elapsed().as_nanos() / 1000).max(1) as u64)?;
+        bar.inc(1);
     }
+    bar.finish_and_clear();
     let rate = posts as f64 / started.elapsed().as_secs_f64();
     let mb = index.approx_memory_bytes() as f64 / 1_048_576.0;
     println!(
@@ -299,7 +307,9 @@ pub(crate) async fn one_at_a_time(
         .take(posts)
         .collect();
     let mut h = histogram()?;
+    let bar = crate::progress::bar(jobs.len() as u64, "one post at a time");
     for (i, post) in jobs.iter().enumerate() {
+        bar.inc(1);
         let before = telegram.messages().len();
         let t0 = Utc::now();
         let outcome = intake
@@ -338,6 +348,7 @@ pub(crate) async fn one_at_a_time(
         }
         h.record(((received - t0).num_microseconds().unwrap_or(0)).max(1) as u64)?;
     }
+    bar.finish_and_clear();
     Ok(h)
 }
 
@@ -410,16 +421,20 @@ impl FakeProcess {
             .await?)
     }
 
-    /// Waits until the fake accepted `n` messages (polled every 50 ms, not the store).
+    /// Waits until the fake accepted `n` messages (polled every 50 ms, not the store), with
+    /// a progress bar of the messages accepted.
     pub(crate) async fn wait_accepted(
         &self,
         n: u64,
         timeout: Duration,
     ) -> anyhow::Result<FakeTelegramStats> {
         let deadline = Instant::now() + timeout;
+        let bar = crate::progress::bar(n, "delivered");
         loop {
             let stats = self.stats().await?;
+            bar.set_position(stats.accepted.min(n));
             if stats.accepted >= n {
+                bar.finish_and_clear();
                 return Ok(stats);
             }
             anyhow::ensure!(
@@ -548,6 +563,22 @@ pub async fn latency(posts: usize) -> anyhow::Result<serde_json::Value> {
     }))
 }
 
+/// A progress bar of the messages the in-process fake received, redrawn five times a second
+/// until the task is aborted (nothing when stderr is not a terminal).
+fn watch_receipts(telegram: &FakeTelegram, n: u64) -> tokio::task::JoinHandle<()> {
+    let bar = crate::progress::bar(n, "delivered");
+    let telegram = telegram.state();
+    tokio::spawn(async move {
+        if !crate::progress::enabled() {
+            return;
+        }
+        loop {
+            bar.set_position(telegram.stats().accepted.min(n));
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+    })
+}
+
 /// A burst under Telegram's default limits (30/s per bot, 1/s per chat) over three bots.
 pub async fn burst(deliveries: usize) -> anyhow::Result<serde_json::Value> {
     let telegram = fake_telegram(Some(RateLimits::default())).await?;
@@ -581,7 +612,10 @@ pub async fn burst(deliveries: usize) -> anyhow::Result<serde_json::Value> {
     drop(store);
     let started = Instant::now();
     let (mut running, _store) = start_pipeline(&settings).await?;
-    running.wait_settled(Duration::from_secs(900)).await?;
+    let watch = watch_receipts(&telegram, deliveries as u64);
+    let settled = running.wait_settled(Duration::from_secs(900)).await;
+    watch.abort();
+    settled?;
     let elapsed = started.elapsed();
     running.shutdown().await?;
     let messages = telegram.messages();

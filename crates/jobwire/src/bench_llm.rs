@@ -297,12 +297,15 @@ pub async fn run(args: LlmBenchArgs) -> anyhow::Result<Value> {
                 .with_context(|| format!("starting design {name}"))?,
         );
     }
+    let fed = (beds.len() * (plan.steady.len() + plan.burst.len())) as u64;
+    let bar = crate::progress::bar(fed, "posts taken in");
     let started = Instant::now();
     let outcomes = futures::future::try_join_all(
         beds.into_iter()
-            .map(|bed| feed_and_measure(bed, posts.clone(), plan.clone(), started)),
+            .map(|bed| feed_and_measure(bed, posts.clone(), plan.clone(), started, bar.clone())),
     )
     .await?;
+    bar.finish_and_clear();
     for o in &outcomes {
         print_summary(o);
     }
@@ -398,6 +401,7 @@ async fn feed_and_measure(
     posts: Arc<Vec<BenchPost>>,
     plan: Arc<Plan>,
     started: Instant,
+    bar: indicatif::ProgressBar,
 ) -> anyhow::Result<Outcome> {
     let DesignBed {
         design,
@@ -420,8 +424,10 @@ async fn feed_and_measure(
             url: Some(post_url(post, index)),
             posted_at: at,
         };
+        let bar = bar.clone();
         tokio::spawn(async move {
             let outcome = intake.ingest(incoming).await;
+            bar.inc(1);
             outcome.map(|outcome| Fed {
                 index,
                 at,

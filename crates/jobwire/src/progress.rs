@@ -1,5 +1,6 @@
 //! Progress of long commands on stderr (indicatif, as `import` shows it): `run --replay`
-//! counts the posts taken in, `eval` the posts classified, `retrain` shows that it works.
+//! counts the posts taken in, `eval` the posts classified, `retrain` shows that it works,
+//! `bench` the jobs matched, posts taken in and messages delivered.
 //! Drawn only when stderr is a terminal: piped into a file or a CI log, nothing is written
 //! (the summaries on stdout and the log lines are the record).
 
