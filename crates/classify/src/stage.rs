@@ -33,7 +33,8 @@ pub struct ClassifyStageConfig {
     pub retry_max: Duration,
     /// After this many failed attempts the fallback classifier (if any) answers.
     pub fallback_after: u32,
-    /// How long a batch waits to fill before it is classified anyway.
+    /// How long a batch waits to fill before it is classified anyway, while other batches
+    /// are being classified; with none in flight a batch goes at once with what is there.
     pub batch_linger: Duration,
     /// Keep the LLM's answers as training examples for the local model (those at least
     /// [`Classifier::learn_min_confidence`] confident).
@@ -114,8 +115,10 @@ impl ClassifyStage {
     /// Consumes the classify queue until `shutdown` is cancelled; posts in flight finish.
     ///
     /// Messages are gathered into batches of up to the classifier's
-    /// [`Classifier::max_batch`], waiting at most `batch_linger` for a batch to fill (the
-    /// LLM answers many posts per request), and `concurrency` batches are classified at once.
+    /// [`Classifier::max_batch`], and `concurrency` batches are classified at once. A batch
+    /// waits at most `batch_linger` to fill (the LLM answers many posts per request) only
+    /// while other batches are in flight: on a quiet pipeline a post goes at once, with
+    /// whatever came with it.
     pub async fn run(self: Arc<Self>, shutdown: CancellationToken) -> Result<(), StageError> {
         let mut sub = self.queue.subscribe(Topic::Classify).await?;
         let slots = Arc::new(Semaphore::new(self.config.concurrency.max(1)));
@@ -132,7 +135,14 @@ impl ClassifyStage {
             };
             let Some(first) = first else { break };
             let mut batch = vec![first];
-            let deadline = tokio::time::Instant::now() + self.config.batch_linger;
+            let busy = slots.available_permits() + 1 < self.config.concurrency.max(1);
+            // A deadline of now still takes the messages already delivered to us.
+            let linger = if busy {
+                self.config.batch_linger
+            } else {
+                Duration::ZERO
+            };
+            let deadline = tokio::time::Instant::now() + linger;
             let mut closed = false;
             while batch.len() < batch_size {
                 match tokio::time::timeout_at(deadline, sub.next()).await {

@@ -393,7 +393,8 @@ pub struct ClassifierSection {
     /// Cascade: jobs whose local category confidence is below this go to the LLM too (0:
     /// route on is-job alone). Chosen with `jobwire eval --classifier cascade`.
     pub cascade_category_threshold: f32,
-    /// How long a batch of posts waits to fill before it is classified (milliseconds).
+    /// How long a batch of posts waits to fill before it is classified while other batches
+    /// are in flight (milliseconds); with none in flight a post goes at once.
     pub batch_linger_ms: u64,
     /// Keep the LLM's answers as training examples for the local model.
     pub learn_from_llm: bool,
