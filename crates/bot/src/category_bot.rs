@@ -43,7 +43,7 @@ impl CategoryBots {
         report_threshold: u32,
     ) -> Self {
         Self {
-            subscribers: Subscribers::new(Arc::clone(&store)),
+            subscribers: Subscribers::new(store.clone()),
             store,
             categories,
             reports,

@@ -16,7 +16,7 @@ use teloxide::prelude::*;
 use teloxide::types::{ParseMode, Recipient};
 
 use jobwire_core::clock::Clock;
-use jobwire_store::Store;
+use jobwire_store::{CardStore, PostStore};
 use tokio_util::sync::CancellationToken;
 
 use crate::BotError;
@@ -61,9 +61,11 @@ impl DigestConfig {
 }
 
 /// What the digest works with.
-#[derive(Debug)]
 pub(crate) struct Digest {
-    store: Arc<dyn Store>,
+    /// The day's claim and the recent jobs.
+    jobs: Arc<dyn CardStore>,
+    /// The jobs' classifications.
+    posts: Arc<dyn PostStore>,
     /// Which categories the digest has, their names, and the main bot's username.
     categories: Arc<Categories>,
     clock: Arc<dyn Clock>,
@@ -72,13 +74,15 @@ pub(crate) struct Digest {
 
 impl Digest {
     pub(crate) fn new(
-        store: Arc<dyn Store>,
+        jobs: Arc<dyn CardStore>,
+        posts: Arc<dyn PostStore>,
         categories: Arc<Categories>,
         clock: Arc<dyn Clock>,
         config: DigestConfig,
     ) -> Self {
         Self {
-            store,
+            jobs,
+            posts,
             categories,
             clock,
             config,
@@ -108,13 +112,13 @@ impl Digest {
             return Ok(false);
         };
         let stale = now - chrono::Duration::from_std(STALE_CLAIM).unwrap_or_default();
-        if !self.store.claim_digest(&day, now, stale).await? {
+        if !self.jobs.claim_digest(&day, now, stale).await? {
             return Ok(false);
         }
         let picks = self.best_per_category(now).await?;
         if picks.is_empty() {
             tracing::info!(day, "no vacancies for the daily digest");
-            self.store.digest_sent(&day, 0, 0, now).await?;
+            self.jobs.digest_sent(&day, 0, 0, now).await?;
             return Ok(true);
         }
         let text = self.render(config.lang, &picks);
@@ -148,7 +152,7 @@ impl Digest {
         };
         // Noting it must not fail: an unnoted digest would be posted again.
         let mut attempt = 0;
-        while let Err(e) = self.store.digest_sent(&day, message_id, jobs, now).await {
+        while let Err(e) = self.jobs.digest_sent(&day, message_id, jobs, now).await {
             attempt += 1;
             if attempt >= 5 {
                 return Err(e.into());
@@ -172,8 +176,8 @@ impl Digest {
     ) -> Result<Vec<(CategorySlug, Pick)>, BotError> {
         let since = now - chrono::Duration::hours(24);
         let mut best: HashMap<CategorySlug, Pick> = HashMap::new();
-        for job in self.store.recent_jobs(since, None, 5000).await? {
-            let Some(verdict) = self.store.classification(job.post.id).await? else {
+        for job in self.jobs.recent_jobs(since, None, 5000).await? {
+            let Some(verdict) = self.posts.classification(job.post.id).await? else {
                 continue;
             };
             let extraction = verdict.extraction.as_ref();

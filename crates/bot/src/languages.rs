@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use jobwire_core::clock::Clock;
-use jobwire_store::Store;
+use jobwire_store::SubscriberStore;
 
 use crate::texts::Lang;
 
@@ -14,15 +14,14 @@ const LANGS_KEPT: usize = 100_000;
 
 /// The chats' languages: the store, and the language last stored per chat so an unchanged
 /// one is not written again.
-#[derive(Debug)]
 pub(crate) struct Languages {
-    store: Arc<dyn Store>,
+    store: Arc<dyn SubscriberStore>,
     clock: Arc<dyn Clock>,
     noted: Mutex<HashMap<i64, Lang>>,
 }
 
 impl Languages {
-    pub(crate) fn new(store: Arc<dyn Store>, clock: Arc<dyn Clock>) -> Self {
+    pub(crate) fn new(store: Arc<dyn SubscriberStore>, clock: Arc<dyn Clock>) -> Self {
         Self {
             store,
             clock,
@@ -62,5 +61,11 @@ impl Languages {
             Ok(Some(code)) => Lang::from_code(Some(&code)),
             _ => Lang::from_code(None),
         }
+    }
+}
+
+impl std::fmt::Debug for Languages {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Languages").finish_non_exhaustive()
     }
 }

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use chrono::Utc;
-use jobwire_store::Store;
+use jobwire_store::SubscriberStore;
 use teloxide::types::{InlineKeyboardButton, InlineKeyboardMarkup};
 use tokio_util::sync::CancellationToken;
 
@@ -21,9 +21,9 @@ use crate::texts;
 const PER_LOOK: u32 = 100;
 
 /// What the start notices work with.
-#[derive(Debug)]
 pub(crate) struct Notices {
-    pub store: Arc<dyn Store>,
+    /// The notices to send (`bot_blocks` not yet noticed).
+    pub store: Arc<dyn SubscriberStore>,
     /// Which categories each bot delivers, and its username.
     pub categories: Arc<Categories>,
     /// The language of each notice's reader.

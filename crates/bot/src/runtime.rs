@@ -167,7 +167,7 @@ impl Bots {
         let o = &cfg.options;
         let clock = Arc::clone(&o.clock);
         let categories = Arc::new(Categories::new(live, usernames, main_name));
-        let languages = Arc::new(Languages::new(Arc::clone(&store), Arc::clone(&clock)));
+        let languages = Arc::new(Languages::new(store.clone(), Arc::clone(&clock)));
         let alerts = Alerts::new(cfg.billing.alert.clone());
         let reports = Arc::new(Reports::new(o.max_reports_per_hour));
         let billing = Arc::new(Billing::new(
@@ -246,14 +246,20 @@ impl Bots {
             let tracker = &this.inner.tracker;
             let shutdown = this.inner.shutdown.clone();
             let notices = Notices {
-                store: Arc::clone(&store),
+                store: store.clone(),
                 categories: Arc::clone(&categories),
                 languages,
                 every: o.start_notice_every,
             };
             tracker.spawn(start_notices(notices, main.clone(), shutdown.clone()));
             if let Some(digest) = cfg.digest.clone() {
-                let digest = Digest::new(Arc::clone(&store), categories, clock.clone(), digest);
+                let digest = Digest::new(
+                    store.clone(),
+                    store.clone(),
+                    categories,
+                    clock.clone(),
+                    digest,
+                );
                 tracker.spawn(digest.run(main.clone(), shutdown.clone()));
             }
             // Also with placements off: what was paid before must still be refunded.

@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use chrono::Utc;
-use jobwire_store::{BlockScope, Store, SubscriberSpec};
+use jobwire_store::{BlockScope, SubscriberSpec, SubscriberStore};
 
 use crate::BotError;
 use crate::turn::Turn;
@@ -26,13 +26,19 @@ impl Loaded {
 }
 
 /// Loads and saves subscribers.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub(crate) struct Subscribers {
-    store: Arc<dyn Store>,
+    store: Arc<dyn SubscriberStore>,
+}
+
+impl std::fmt::Debug for Subscribers {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Subscribers").finish_non_exhaustive()
+    }
 }
 
 impl Subscribers {
-    pub(crate) fn new(store: Arc<dyn Store>) -> Self {
+    pub(crate) fn new(store: Arc<dyn SubscriberStore>) -> Self {
         Self { store }
     }
 

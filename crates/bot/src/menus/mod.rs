@@ -63,7 +63,7 @@ impl Menus {
         clock: Arc<dyn Clock>,
     ) -> Self {
         Self {
-            subscribers: Subscribers::new(Arc::clone(&store)),
+            subscribers: Subscribers::new(store.clone()),
             store,
             dialogues,
             categories,
