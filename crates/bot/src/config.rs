@@ -60,17 +60,6 @@ pub struct CategoryBot {
     pub digest: bool,
 }
 
-/// A category as the admin panel leaves it: what [`crate::Bots::set_categories`] takes.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct LiveCategory {
-    pub slug: CategorySlug,
-    pub name: String,
-    /// The `[[bots]]` name of the bot that delivers it.
-    pub bot: String,
-    /// Whether the daily public digest includes it.
-    pub digest: bool,
-}
-
 /// How updates reach the bots.
 #[derive(Clone)]
 pub enum UpdateMode {

@@ -113,6 +113,19 @@ pub trait DialogueStore: Send + Sync + std::fmt::Debug {
     async fn clear(&self, bot: &str, chat_id: i64) -> Result<(), BotError>;
 }
 
+/// Ends the chat's pending question, if any; returns it.
+pub(crate) async fn end(
+    dialogues: &dyn DialogueStore,
+    bot: &str,
+    chat_id: i64,
+) -> Result<Option<DialogueState>, BotError> {
+    let state = dialogues.get(bot, chat_id).await?;
+    if state.is_some() {
+        dialogues.clear(bot, chat_id).await?;
+    }
+    Ok(state)
+}
+
 /// The embedded mode's dialogue store: the database's key-value state (`state_get` /
 /// `state_put`, namespace `dialogue`, key `{bot}:{chat}`); clearing writes `null`.
 #[derive(Debug, Clone)]

@@ -13,10 +13,16 @@ use chrono::{DateTime, NaiveTime, Utc};
 use jobwire_core::CategorySlug;
 use jobwire_core::card::{Merit, merit};
 use teloxide::prelude::*;
-use teloxide::types::{LinkPreviewOptions, ParseMode, Recipient};
+use teloxide::types::{ParseMode, Recipient};
+
+use jobwire_core::clock::Clock;
+use jobwire_store::{CardStore, PostStore};
+use tokio_util::sync::CancellationToken;
 
 use crate::BotError;
-use crate::runtime::{BotRuntime, Inner};
+use crate::categories::Categories;
+use crate::events::BotEvent;
+use crate::telegram::{BotRuntime, describe, no_preview};
 use crate::texts::{Lang, escape};
 
 /// A claimed digest not posted within this long is claimed again.
@@ -54,17 +60,212 @@ impl DigestConfig {
     }
 }
 
-pub(crate) async fn run(inner: Arc<Inner>, main: Arc<BotRuntime>, config: DigestConfig) {
-    let mut tick = tokio::time::interval(config.every);
-    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-    loop {
-        tokio::select! {
-            _ = inner.shutdown.cancelled() => return,
-            _ = tick.tick() => {}
+/// What the digest works with.
+pub(crate) struct Digest {
+    /// The day's claim and the recent jobs.
+    jobs: Arc<dyn CardStore>,
+    /// The jobs' classifications.
+    posts: Arc<dyn PostStore>,
+    /// Which categories the digest has, their names, and the main bot's username.
+    categories: Arc<Categories>,
+    clock: Arc<dyn Clock>,
+    config: DigestConfig,
+}
+
+impl Digest {
+    pub(crate) fn new(
+        jobs: Arc<dyn CardStore>,
+        posts: Arc<dyn PostStore>,
+        categories: Arc<Categories>,
+        clock: Arc<dyn Clock>,
+        config: DigestConfig,
+    ) -> Self {
+        Self {
+            jobs,
+            posts,
+            categories,
+            clock,
+            config,
         }
-        if let Err(e) = post_once(&inner, &main, &config).await {
-            tracing::warn!(error = %e, "the daily digest failed; trying again later");
+    }
+
+    /// Posts each day's digest once its time has come, until shutdown.
+    pub(crate) async fn run(self, main: Arc<BotRuntime>, shutdown: CancellationToken) {
+        let mut tick = tokio::time::interval(self.config.every);
+        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        loop {
+            tokio::select! {
+                _ = shutdown.cancelled() => return,
+                _ = tick.tick() => {}
+            }
+            if let Err(e) = self.post_once(&main).await {
+                tracing::warn!(error = %e, "the daily digest failed; trying again later");
+            }
         }
+    }
+
+    /// Posts today's digest if it is due and nobody posted it; returns whether this call did.
+    async fn post_once(&self, main: &BotRuntime) -> Result<bool, BotError> {
+        let config = &self.config;
+        let now = self.clock.now();
+        let Some(day) = config.due_day(now) else {
+            return Ok(false);
+        };
+        let stale = now - chrono::Duration::from_std(STALE_CLAIM).unwrap_or_default();
+        if !self.jobs.claim_digest(&day, now, stale).await? {
+            return Ok(false);
+        }
+        let picks = self.best_per_category(now).await?;
+        if picks.is_empty() {
+            tracing::info!(day, "no vacancies for the daily digest");
+            self.jobs.digest_sent(&day, 0, 0, now).await?;
+            return Ok(true);
+        }
+        let text = self.render(config.lang, &picks);
+        let jobs = u32::try_from(picks.len()).unwrap_or(u32::MAX);
+        let sent = main
+            .bot
+            .send_message(config.recipient(), text)
+            .parse_mode(ParseMode::Html)
+            .link_preview_options(no_preview())
+            .await;
+        let message_id = match sent {
+            Ok(m) => i64::from(m.id.0),
+            // The post may be in the channel already: noted as posted (message unknown) rather
+            // than posted again.
+            Err(
+                e @ (teloxide::RequestError::Network(_)
+                | teloxide::RequestError::Io(_)
+                | teloxide::RequestError::InvalidJson { .. }),
+            ) => {
+                tracing::warn!(day, error = %describe(&e, &main.token), "the digest's post may or may not have gone out; it is not posted again");
+                0
+            }
+            Err(e) => {
+                // Refused (the bot is not an admin of the channel, …): tried again after the
+                // claim goes stale.
+                return Err(BotError::Telegram {
+                    bot: main.name.clone(),
+                    message: describe(&e, &main.token),
+                });
+            }
+        };
+        // Noting it must not fail: an unnoted digest would be posted again.
+        let mut attempt = 0;
+        while let Err(e) = self.jobs.digest_sent(&day, message_id, jobs, now).await {
+            attempt += 1;
+            if attempt >= 5 {
+                return Err(e.into());
+            }
+            tracing::warn!(day, error = %e, "noting the digest posted failed; trying again");
+            tokio::time::sleep(Duration::from_secs(2)).await;
+        }
+        BotEvent::DigestPosted {
+            day: &day,
+            jobs,
+            channel: &config.channel,
+        }
+        .emit();
+        Ok(true)
+    }
+
+    /// The best job of the last 24 hours in each category, in the configured order.
+    async fn best_per_category(
+        &self,
+        now: DateTime<Utc>,
+    ) -> Result<Vec<(CategorySlug, Pick)>, BotError> {
+        let since = now - chrono::Duration::hours(24);
+        let mut best: HashMap<CategorySlug, Pick> = HashMap::new();
+        for job in self.jobs.recent_jobs(since, None, 5000).await? {
+            let Some(verdict) = self.posts.classification(job.post.id).await? else {
+                continue;
+            };
+            let extraction = verdict.extraction.as_ref();
+            let m = merit(
+                job.complaints,
+                extraction.is_some_and(|e| e.budget.is_some()),
+                job.matched,
+                job.post.received_at,
+            );
+            let title = extraction.and_then(|e| e.title.clone()).unwrap_or_else(|| {
+                job.post
+                    .text
+                    .lines()
+                    .map(str::trim)
+                    .find(|l| !l.is_empty())
+                    .unwrap_or("")
+                    .to_owned()
+            });
+            for slug in &verdict.categories {
+                if best.get(slug).is_some_and(|p| p.merit >= m) {
+                    continue;
+                }
+                best.insert(
+                    slug.clone(),
+                    Pick {
+                        merit: m,
+                        title: title.clone(),
+                        url: job.post.url.clone(),
+                        channel: job
+                            .post
+                            .channel_title
+                            .clone()
+                            .unwrap_or_else(|| job.post.channel_handle.clone()),
+                    },
+                );
+            }
+        }
+        Ok(self
+            .categories
+            .views()
+            .iter()
+            .filter(|v| v.digest)
+            .filter_map(|v| best.remove(&v.slug).map(|p| (v.slug.clone(), p)))
+            .collect())
+    }
+
+    /// The digest's HTML: a heading, one line per category, the main bot's link; kept within
+    /// Telegram's 4096 characters by leaving out the last categories if it must.
+    fn render(&self, lang: Lang, picks: &[(CategorySlug, Pick)]) -> String {
+        let mut out = match lang {
+            Lang::Ru => "🗞 <b>Лучшие вакансии за сутки</b>".to_owned(),
+            Lang::En => "🗞 <b>The best jobs of the day</b>".to_owned(),
+        };
+        let footer = self.categories.main_username().map(|u| match lang {
+            Lang::Ru => format!(
+                "\n\n➡️ Все вакансии сразу после публикации — <a href=\"https://t.me/{u}?start=digest\">@{u}</a>"
+            ),
+            Lang::En => format!(
+                "\n\n➡️ Every job the moment it is posted: <a href=\"https://t.me/{u}?start=digest\">@{u}</a>"
+            ),
+        });
+        let budget = 3800 - footer.as_deref().map_or(0, |f| f.chars().count());
+        for (slug, pick) in picks {
+            let name = self
+                .categories
+                .names(std::slice::from_ref(slug))
+                .pop()
+                .unwrap_or_default();
+            let title: String = pick.title.chars().take(TITLE_CHARS).collect();
+            let title = escape(&title);
+            let linked = match pick.url.as_deref().and_then(jobwire_core::format::safe_url) {
+                Some(url) => format!("<a href=\"{}\">{title}</a>", escape(url)),
+                None => title,
+            };
+            let entry = format!(
+                "\n\n<b>{}</b>\n{linked}\n<i>{}</i>",
+                escape(&name),
+                escape(&pick.channel.chars().take(60).collect::<String>())
+            );
+            if out.chars().count() + entry.chars().count() > budget {
+                break;
+            }
+            out.push_str(&entry);
+        }
+        if let Some(f) = footer {
+            out.push_str(&f);
+        }
+        out
     }
 }
 
@@ -74,176 +275,6 @@ struct Pick {
     title: String,
     url: Option<String>,
     channel: String,
-}
-
-/// Posts today's digest if it is due and nobody posted it; returns whether this call did.
-async fn post_once(
-    inner: &Inner,
-    main: &BotRuntime,
-    config: &DigestConfig,
-) -> Result<bool, BotError> {
-    let now = inner.now();
-    let Some(day) = config.due_day(now) else {
-        return Ok(false);
-    };
-    let stale = now - chrono::Duration::from_std(STALE_CLAIM).unwrap_or_default();
-    if !inner.store.claim_digest(&day, now, stale).await? {
-        return Ok(false);
-    }
-    let picks = best_per_category(inner, now).await?;
-    if picks.is_empty() {
-        tracing::info!(day, "no vacancies for the daily digest");
-        inner.store.digest_sent(&day, 0, 0, now).await?;
-        return Ok(true);
-    }
-    let text = render(inner, config.lang, &picks);
-    let jobs = u32::try_from(picks.len()).unwrap_or(u32::MAX);
-    let sent = main
-        .bot
-        .send_message(config.recipient(), text)
-        .parse_mode(ParseMode::Html)
-        .link_preview_options(LinkPreviewOptions {
-            is_disabled: true,
-            url: None,
-            prefer_small_media: false,
-            prefer_large_media: false,
-            show_above_text: false,
-        })
-        .await;
-    let message_id = match sent {
-        Ok(m) => i64::from(m.id.0),
-        // The post may be in the channel already: noted as posted (message unknown) rather
-        // than posted again.
-        Err(
-            e @ (teloxide::RequestError::Network(_)
-            | teloxide::RequestError::Io(_)
-            | teloxide::RequestError::InvalidJson { .. }),
-        ) => {
-            tracing::warn!(day, error = %crate::handler::describe(&e, &main.token), "the digest's post may or may not have gone out; it is not posted again");
-            0
-        }
-        Err(e) => {
-            // Refused (the bot is not an admin of the channel, …): tried again after the
-            // claim goes stale.
-            return Err(BotError::Telegram {
-                bot: main.name.clone(),
-                message: crate::handler::describe(&e, &main.token),
-            });
-        }
-    };
-    // Noting it must not fail: an unnoted digest would be posted again.
-    let mut attempt = 0;
-    while let Err(e) = inner.store.digest_sent(&day, message_id, jobs, now).await {
-        attempt += 1;
-        if attempt >= 5 {
-            return Err(e.into());
-        }
-        tracing::warn!(day, error = %e, "noting the digest posted failed; trying again");
-        tokio::time::sleep(Duration::from_secs(2)).await;
-    }
-    metrics::counter!(crate::events::DIGESTS_TOTAL).increment(1);
-    tracing::info!(day, jobs, channel = %config.channel, "daily digest posted");
-    Ok(true)
-}
-
-/// The best job of the last 24 hours in each category, in the configured order.
-async fn best_per_category(
-    inner: &Inner,
-    now: DateTime<Utc>,
-) -> Result<Vec<(CategorySlug, Pick)>, BotError> {
-    let since = now - chrono::Duration::hours(24);
-    let mut best: HashMap<CategorySlug, Pick> = HashMap::new();
-    for job in inner.store.recent_jobs(since, None, 5000).await? {
-        let Some(verdict) = inner.store.classification(job.post.id).await? else {
-            continue;
-        };
-        let extraction = verdict.extraction.as_ref();
-        let m = merit(
-            job.complaints,
-            extraction.is_some_and(|e| e.budget.is_some()),
-            job.matched,
-            job.post.received_at,
-        );
-        let title = extraction.and_then(|e| e.title.clone()).unwrap_or_else(|| {
-            job.post
-                .text
-                .lines()
-                .map(str::trim)
-                .find(|l| !l.is_empty())
-                .unwrap_or("")
-                .to_owned()
-        });
-        for slug in &verdict.categories {
-            if best.get(slug).is_some_and(|p| p.merit >= m) {
-                continue;
-            }
-            best.insert(
-                slug.clone(),
-                Pick {
-                    merit: m,
-                    title: title.clone(),
-                    url: job.post.url.clone(),
-                    channel: job
-                        .post
-                        .channel_title
-                        .clone()
-                        .unwrap_or_else(|| job.post.channel_handle.clone()),
-                },
-            );
-        }
-    }
-    Ok(inner
-        .views
-        .get()
-        .iter()
-        .filter(|v| v.digest)
-        .filter_map(|v| best.remove(&v.slug).map(|p| (v.slug.clone(), p)))
-        .collect())
-}
-
-/// The digest's HTML: a heading, one line per category, the main bot's link; kept within
-/// Telegram's 4096 characters by leaving out the last categories if it must.
-fn render(inner: &Inner, lang: Lang, picks: &[(CategorySlug, Pick)]) -> String {
-    let mut out = match lang {
-        Lang::Ru => "🗞 <b>Лучшие вакансии за сутки</b>".to_owned(),
-        Lang::En => "🗞 <b>The best jobs of the day</b>".to_owned(),
-    };
-    let footer = inner.main_username.as_deref().map(|u| match lang {
-        Lang::Ru => format!(
-            "\n\n➡️ Все вакансии сразу после публикации — <a href=\"https://t.me/{u}?start=digest\">@{u}</a>"
-        ),
-        Lang::En => format!(
-            "\n\n➡️ Every job the moment it is posted: <a href=\"https://t.me/{u}?start=digest\">@{u}</a>"
-        ),
-    });
-    let budget = 3800 - footer.as_deref().map_or(0, |f| f.chars().count());
-    for (slug, pick) in picks {
-        let name = inner
-            .views
-            .get()
-            .iter()
-            .find(|v| &v.slug == slug)
-            .map_or_else(|| slug.to_string(), |v| v.name.clone());
-        let title: String = pick.title.chars().take(TITLE_CHARS).collect();
-        let title = escape(&title);
-        let linked = match pick.url.as_deref().and_then(jobwire_core::format::safe_url) {
-            Some(url) => format!("<a href=\"{}\">{title}</a>", escape(url)),
-            None => title,
-        };
-        let entry = format!(
-            "\n\n<b>{}</b>\n{linked}\n<i>{}</i>",
-            escape(&name),
-            escape(&pick.channel.chars().take(60).collect::<String>())
-        );
-        if out.chars().count() + entry.chars().count() > budget {
-            break;
-        }
-        out.push_str(&entry);
-    }
-    if let Some(f) = footer {
-        out.push_str(&f);
-    }
-    out
 }
 
 #[cfg(test)]

@@ -43,25 +43,39 @@
 //! `bot_update_failures_total{bot}`, `bot_update_duration_seconds{bot}`,
 //! `bot_reports_total{kind}`, `bot_webhook_rejected_total{bot,reason}`.
 
+mod access;
+mod alerts;
 pub mod billing;
+mod callbacks;
+mod cards;
+mod categories;
+mod category_bot;
 mod config;
 mod dedup;
 mod dialogue;
 pub mod digest;
 mod error;
 pub mod events;
-mod handler;
 pub mod input;
+mod languages;
 mod limits;
+mod menus;
+mod message;
 mod notices;
+mod payments;
 pub mod placements;
+mod router;
 mod runtime;
+mod subscriber;
+mod telegram;
 pub mod texts;
+mod turn;
 
 pub use billing::{BillingConfig, BillingSection, PlanSection};
+pub use categories::LiveCategory;
 pub use config::{
-    BotIdentity, BotOptions, BotsConfig, CatchUp, CatchUpFn, CategoryBot, LiveCategory,
-    MIN_WEBHOOK_SECRET_LEN, UpdateMode,
+    BotIdentity, BotOptions, BotsConfig, CatchUp, CatchUpFn, CategoryBot, MIN_WEBHOOK_SECRET_LEN,
+    UpdateMode,
 };
 pub use dedup::{DEDUP_TTL, MemoryDedup, RedisDedup, UpdateDedup};
 pub use dialogue::{
@@ -70,7 +84,7 @@ pub use dialogue::{
 };
 pub use digest::DigestConfig;
 pub use error::BotError;
-pub use handler::Processed;
 pub use limits::{DEFAULT_REPORT_THRESHOLD, DEFAULT_REPORTS_PER_HOUR};
 pub use placements::{PlacementsConfig, PublishFn};
+pub use router::Processed;
 pub use runtime::{Bots, SECRET_HEADER};

@@ -10,6 +10,9 @@ use std::num::NonZeroU32;
 
 use governor::{DefaultKeyedRateLimiter, Quota};
 
+use crate::texts;
+use crate::turn::Turn;
+
 /// Reports a chat may file per hour by default.
 pub const DEFAULT_REPORTS_PER_HOUR: u32 = 10;
 
@@ -44,6 +47,35 @@ impl ReportLimiter {
             limiter.retain_recent();
         }
         limiter.check_key(&chat_id).is_ok()
+    }
+}
+
+/// The report allowance of every chat, and the answer when a chat's is used up.
+#[derive(Debug)]
+pub(crate) struct Reports {
+    limiter: ReportLimiter,
+    per_hour: u32,
+}
+
+impl Reports {
+    pub(crate) fn new(per_hour: u32) -> Self {
+        Self {
+            limiter: ReportLimiter::new(per_hour),
+            per_hour,
+        }
+    }
+
+    /// Takes one report from the chat's hourly allowance; when it is used up, says so and
+    /// gives `false` (the report must not be filed).
+    pub(crate) async fn allowed(&self, turn: &Turn<'_>) -> bool {
+        if self.limiter.allow(turn.chat_id) {
+            return true;
+        }
+        let per_hour = self.per_hour;
+        tracing::info!(bot = %turn.rt.name, chat_id = turn.chat_id, per_hour, "report refused: the chat's hourly limit is used up");
+        turn.send(texts::report_limited(turn.lang, per_hour), None)
+            .await;
+        false
     }
 }
 

@@ -5,27 +5,47 @@
 //! one notice per bot, with a button that opens it (and subscribes on Start).
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use chrono::Utc;
+use jobwire_store::SubscriberStore;
 use teloxide::types::{InlineKeyboardButton, InlineKeyboardMarkup};
+use tokio_util::sync::CancellationToken;
 
-use crate::handler::send;
-use crate::runtime::{BotRuntime, Inner};
+use crate::categories::Categories;
+use crate::languages::Languages;
+use crate::telegram::{BotRuntime, send};
 use crate::texts;
 
 /// Notices taken per look.
 const PER_LOOK: u32 = 100;
 
+/// What the start notices work with.
+pub(crate) struct Notices {
+    /// The notices to send (`bot_blocks` not yet noticed).
+    pub store: Arc<dyn SubscriberStore>,
+    /// Which categories each bot delivers, and its username.
+    pub categories: Arc<Categories>,
+    /// The language of each notice's reader.
+    pub languages: Arc<Languages>,
+    /// How often to look (`start_notice_every`).
+    pub every: Duration,
+}
+
 /// Runs until shutdown: every `start_notice_every`, sends the notices nobody sent yet.
-pub(crate) async fn start_notices(inner: Arc<Inner>, main: Arc<BotRuntime>) {
-    let mut interval = tokio::time::interval(inner.options.start_notice_every);
+pub(crate) async fn start_notices(
+    notices: Notices,
+    main: Arc<BotRuntime>,
+    shutdown: CancellationToken,
+) {
+    let mut interval = tokio::time::interval(notices.every);
     interval.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
         tokio::select! {
-            _ = inner.shutdown.cancelled() => return,
+            _ = shutdown.cancelled() => return,
             _ = interval.tick() => {}
         }
-        let blocks = match inner
+        let blocks = match notices
             .store
             .take_unnotified_bot_blocks(Utc::now(), PER_LOOK)
             .await
@@ -37,12 +57,12 @@ pub(crate) async fn start_notices(inner: Arc<Inner>, main: Arc<BotRuntime>) {
             }
         };
         for block in blocks {
-            let all = inner.views.get();
+            let all = notices.categories.views();
             let views: Vec<_> = all.iter().filter(|v| v.bot == block.bot).collect();
             let Some(first) = views.first() else {
                 continue; // a bot no category uses any more
             };
-            let lang = inner.language_of(block.chat_id).await;
+            let lang = notices.languages.of(block.chat_id).await;
             let names: Vec<String> = views.iter().map(|v| v.name.clone()).collect();
             let text = texts::start_the_bot(lang, &first.bot_username, &names);
             let keyboard = url::Url::parse(&first.start_link()).ok().map(|url| {

@@ -4,13 +4,11 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 use std::time::Duration;
 
-use axum::Router;
 use axum::body::Bytes;
 use axum::extract::{Path, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::routing::post;
 use jobwire_core::CategorySlug;
-use jobwire_core::live::Live;
 use jobwire_store::Store;
 use subtle::ConstantTimeEq;
 use teloxide::prelude::*;
@@ -19,12 +17,26 @@ use teloxide::{ApiError, RequestError};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
-use crate::config::{BotIdentity, BotsConfig, LiveCategory, UpdateMode, webhook_url};
+use crate::alerts::Alerts;
+use crate::billing::Billing;
+use crate::cards::Cards;
+use crate::categories::{Categories, LiveCategory};
+use crate::category_bot::CategoryBots;
+use crate::config::{BotIdentity, BotsConfig, UpdateMode, webhook_url};
 use crate::dedup::UpdateDedup;
 use crate::dialogue::DialogueStore;
-use crate::handler::{Processed, describe, process_update, update_chat};
-use crate::limits::ReportLimiter;
-use crate::texts::{self, CategoryView, Lang};
+use crate::digest::Digest;
+use crate::events::{BotEvent, Rejected};
+use crate::languages::Languages;
+use crate::limits::Reports;
+use crate::menus::{MenuOptions, Menus};
+use crate::message::update_chat;
+use crate::notices::{Notices, start_notices};
+use crate::payments::{PaymentKind, Reconciler, Refunds};
+use crate::placements::Placements;
+use crate::router::{ChatLocks, Processed, Router};
+use crate::telegram::{BotRuntime, describe};
+use crate::texts;
 use crate::{BotError, BotOptions};
 
 /// The header Telegram puts the webhook secret in.
@@ -38,144 +50,17 @@ const ALLOWED_UPDATES: [AllowedUpdate; 4] = [
     AllowedUpdate::PreCheckoutQuery,
 ];
 
-/// One running bot (one token).
-#[derive(Debug)]
-pub(crate) struct BotRuntime {
-    pub name: String,
-    /// Kept only to redact it from error messages.
-    pub token: String,
-    pub bot: Bot,
-    /// A client whose timeout outlasts a long poll.
-    pub poll_bot: Bot,
-    pub username: String,
-    /// Whether this bot runs the main bot's dialogue.
-    pub is_main: bool,
-}
-
-/// How the menus show category `c`, delivered by one of the running bots (`usernames`:
-/// `[[bots]]` name → Telegram username).
-fn view(usernames: &HashMap<String, String>, main: Option<&str>, c: LiveCategory) -> CategoryView {
-    CategoryView {
-        bot_username: usernames.get(&c.bot).cloned().unwrap_or_default(),
-        delivered_by_main: main == Some(c.bot.as_str()),
-        slug: c.slug,
-        name: c.name,
-        bot: c.bot,
-        digest: c.digest,
-    }
-}
-
-/// What every handler shares.
+/// What the runtime holds: the router and the running bots.
 #[derive(Debug)]
 pub(crate) struct Inner {
-    pub store: Arc<dyn Store>,
-    pub dialogues: Arc<dyn DialogueStore>,
-    pub dedup: Arc<dyn UpdateDedup>,
-    pub options: BotOptions,
-    pub bots: BTreeMap<String, Arc<BotRuntime>>,
-    /// Every category, in the configured order; replaced while running when an admin edits
-    /// the categories ([`Bots::set_categories`]).
-    pub views: Live<Vec<CategoryView>>,
-    /// `[[bots]]` name → Telegram username, of every running bot.
-    pub usernames: HashMap<String, String>,
-    /// The main bot's configured name.
-    pub main_name: Option<String>,
-    pub main_username: Option<String>,
-    pub mode: UpdateMode,
-    pub tracker: TaskTracker,
-    pub shutdown: CancellationToken,
-    /// One chat's updates are handled one at a time, whichever bot they came to.
-    pub chat_locks: ChatLocks,
-    /// Each chat's reports, across all bots.
-    pub reports: ReportLimiter,
-    pub billing: crate::billing::BillingConfig,
-    /// Employers' direct placements; `None`: off.
-    pub placements: Option<crate::placements::PlacementsConfig>,
-    /// The language last stored per chat, so an unchanged one is not written again.
-    pub langs: std::sync::Mutex<HashMap<i64, Lang>>,
-}
-
-/// Above this many chats, the language cache starts over.
-const LANGS_KEPT: usize = 100_000;
-
-impl Inner {
-    pub fn now(&self) -> chrono::DateTime<chrono::Utc> {
-        self.options.clock.now()
-    }
-
-    /// The categories bot `name` delivers now, in the configured order.
-    pub fn categories_of(&self, bot: &str) -> Vec<CategorySlug> {
-        self.views
-            .get()
-            .iter()
-            .filter(|v| v.bot == bot)
-            .map(|v| v.slug.clone())
-            .collect()
-    }
-
-    /// Remembers the language the chat's user reads (their client's), for the messages the
-    /// bots send unasked (reminders, expiries, start notices). Written only when it changes.
-    pub async fn note_language(&self, chat_id: i64, lang: Lang) {
-        {
-            let mut langs = self
-                .langs
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner);
-            if langs.get(&chat_id) == Some(&lang) {
-                return;
-            }
-            if langs.len() >= LANGS_KEPT {
-                langs.clear();
-            }
-            langs.insert(chat_id, lang);
-        }
-        if let Err(e) = self
-            .store
-            .set_chat_language(chat_id, lang.code(), self.now())
-            .await
-        {
-            tracing::debug!(chat_id, error = %e, "could not store the chat's language");
-            self.langs
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner)
-                .remove(&chat_id);
-        }
-    }
-
-    /// The language a chat's user reads: stored, else Russian (jobwire's audience).
-    pub async fn language_of(&self, chat_id: i64) -> Lang {
-        match self.store.chat_language(chat_id).await {
-            Ok(Some(code)) => Lang::from_code(Some(&code)),
-            _ => Lang::from_code(None),
-        }
-    }
-}
-
-/// Per-chat locks: the handlers read, change and write a subscriber as a whole, so two
-/// updates of one chat (a tap in the main bot and `/start` in a category bot) must not
-/// interleave.
-#[derive(Debug, Default)]
-pub(crate) struct ChatLocks {
-    map: std::sync::Mutex<HashMap<i64, Arc<tokio::sync::Mutex<()>>>>,
-}
-
-/// Above this many entries, unused locks are dropped.
-const CHAT_LOCKS_KEPT: usize = 4096;
-
-impl ChatLocks {
-    pub async fn lock(&self, chat_id: i64) -> tokio::sync::OwnedMutexGuard<()> {
-        let lock = {
-            let mut map = self
-                .map
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner);
-            if map.len() >= CHAT_LOCKS_KEPT {
-                map.retain(|_, l| Arc::strong_count(l) > 1);
-            }
-            Arc::clone(map.entry(chat_id).or_default())
-        };
-        lock.lock_owned().await
-    }
+    router: Arc<Router>,
+    bots: BTreeMap<String, Arc<BotRuntime>>,
+    categories: Arc<Categories>,
+    options: BotOptions,
+    mode: UpdateMode,
+    placements_on: bool,
+    tracker: TaskTracker,
+    shutdown: CancellationToken,
 }
 
 /// The running bots. Cheap to clone.
@@ -267,42 +152,90 @@ impl Bots {
             );
         }
         let main_name = cfg.main.as_ref().map(|m| m.name.clone());
-        let views = cfg
+        let live = cfg
             .categories
             .iter()
-            .map(|c| {
-                view(
-                    &usernames,
-                    main_name.as_deref(),
-                    LiveCategory {
-                        slug: c.slug.clone(),
-                        name: c.name.clone(),
-                        bot: c.bot.name.clone(),
-                        digest: c.digest,
-                    },
-                )
+            .map(|c| LiveCategory {
+                slug: c.slug.clone(),
+                name: c.name.clone(),
+                bot: c.bot.name.clone(),
+                digest: c.digest,
             })
-            .collect::<Vec<_>>();
-        let main_username = main_name.as_ref().and_then(|n| usernames.get(n).cloned());
+            .collect();
 
-        let inner = Arc::new(Inner {
-            store,
-            dialogues,
+        // The shared parts, then each room with what it needs of them.
+        let o = &cfg.options;
+        let clock = Arc::clone(&o.clock);
+        let categories = Arc::new(Categories::new(live, usernames, main_name));
+        let languages = Arc::new(Languages::new(store.clone(), Arc::clone(&clock)));
+        let alerts = Alerts::new(cfg.billing.alert.clone());
+        let reports = Arc::new(Reports::new(o.max_reports_per_hour));
+        let billing = Arc::new(Billing::new(
+            Arc::clone(&store),
+            cfg.billing.clone(),
+            Arc::clone(&categories),
+            Arc::clone(&languages),
+            Arc::clone(&clock),
+        ));
+        let placements = Arc::new(Placements::new(
+            Arc::clone(&store),
+            Arc::clone(&dialogues),
+            Arc::clone(&categories),
+            cfg.placements.clone(),
+            alerts.clone(),
+            Arc::clone(&clock),
+        ));
+        let menus = Menus::new(
+            Arc::clone(&store),
+            Arc::clone(&dialogues),
+            Arc::clone(&categories),
+            billing.clone(),
+            Arc::clone(&reports),
+            MenuOptions {
+                max_keywords: o.max_keywords,
+                max_keyword_chars: o.max_keyword_chars,
+                max_report_chars: o.max_report_chars,
+                catch_up: o.catch_up.clone(),
+                placements: placements.on(),
+            },
+            Arc::clone(&clock),
+        );
+        let router = Arc::new(Router {
             dedup,
-            options: cfg.options.clone(),
+            dialogues,
+            languages: Arc::clone(&languages),
+            alerts: alerts.clone(),
+            chat_locks: ChatLocks::default(),
+            menus,
+            category_bots: CategoryBots::new(
+                Arc::clone(&store),
+                Arc::clone(&categories),
+                reports,
+                o.max_report_chars,
+                o.report_threshold,
+            ),
+            cards: Cards::new(
+                Arc::clone(&store),
+                Arc::clone(&clock),
+                o.report_threshold,
+                o.max_report_chars,
+            ),
+            billing: Arc::clone(&billing),
+            placements: Arc::clone(&placements),
+            refunds: Refunds {
+                store: Arc::clone(&store),
+                clock: Arc::clone(&clock),
+            },
+        });
+        let inner = Arc::new(Inner {
+            router,
             bots,
-            views: Live::new(views),
-            usernames,
-            main_name,
-            main_username,
+            categories: Arc::clone(&categories),
+            options: cfg.options.clone(),
             mode: cfg.mode.clone(),
+            placements_on: placements.on(),
             tracker: TaskTracker::new(),
             shutdown,
-            chat_locks: ChatLocks::default(),
-            reports: ReportLimiter::new(cfg.options.max_reports_per_hour),
-            billing: cfg.billing.clone(),
-            placements: cfg.placements.clone(),
-            langs: std::sync::Mutex::default(),
         });
         let this = Bots { inner };
 
@@ -310,29 +243,39 @@ impl Bots {
             this.register_commands().await;
         }
         if let Some(main) = this.inner.bots.values().find(|b| b.is_main).cloned() {
-            let inner = Arc::clone(&this.inner);
-            this.inner
-                .tracker
-                .spawn(crate::notices::start_notices(inner, main.clone()));
+            let tracker = &this.inner.tracker;
+            let shutdown = this.inner.shutdown.clone();
+            let notices = Notices {
+                store: store.clone(),
+                categories: Arc::clone(&categories),
+                languages,
+                every: o.start_notice_every,
+            };
+            tracker.spawn(start_notices(notices, main.clone(), shutdown.clone()));
             if let Some(digest) = cfg.digest.clone() {
-                let inner = Arc::clone(&this.inner);
-                this.inner
-                    .tracker
-                    .spawn(crate::digest::run(inner, main.clone(), digest));
+                let digest = Digest::new(
+                    store.clone(),
+                    store.clone(),
+                    categories,
+                    clock.clone(),
+                    digest,
+                );
+                tracker.spawn(digest.run(main.clone(), shutdown.clone()));
             }
             // Also with placements off: what was paid before must still be refunded.
-            {
-                let inner = Arc::clone(&this.inner);
-                this.inner.tracker.spawn(crate::placements::run(
-                    inner,
-                    main.clone(),
-                    cfg.placements.clone(),
-                ));
-            }
+            tracker.spawn(Arc::clone(&placements).run(main.clone(), shutdown.clone()));
             // Reconciliation finds lost payments of subscriptions and placements alike.
-            if this.inner.billing.enabled || cfg.placements.is_some() {
-                let inner = Arc::clone(&this.inner);
-                this.inner.tracker.spawn(crate::billing::run(inner, main));
+            if billing.enabled() || placements.on() {
+                let reconciler = Reconciler {
+                    store,
+                    clock,
+                    alerts,
+                    kinds: vec![
+                        placements as Arc<dyn PaymentKind>,
+                        billing.clone() as Arc<dyn PaymentKind>,
+                    ],
+                };
+                tracker.spawn(billing_loop(billing, reconciler, main, shutdown));
             }
         }
         match &cfg.mode {
@@ -352,24 +295,7 @@ impl Bots {
     /// for every update handled from now on. A category moved to a bot that is not running
     /// keeps its bot until the bot role restarts with it (logged); the rest applies at once.
     pub fn set_categories(&self, categories: &[LiveCategory]) {
-        let previous = self.inner.views.get();
-        let views: Vec<CategoryView> = categories
-            .iter()
-            .map(|c| {
-                let mut c = c.clone();
-                if !self.inner.usernames.contains_key(&c.bot) {
-                    let before = previous.iter().find(|v| v.slug == c.slug);
-                    let kept = before.map_or_else(String::new, |v| v.bot.clone());
-                    tracing::warn!(category = %c.slug, bot = %c.bot, kept = %kept, "the category's new bot is not running in this process; it keeps its bot until the bot role restarts");
-                    c.bot = kept;
-                }
-                view(&self.inner.usernames, self.inner.main_name.as_deref(), c)
-            })
-            .collect();
-        if *previous != views {
-            tracing::info!(categories = views.len(), "categories changed");
-            self.inner.views.set(views);
-        }
+        self.inner.categories.set(categories);
     }
 
     /// `(configured name, Telegram username)` of every bot.
@@ -398,12 +324,12 @@ impl Bots {
                 .iter()
                 .map(|(c, _, en)| BotCommand::new(*c, *en))
                 .collect();
-            if rt.is_main && self.inner.placements.is_some() {
+            if rt.is_main && self.inner.placements_on {
                 let (c, ru, en) = texts::POST_COMMAND;
                 commands_ru.insert(1, BotCommand::new(c, ru));
                 commands_en.insert(1, BotCommand::new(c, en));
             }
-            if rt.is_main && !self.inner.categories_of(&rt.name).is_empty() {
+            if rt.is_main && !self.inner.categories.of_bot(&rt.name).is_empty() {
                 for (c, ru, en) in texts::CATEGORY_COMMANDS {
                     if !list.iter().any(|(m, _, _)| m == c) {
                         commands_ru.push(BotCommand::new(*c, *ru));
@@ -455,8 +381,8 @@ impl Bots {
     /// handles it and answers 200 — after at most `webhook_answer_within`, while a slow
     /// handling goes on. 404 for an unknown bot or when not in webhook mode; 503 once
     /// shutting down (Telegram retries, possibly on another copy).
-    pub fn webhook_router(&self) -> Router {
-        Router::new()
+    pub fn webhook_router(&self) -> axum::Router {
+        axum::Router::new()
             .route("/telegram/{bot}", post(webhook))
             .with_state(Arc::clone(&self.inner))
     }
@@ -473,7 +399,7 @@ impl Bots {
             .get(bot_name)
             .cloned()
             .ok_or_else(|| BotError::Config(format!("no bot named {bot_name:?}")))?;
-        Ok(process_update(Arc::clone(&self.inner), rt, update).await)
+        Ok(self.inner.router.process_update(&rt, update).await)
     }
 
     /// Waits until the shutdown token is cancelled and every poller and update in flight is
@@ -503,9 +429,12 @@ async fn webhook(
         let label = rt
             .as_ref()
             .map_or_else(|| "unknown".to_owned(), |r| r.name.clone());
-        metrics::counter!(crate::events::WEBHOOK_REJECTED_TOTAL, "bot" => label.clone(), "reason" => "secret")
-            .increment(1);
-        tracing::warn!(bot = %label, "webhook request with a wrong secret refused");
+        BotEvent::WebhookRejected {
+            bot: &label,
+            reason: Rejected::Secret,
+            error: None,
+        }
+        .emit();
         return StatusCode::UNAUTHORIZED;
     }
     let Some(rt) = rt else {
@@ -517,16 +446,20 @@ async fn webhook(
     let update: Update = match serde_json::from_slice(&body) {
         Ok(u) => u,
         Err(e) => {
-            metrics::counter!(crate::events::WEBHOOK_REJECTED_TOTAL, "bot" => rt.name.clone(), "reason" => "body")
-                .increment(1);
-            tracing::warn!(bot = %rt.name, error = %e, "webhook body is not an update");
+            BotEvent::WebhookRejected {
+                bot: &rt.name,
+                reason: Rejected::Body,
+                error: Some(&e.to_string()),
+            }
+            .emit();
             return StatusCode::BAD_REQUEST;
         }
     };
     let budget = inner.options.webhook_answer_within;
+    let router = Arc::clone(&inner.router);
     let task = inner
         .tracker
-        .spawn(process_update(Arc::clone(&inner), rt, update));
+        .spawn(async move { router.process_update(&rt, update).await });
     // Answer quickly; a slow handling goes on in its task (and `Bots::wait` waits for it).
     let _ = tokio::time::timeout(budget, task).await;
     StatusCode::OK
@@ -634,17 +567,48 @@ async fn handle_batch(inner: &Arc<Inner>, rt: &Arc<BotRuntime>, updates: Vec<Upd
         }
     }
     let runs = chats.into_iter().map(|(_, list)| {
-        let inner = Arc::clone(inner);
+        let router = Arc::clone(&inner.router);
         let rt = Arc::clone(rt);
-        inner.tracker.clone().spawn(async move {
+        inner.tracker.spawn(async move {
             for u in list {
-                process_update(Arc::clone(&inner), Arc::clone(&rt), u).await;
+                router.process_update(&rt, u).await;
             }
         })
     });
     for res in futures::future::join_all(runs).await {
         if let Err(e) = res {
             tracing::error!(bot = %rt.name, error = %e, "an update handler panicked");
+        }
+    }
+}
+
+/// Billing's background work, one task per bot process: reminders and expiries every
+/// `remind_every`, reconciliation every `reconcile_every`.
+async fn billing_loop(
+    billing: Arc<Billing>,
+    reconciler: Reconciler,
+    main: Arc<BotRuntime>,
+    shutdown: CancellationToken,
+) {
+    let mut remind = tokio::time::interval(billing.remind_every());
+    remind.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let mut reconcile = tokio::time::interval(billing.reconcile_every());
+    reconcile.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        tokio::select! {
+            _ = shutdown.cancelled() => return,
+            _ = remind.tick() => {
+                if let Err(e) = billing.remind_once(&main).await {
+                    tracing::warn!(error = %e, "billing reminders failed; trying again");
+                }
+            }
+            _ = reconcile.tick() => {
+                match reconciler.reconcile_once(&main).await {
+                    Ok(n) if n > 0 => tracing::warn!(applied = n, "reconciliation applied what the ledger lacked"),
+                    Ok(_) => {}
+                    Err(e) => tracing::warn!(error = %e, "reconciliation failed; trying again"),
+                }
+            }
         }
     }
 }

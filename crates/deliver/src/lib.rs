@@ -13,6 +13,7 @@
 
 pub mod broadcast;
 pub mod events;
+pub mod keyboard;
 pub mod limits;
 pub mod recorder;
 pub mod redis_limiter;

@@ -14,7 +14,7 @@ use jobwire_store::{
     WaitKind,
 };
 use teloxide::prelude::*;
-use teloxide::types::{InlineKeyboardButton, InlineKeyboardMarkup, LinkPreviewOptions, ParseMode};
+use teloxide::types::{InlineKeyboardMarkup, LinkPreviewOptions, ParseMode};
 use teloxide::{ApiError, RequestError};
 use tokio::sync::Semaphore;
 use tokio::task::JoinSet;
@@ -698,30 +698,7 @@ impl SendStage {
 
 /// The keyboard under a delivered card, in the language its reader reads.
 fn card_keyboard(row: &DeliveryRow, original_url: Option<&str>) -> InlineKeyboardMarkup {
-    let english = jobwire_core::card::reads_english(row.lang.as_deref());
-    keyboard_markup(jobwire_core::card::keyboard(
-        english,
-        row.id.get(),
-        original_url,
-        &[],
-    ))
-}
-
-/// Telegram's form of a card keyboard.
-fn keyboard_markup(rows: Vec<Vec<jobwire_core::card::CardButton>>) -> InlineKeyboardMarkup {
-    use jobwire_core::card::CardButton;
-    InlineKeyboardMarkup::new(rows.into_iter().map(|row| {
-        row.into_iter()
-            .filter_map(|b| match b {
-                CardButton::Callback { text, data } => {
-                    Some(InlineKeyboardButton::callback(text, data))
-                }
-                CardButton::Url { text, url } => url::Url::parse(&url)
-                    .ok()
-                    .map(|url| InlineKeyboardButton::url(text, url)),
-            })
-            .collect::<Vec<_>>()
-    }))
+    crate::keyboard::card_keyboard(row.lang.as_deref(), row.id.get(), original_url, &[])
 }
 
 /// Whether a failed call is worth making again: network and HTTP trouble, and Telegram's

@@ -2,7 +2,6 @@
 //! bots run with.
 
 use std::fmt;
-use std::sync::Arc;
 use std::time::Duration;
 
 use jobwire_core::CategorySlug;
@@ -105,8 +104,7 @@ impl fmt::Debug for ProviderConfig {
     }
 }
 
-/// A message to the admins (payment failures, reconciliation differences).
-pub type AlertFn = Arc<dyn Fn(String) + Send + Sync>;
+pub use crate::alerts::AlertFn;
 
 /// The checked billing settings.
 #[derive(Clone)]
@@ -253,10 +251,7 @@ impl BillingConfig {
 
     /// Tells the admins, if anyone listens.
     pub fn alert(&self, message: String) {
-        match &self.alert {
-            Some(alert) => alert(message),
-            None => tracing::warn!(%message, "billing alert (no admin chat configured)"),
-        }
+        crate::alerts::Alerts::new(self.alert.clone()).send(message);
     }
 }
 

@@ -3,7 +3,9 @@
 use chrono::{DateTime, Utc};
 use jobwire_core::billing::Plan;
 
-use super::{CategoryView, Lang, escape};
+use super::format::escape;
+use super::lang::Lang;
+use super::view::CategoryView;
 
 /// A date as subscribers read it (UTC).
 pub fn date(at: DateTime<Utc>) -> String {

@@ -4,7 +4,8 @@
 
 use jobwire_core::card::CardAction;
 
-use super::{Lang, escape};
+use super::format::escape;
+use super::lang::Lang;
 
 /// The toast after "Not a vacancy" or "Wrong category": thanks, or "already" on a second
 /// tap (nothing more is filed).

@@ -1,7 +1,7 @@
 //! What the category bots say: subscribed, unsubscribed, help and `/wrong` reports.
 
-use super::format::quoted;
-use super::{Lang, escape};
+use super::format::{escape, quoted};
+use super::lang::Lang;
 
 pub fn category_started(lang: Lang, names: &[String], main_username: Option<&str>) -> String {
     let list = quoted(names);

@@ -5,7 +5,24 @@ use jobwire_core::extract::BudgetBasis;
 use jobwire_core::subscriber::MinBudget;
 use jobwire_store::QuietHoursSpec;
 
-use super::{CategoryView, Lang, escape, quote};
+use super::lang::Lang;
+use super::view::CategoryView;
+
+/// Escapes text for Telegram's HTML parse mode (the one escape the cards use too).
+pub use jobwire_core::format::escape;
+
+/// The most characters of a user's input a reply quotes.
+pub const MAX_QUOTE_CHARS: usize = 60;
+
+/// A user's input as a reply quotes it: at most [`MAX_QUOTE_CHARS`] characters (cut on a
+/// character boundary, `…` marking the cut), escaped. A reply quoting a whole 4,000-character
+/// input would exceed Telegram's 4096-character limit and never be delivered.
+pub fn quote(text: &str) -> String {
+    match text.char_indices().nth(MAX_QUOTE_CHARS) {
+        Some((i, _)) => format!("{}…", escape(&text[..i])),
+        None => escape(text),
+    }
+}
 
 /// Groups the thousands of an amount: `5 000`, `12.5`.
 pub fn amount(value: f64) -> String {

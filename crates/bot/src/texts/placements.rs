@@ -7,7 +7,8 @@ use jobwire_core::placement::{
 };
 use jobwire_store::{REASON_CHANGED, REASON_NOT_A_VACANCY, REASON_NOT_CHECKED, REASON_OFF};
 
-use super::{Lang, escape};
+use super::format::escape;
+use super::lang::Lang;
 
 pub fn off(lang: Lang) -> String {
     tr!(

@@ -4,8 +4,8 @@
 use jobwire_core::subscriber::MinBudget;
 use jobwire_store::QuietHoursSpec;
 
-use super::format::{budget, quiet, words};
-use super::{Lang, quote};
+use super::format::{budget, quiet, quote, words};
+use super::lang::Lang;
 use crate::input::InputError;
 
 fn current_or_none(lang: Lang, current: &str) -> String {

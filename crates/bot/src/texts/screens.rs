@@ -5,8 +5,9 @@ use jobwire_core::CategorySlug;
 use jobwire_core::subscriber::MinBudget;
 use jobwire_store::{BlockScope, SubscriberSpec};
 
-use super::format::{bot_mentions, budget, quiet, words};
-use super::{CategoryView, Lang, escape};
+use super::format::{bot_mentions, budget, escape, quiet, words};
+use super::lang::Lang;
+use super::view::CategoryView;
 
 /// The subscriber's settings, one per line.
 pub fn settings(

@@ -6,5 +6,6 @@ mod category_bot;
 mod common;
 mod failures;
 mod hostile;
+mod imports;
 mod main_bot;
 mod webhook;

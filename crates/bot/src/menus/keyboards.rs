@@ -5,13 +5,9 @@ use jobwire_core::CategorySlug;
 use jobwire_core::card::Wants;
 use teloxide::types::{InlineKeyboardButton, InlineKeyboardMarkup};
 
-use super::callbacks::{Callback, Screen};
+use crate::callbacks::{Callback, PlaceStep, Screen, button};
 use crate::dialogue::DialogueState;
 use crate::texts::{self, CategoryView, Lang};
-
-fn button(text: impl Into<String>, cb: &Callback) -> InlineKeyboardButton {
-    InlineKeyboardButton::callback(text.into(), cb.encode())
-}
 
 /// The menu; with billing on, a first row opens the plans; with placements on, a last row
 /// posts a vacancy.
@@ -48,7 +44,7 @@ pub(super) fn main_keyboard(
     if placements {
         rows.push(vec![button(
             texts::placements::place_button(lang),
-            &Callback::Place(super::callbacks::PlaceStep::New),
+            &Callback::Place(PlaceStep::New),
         )]);
     }
     InlineKeyboardMarkup::new(rows)

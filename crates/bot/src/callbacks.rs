@@ -1,19 +1,16 @@
-//! Callback data: what a button does, encoded in its callback data and decoded again, and
-//! the handling of a tap on one.
+//! Callback data: what a button of the main bot does, encoded in its callback data and
+//! decoded again. The rooms build their buttons with it; the router decodes a tap and hands
+//! it to the room it concerns. (The buttons under a card are [`jobwire_core::card`]'s.)
 
 use jobwire_core::CategorySlug;
-use teloxide::prelude::*;
+use teloxide::types::InlineKeyboardButton;
 
-use super::keyboards::categories_keyboard;
-use super::{Turn, describe, display_name, show, truncate, user_chat};
-use crate::BotError;
 use crate::dialogue::DialogueState;
-use crate::runtime::{BotRuntime, Inner};
 use crate::texts::{self, Lang};
 
 /// A screen of the main bot.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Screen {
+pub(crate) enum Screen {
     Main,
     Categories,
     Filters,
@@ -25,7 +22,7 @@ pub(super) enum Screen {
 /// What a button does. Encoded in ≤ 64 bytes of callback data; toggles carry the state they
 /// set (`cat:web:1`), so a redelivered tap changes nothing.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(super) enum Callback {
+pub(crate) enum Callback {
     Screen(Screen),
     Category {
         slug: CategorySlug,
@@ -51,7 +48,7 @@ pub(super) enum Callback {
 
 /// The buttons of placing a vacancy.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(super) enum PlaceStep {
+pub(crate) enum PlaceStep {
     /// Start (or continue) a placement: the menu button.
     New,
     /// Choose (or drop) a category.
@@ -67,7 +64,7 @@ pub(super) enum PlaceStep {
 }
 
 impl Callback {
-    pub(super) fn encode(&self) -> String {
+    pub(crate) fn encode(&self) -> String {
         match self {
             Self::Screen(s) => format!(
                 "menu:{}",
@@ -104,7 +101,7 @@ impl Callback {
         }
     }
 
-    fn decode(data: &str) -> Option<Self> {
+    pub(crate) fn decode(data: &str) -> Option<Self> {
         let mut parts = data.split(':');
         let head = parts.next()?;
         let a = parts.next()?;
@@ -165,7 +162,7 @@ impl Callback {
     }
 }
 
-pub(super) fn ask_name(state: DialogueState) -> &'static str {
+pub(crate) fn ask_name(state: DialogueState) -> &'static str {
     match state {
         DialogueState::Include => "include",
         DialogueState::Exclude => "exclude",
@@ -179,148 +176,26 @@ pub(super) fn ask_name(state: DialogueState) -> &'static str {
     }
 }
 
-pub(super) async fn on_callback(
-    inner: &Inner,
-    rt: &BotRuntime,
-    q: &teloxide::types::CallbackQuery,
-) -> Result<(), BotError> {
-    let chat_id = q
-        .message
-        .as_ref()
-        .map_or_else(|| user_chat(q.from.id.0), |m| m.chat().id.0);
-    let message_id = q.message.as_ref().map(|m| m.id());
-    let turn = Turn {
-        inner,
-        rt,
-        chat_id,
-        lang: Lang::from_code(q.from.language_code.as_deref()),
-        user_name: Some(display_name(&q.from)),
-    };
-    // The buttons under a card work in every bot that delivers.
-    if let Some((card, delivery_id)) = q
-        .data
-        .as_deref()
-        .and_then(jobwire_core::card::CardAction::decode)
-        .filter(|_| chat_id > 0)
-    {
-        let toast = turn.card_tap(card, delivery_id, message_id).await?;
-        answer(rt, q, chat_id, Some(toast)).await;
-        return Ok(());
-    }
-    let action = q.data.as_deref().and_then(Callback::decode);
-    let toast: Option<String> = match action {
-        _ if chat_id <= 0 || !rt.is_main => None,
-        Some(Callback::CatchUp(missed)) => Some(turn.catch_up(missed, message_id).await?),
-        Some(Callback::Wants(wants)) => {
-            inner.store.set_wants(chat_id, wants, inner.now()).await?;
-            tracing::info!(bot = %rt.name, chat_id, wants = wants.as_str(), "what to receive changed");
-            turn.screen(Screen::Filters, message_id).await?;
-            Some(texts::cards::wants_button(turn.lang, wants, true))
-        }
-        Some(Callback::Place(step)) => match step {
-            PlaceStep::New => {
-                turn.clear_dialogue().await?;
-                turn.place_start().await?;
-                None
-            }
-            PlaceStep::Category { slug, on } => turn.place_toggle(slug, on, message_id).await?,
-            PlaceStep::Done => turn.place_done().await?,
-            PlaceStep::Pay => {
-                turn.place_pay().await?;
-                None
-            }
-            PlaceStep::Edit => {
-                turn.place_edit().await?;
-                None
-            }
-            PlaceStep::Cancel => {
-                turn.place_cancel().await?;
-                None
-            }
-        },
-        Some(Callback::ShowAuthor(id)) => {
-            let toast = turn.show_author(id).await?;
-            turn.screen(Screen::Status, message_id).await?;
-            Some(toast)
-        }
-        None => {
-            tracing::debug!(bot = %rt.name, chat_id, "unknown callback data");
-            None
-        }
-        Some(Callback::Screen(Screen::Plans)) => {
-            turn.clear_dialogue().await?;
-            turn.plans(message_id).await?;
-            None
-        }
-        Some(Callback::Screen(screen)) => {
-            turn.clear_dialogue().await?;
-            turn.screen(screen, message_id).await?;
-            None
-        }
-        Some(Callback::Buy { plan, card }) => {
-            turn.buy(&plan, card).await?;
-            None
-        }
-        Some(Callback::CancelRenewal) => {
-            turn.cancel_renewal(q.from.id).await?;
-            None
-        }
-        Some(Callback::Pause(paused)) => Some(turn.set_paused(paused, message_id).await?),
-        Some(Callback::Ask(state)) => {
-            turn.ask(state).await?;
-            None
-        }
-        Some(Callback::Category { slug, on }) => {
-            match inner.views.get().iter().find(|v| v.slug == slug) {
-                None => None,
-                Some(view) => {
-                    let mut loaded = turn.load().await?;
-                    let has = loaded.spec.categories.contains(&slug);
-                    if on != has {
-                        if on {
-                            loaded.spec.categories.push(slug.clone());
-                            turn.sort_categories(&mut loaded.spec.categories);
-                        } else {
-                            loaded.spec.categories.retain(|c| c != &slug);
-                        }
-                        turn.save(&loaded).await?;
-                        tracing::info!(bot = %rt.name, chat_id, category = %slug, on, "category toggled");
-                    }
-                    show(
-                        rt,
-                        chat_id,
-                        message_id,
-                        texts::categories_screen(
-                            turn.lang,
-                            &inner.views.get(),
-                            &loaded.spec.categories,
-                        ),
-                        categories_keyboard(turn.lang, &inner.views.get(), &loaded.spec.categories),
-                    )
-                    .await;
-                    Some(format!("{} {}", if on { "✅" } else { "▫️" }, view.name))
-                }
-            }
-        }
-    };
-    answer(rt, q, chat_id, toast).await;
-    Ok(())
+/// A button that does `cb`.
+pub(crate) fn button(text: impl Into<String>, cb: &Callback) -> InlineKeyboardButton {
+    InlineKeyboardButton::callback(text.into(), cb.encode())
 }
 
-/// Answers a callback query (stops the button's spinner), with a toast if given.
-async fn answer(
-    rt: &BotRuntime,
-    q: &teloxide::types::CallbackQuery,
-    chat_id: i64,
-    toast: Option<String>,
-) {
-    let mut answer = rt.bot.answer_callback_query(q.id.clone());
-    if let Some(t) = toast {
-        answer = answer.text(truncate(&t, 190));
+/// The last rows of the status and plans keyboards: "cancel renewal" for a renewing
+/// subscription, then back to the menu.
+pub(crate) fn closing_rows(lang: Lang, cancel_renewal: bool) -> Vec<Vec<InlineKeyboardButton>> {
+    let mut rows = Vec::new();
+    if cancel_renewal {
+        rows.push(vec![button(
+            texts::billing::cancel_button(lang),
+            &Callback::CancelRenewal,
+        )]);
     }
-    if let Err(e) = answer.await {
-        tracing::debug!(bot = %rt.name, chat_id, error = %describe(&e, &rt.token), "answering a callback failed");
-    }
+    rows.push(vec![button(
+        texts::labels(lang).back,
+        &Callback::Screen(Screen::Main),
+    )]);
+    rows
 }
 
 #[cfg(test)]

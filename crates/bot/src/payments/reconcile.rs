@@ -1,0 +1,181 @@
+//! Reconciliation: Telegram's Stars transactions compared with the ledger. Every payment
+//! the ledger lacks is applied by the room that sold it ([`PaymentKind`]), every refund it
+//! lacks ends the access, and the admins are told of each.
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use chrono::Duration;
+use jobwire_core::billing::InvoicePayload;
+use jobwire_core::clock::Clock;
+use jobwire_store::{LedgerKind, LedgerSource, NewLedgerEntry, Store};
+use teloxide::prelude::*;
+use teloxide::types::{StarTransaction, TransactionPartner, TransactionPartnerUserKind};
+
+use super::facts::PaymentFacts;
+use crate::BotError;
+use crate::alerts::Alerts;
+use crate::events::BotEvent;
+use crate::telegram::BotRuntime;
+
+/// Stars transactions read per reconciliation (pages of 100).
+const RECONCILE_PAGES: u32 = 20;
+
+/// What a room sells, as reconciliation applies it.
+#[async_trait]
+pub(crate) trait PaymentKind: Send + Sync {
+    /// Whether a payment with this invoice payload is this room's.
+    fn owns(&self, invoice_payload: &str) -> bool;
+    /// Applies a payment found among Telegram's transactions, once per charge; whether it
+    /// was applied now.
+    async fn apply_found(
+        &self,
+        chat_id: i64,
+        facts: &PaymentFacts,
+        raw: String,
+    ) -> Result<bool, BotError>;
+}
+
+/// Compares Telegram's Stars transactions with the ledger.
+pub(crate) struct Reconciler {
+    pub store: Arc<dyn Store>,
+    pub clock: Arc<dyn Clock>,
+    pub alerts: Alerts,
+    /// The rooms that sell, asked in order which one a payment is.
+    pub kinds: Vec<Arc<dyn PaymentKind>>,
+}
+
+impl Reconciler {
+    /// Reads Telegram's Stars transactions (newest first) and applies every payment and refund
+    /// the ledger lacks, telling the admins of each. Returns how many were applied.
+    pub(crate) async fn reconcile_once(&self, main: &BotRuntime) -> Result<usize, BotError> {
+        let mut applied = 0;
+        for page in 0..RECONCILE_PAGES {
+            let list = main
+                .bot
+                .get_star_transactions()
+                .offset(page * 100)
+                .limit(100)
+                .await
+                .map_err(|e| main.error(&e))?;
+            let n = list.transactions.len();
+            for tx in &list.transactions {
+                applied += self.reconcile_one(tx).await?;
+            }
+            if n < 100 {
+                break;
+            }
+        }
+        Ok(applied)
+    }
+
+    async fn reconcile_one(&self, tx: &StarTransaction) -> Result<usize, BotError> {
+        let raw = serde_json::to_string(tx).unwrap_or_default();
+        let charge = tx.id.0.clone();
+        // An incoming invoice payment from a user.
+        if let Some(TransactionPartner::User(u)) = &tx.source
+            && let TransactionPartnerUserKind::InvoicePayment(pay) = &u.kind
+        {
+            if self
+                .store
+                .ledger_entry(&charge, LedgerKind::Payment)
+                .await?
+                .is_some()
+            {
+                return Ok(0);
+            }
+            let chat_id = i64::try_from(u.user.id.0).unwrap_or(i64::MAX);
+            let payload = pay.invoice_payload.clone().unwrap_or_default();
+            let period = pay.subscription_period.map(|s| i64::from(s.seconds()));
+            // A subscription's first payment or a renewal: a renewal follows an earlier payment of
+            // the same plan.
+            let plan = InvoicePayload::parse(&payload)
+                .ok()
+                .map(|p| p.plan.to_string());
+            let earlier = self
+                .store
+                .ledger(Some(chat_id), 1000)
+                .await?
+                .iter()
+                .any(|l| l.kind == LedgerKind::Payment && l.is_recurring && l.plan_id == plan);
+            let facts = PaymentFacts {
+                charge_id: charge.clone(),
+                provider_charge_id: None,
+                invoice_payload: payload,
+                amount: i64::from(tx.amount),
+                currency: jobwire_core::billing::STARS.to_owned(),
+                is_recurring: period.is_some(),
+                is_first_recurring: period.is_some() && !earlier,
+                expires_at: period.map(|s| tx.date + Duration::seconds(s)),
+            };
+            let applied = match self.kinds.iter().find(|k| k.owns(&facts.invoice_payload)) {
+                Some(kind) => kind.apply_found(chat_id, &facts, raw).await?,
+                None => false,
+            };
+            if applied {
+                BotEvent::Reconciled {
+                    kind: "payment",
+                    charge: &charge,
+                }
+                .emit();
+                self.alerts.send(format!(
+                    "jobwire: Telegram has payment {charge} ({} ⭐, user {chat_id}) that the ledger lacked; applied it",
+                    tx.amount
+                ));
+                return Ok(1);
+            }
+            return Ok(0);
+        }
+        // A refund to a user (its id is the original charge's).
+        if let Some(TransactionPartner::User(u)) = &tx.receiver {
+            let have = |kind| self.store.ledger_entry(&charge, kind);
+            if have(LedgerKind::Refund).await?.is_some()
+                || have(LedgerKind::Refunded).await?.is_some()
+            {
+                return Ok(0);
+            }
+            let Some(paid) = have(LedgerKind::Payment).await? else {
+                return Ok(0); // a refund of something jobwire never sold
+            };
+            let chat_id = i64::try_from(u.user.id.0).unwrap_or(i64::MAX);
+            let entry = NewLedgerEntry {
+                kind: LedgerKind::Refunded,
+                charge_id: charge.clone(),
+                provider_charge_id: None,
+                chat_id,
+                plan_id: paid.plan_id.clone(),
+                nonce: paid.nonce.clone(),
+                amount: i64::from(tx.amount),
+                currency: jobwire_core::billing::STARS.to_owned(),
+                is_recurring: false,
+                is_first_recurring: false,
+                subscription_expires_at: None,
+                source: LedgerSource::Reconciliation,
+                raw,
+            };
+            if self
+                .store
+                .apply_refund(&entry, self.clock.now())
+                .await?
+                .is_some()
+            {
+                BotEvent::Reconciled {
+                    kind: "refund",
+                    charge: &charge,
+                }
+                .emit();
+                BotEvent::Refunded {
+                    source: "reconciliation",
+                    chat_id,
+                    charge: &charge,
+                }
+                .emit();
+                self.alerts.send(format!(
+                    "jobwire: Telegram refunded payment {charge} (user {chat_id}) without the ledger knowing; access ended"
+                ));
+                return Ok(1);
+            }
+        }
+        Ok(0)
+    }
+}
