@@ -1,8 +1,10 @@
 //! The admin HTTP API, served under `/api` next to `/healthz`, `/readyz` and `/metrics`.
 //!
 //! Every route needs either a panel session (the `jw_session` cookie of `/login`; a state
-//! change also needs the session's CSRF token in `X-CSRF-Token` and this site's origin) or
-//! `Authorization: Bearer <token>`, the token being `JOBWIRE_ADMIN_TOKEN` (surrounding
+//! change also needs the session's CSRF token in `X-CSRF-Token` and this site's origin) of
+//! an account whose role the route allows ([`ROUTES`]: a moderator gets `403` on payments,
+//! refunds, broadcasts and retraining), or `Authorization: Bearer <token>` (an admin's
+//! rights), the token being `JOBWIRE_ADMIN_TOKEN` (surrounding
 //! whitespace ignored), at least [`MIN_TOKEN_LEN`] characters: a shorter one stops the
 //! start-up ([`AdminApi::check_token`]). Unset or empty, only a session opens the API; any
 //! other request gets 401. Every change that succeeds is written to the audit log, with the
@@ -48,7 +50,9 @@ use axum::routing::{get, post};
 use chrono::{DateTime, Utc};
 use jobwire_core::secret::Secret;
 use jobwire_core::{CategorySlug, PostKind};
-use jobwire_store::{ExampleSource, NewExample, PostId, ReportId, ReportRow, ReportStatus, Store};
+use jobwire_store::{
+    AdminRole, ExampleSource, NewExample, PostId, ReportId, ReportRow, ReportStatus, Store,
+};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
@@ -240,10 +244,12 @@ impl AdminApi {
 }
 
 macro_rules! api_routes {
-    ($($method:ident $path:literal => $handler:ident;)*) => {
-        /// Every route of the API (method, path): the router is built from this list alone,
-        /// and a test checks each one refuses a request without auth.
-        pub const ROUTES: &[(&str, &str)] = &[$((stringify!($method), $path),)*];
+    ($($method:ident $path:literal $role:ident => $handler:ident;)*) => {
+        /// Every route of the API (method, path, the role it needs): the router is built
+        /// from this list alone, and a test checks each one refuses a request without auth,
+        /// and a moderator's session on every admin route.
+        pub const ROUTES: &[(&str, &str, AdminRole)] =
+            &[$((stringify!($method), $path, AdminRole::$role),)*];
 
         /// The `/api` routes (paths included), to merge into the admin server's router.
         pub fn router(api: Arc<AdminApi>) -> Router {
@@ -255,21 +261,36 @@ macro_rules! api_routes {
     };
 }
 
+/// The role an API route needs (`HEAD` as `GET`); `None` for a path not listed.
+pub fn required_role(method: &axum::http::Method, route: &str) -> Option<AdminRole> {
+    let method = if method == axum::http::Method::HEAD {
+        "get"
+    } else {
+        method.as_str()
+    };
+    ROUTES
+        .iter()
+        .find(|(m, p, _)| *p == route && m.eq_ignore_ascii_case(method))
+        .map(|(_, _, role)| *role)
+}
+
+// Moderators: reports, posts and placements. Admins: the rest (retraining, broadcasts,
+// payments and refunds).
 api_routes! {
-    get "/api/reports" => list_reports;
-    post "/api/reports/{id}/accept" => accept_report;
-    post "/api/reports/{id}/reject" => reject_report;
-    post "/api/posts/{id}/label" => label_post;
-    post "/api/retrain" => retrain;
-    get "/api/broadcasts" => list_broadcasts;
-    post "/api/broadcasts" => create_broadcast;
-    get "/api/broadcasts/{id}" => show_broadcast;
-    post "/api/broadcasts/{id}/{action}" => change_broadcast;
-    get "/api/placements" => list_placements;
-    get "/api/placements/{id}" => show_placement;
-    post "/api/placements/{id}/{action}" => decide_placement;
-    get "/api/payments" => list_payments;
-    post "/api/payments/{charge_id}/refund" => refund_payment;
+    get "/api/reports" Moderator => list_reports;
+    post "/api/reports/{id}/accept" Moderator => accept_report;
+    post "/api/reports/{id}/reject" Moderator => reject_report;
+    post "/api/posts/{id}/label" Moderator => label_post;
+    post "/api/retrain" Admin => retrain;
+    get "/api/broadcasts" Admin => list_broadcasts;
+    post "/api/broadcasts" Admin => create_broadcast;
+    get "/api/broadcasts/{id}" Admin => show_broadcast;
+    post "/api/broadcasts/{id}/{action}" Admin => change_broadcast;
+    get "/api/placements" Moderator => list_placements;
+    get "/api/placements/{id}" Moderator => show_placement;
+    post "/api/placements/{id}/{action}" Moderator => decide_placement;
+    get "/api/payments" Admin => list_payments;
+    post "/api/payments/{charge_id}/refund" Admin => refund_payment;
 }
 
 /// An error answer: `{"error": message}` with a status.
@@ -354,6 +375,24 @@ async fn authorize(State(api): State<Arc<AdminApi>>, request: Request, next: Nex
     };
     let actor = match session {
         Some(session) => {
+            let needed = request
+                .extensions()
+                .get::<axum::extract::MatchedPath>()
+                .and_then(|m| required_role(&method, m.as_str()))
+                .unwrap_or(AdminRole::Admin);
+            if !session.role.allows(needed) {
+                tracing::warn!(user = %session.username, role = session.role.as_str(), %path,
+                    "admin API: refused to this role");
+                return ApiError::new(
+                    StatusCode::FORBIDDEN,
+                    format!(
+                        "this needs the {} role; your account is a {}",
+                        needed.as_str(),
+                        session.role.as_str()
+                    ),
+                )
+                .into_response();
+            }
             if crate::auth::changes_state(&method) {
                 let given = request
                     .headers()

@@ -2,7 +2,9 @@
 //!
 //! The gate ([`gate`]) is a layer over the whole panel router, so a route is closed unless
 //! it is listed as public in [`ROUTES`]: without a session a page answers `303` to
-//! `/login?next=…`, an htmx or JSON request `401`. A state change must pass the CSRF check
+//! `/login?next=…`, an htmx or JSON request `401`. Every other route states the role it
+//! needs ([`Access`]): a moderator asking for an admin's route gets `403`, and the
+//! navigation shows a moderator only what it may open. A state change must pass the CSRF check
 //! ([`crate::auth::check_csrf`]); one that succeeds is written to the audit log with who made
 //! it ([`AuditNote`] adds what changed).
 
@@ -22,13 +24,13 @@ use askama::Template;
 use askama_web::WebTemplate;
 use axum::Router;
 use axum::body::{Body, Bytes};
-use axum::extract::{ConnectInfo, Query, Request, State};
+use axum::extract::{ConnectInfo, MatchedPath, Query, Request, State};
 use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Redirect, Response};
 use axum::routing::{MethodRouter, get, post};
 use chrono::Utc;
-use jobwire_store::Store;
+use jobwire_store::{AdminRole, Store};
 use serde::Deserialize;
 
 use crate::api::AdminApi;
@@ -178,8 +180,33 @@ impl Panel {
 pub enum Access {
     /// Anyone (the login page, static files).
     Public,
-    /// A logged-in admin.
-    Session,
+    /// A logged-in account of at least this role (an admin may do a moderator's work).
+    Session(AdminRole),
+}
+
+/// The login page, static files.
+const PUBLIC: Access = Access::Public;
+/// Reports, placements, posts, sources (and the dashboard, logout): any account.
+const MODERATOR: Access = Access::Session(AdminRole::Moderator);
+/// Payments, refunds, broadcasts, the prompt, categories, subscribers, dead letters, the
+/// audit log and accounts: admins only.
+const ADMIN: Access = Access::Session(AdminRole::Admin);
+
+/// The role a route of the panel needs: its [`ROUTES`] entry by method (`HEAD` as `GET`)
+/// and route path; `None` for a public route or one not listed (a 404).
+pub fn required_role(method: &Method, route: &str) -> Option<AdminRole> {
+    let method = if method == Method::HEAD {
+        "get"
+    } else {
+        method.as_str()
+    };
+    ROUTES
+        .iter()
+        .find(|r| r.path == route && r.method.eq_ignore_ascii_case(method))
+        .and_then(|r| match r.access {
+            Access::Public => None,
+            Access::Session(role) => Some(role),
+        })
 }
 
 /// One route of the panel, as [`ROUTES`] lists it.
@@ -194,7 +221,7 @@ macro_rules! routes {
     ($($method:ident $path:literal $access:ident => $handler:path;)*) => {
         /// Every route of the panel (the router is built from this list alone).
         pub const ROUTES: &[RouteInfo] = &[
-            $(RouteInfo { method: stringify!($method), path: $path, access: Access::$access },)*
+            $(RouteInfo { method: stringify!($method), path: $path, access: $access },)*
         ];
 
         fn method_routers() -> Vec<(&'static str, MethodRouter<Arc<Panel>>)> {
@@ -204,42 +231,42 @@ macro_rules! routes {
 }
 
 routes! {
-    get "/login" Public => login_page;
-    post "/login" Public => login_submit;
-    get "/static/{*path}" Public => crate::assets::serve;
-    post "/logout" Session => logout;
-    get "/" Session => pages::dashboard;
-    get "/dashboard/live" Session => pages::dashboard_live;
-    get "/sources" Session => sources::list;
-    post "/sources" Session => sources::add;
-    get "/sources/{id}" Session => sources::show;
-    post "/sources/{id}" Session => sources::update;
-    post "/sources/{id}/preview" Session => sources::preview;
-    post "/sources/{id}/enabled" Session => sources::set_enabled;
-    post "/sources/{id}/remove" Session => sources::remove;
-    get "/posts" Session => pages::posts;
-    get "/posts/{id}" Session => pages::post_trace;
-    post "/posts/{id}/label" Session => pages::label_post;
-    post "/posts/{id}/reclassify" Session => pages::reclassify_post;
-    post "/posts/{id}/redeliver" Session => pages::redeliver_post;
-    get "/categories" Session => categories::page;
-    post "/categories/{slug}" Session => categories::update;
-    get "/prompt" Session => prompt::page;
-    post "/prompt" Session => prompt::create;
-    post "/prompt/try" Session => prompt::try_it;
-    post "/prompt/{id}/activate" Session => prompt::activate;
-    get "/reports" Session => pages::reports;
-    post "/reports/{id}/accept" Session => pages::accept_report;
-    post "/reports/{id}/dismiss" Session => pages::dismiss_report;
-    get "/subscribers" Session => pages::subscribers;
-    get "/subscribers/{chat_id}" Session => pages::subscriber;
-    post "/subscribers/{chat_id}/extend" Session => pages::extend_subscription;
-    post "/subscribers/{chat_id}/end" Session => pages::end_subscription;
-    post "/subscribers/{chat_id}/refund" Session => pages::refund_payment;
-    get "/dead-letters" Session => pages::dead_letters;
-    post "/dead-letters/{id}/retry" Session => pages::retry_dead_letter;
-    post "/dead-letters/{id}/discard" Session => pages::discard_dead_letter;
-    get "/audit" Session => pages::audit;
+    get "/login" PUBLIC => login_page;
+    post "/login" PUBLIC => login_submit;
+    get "/static/{*path}" PUBLIC => crate::assets::serve;
+    post "/logout" MODERATOR => logout;
+    get "/" MODERATOR => pages::dashboard;
+    get "/dashboard/live" MODERATOR => pages::dashboard_live;
+    get "/sources" MODERATOR => sources::list;
+    post "/sources" MODERATOR => sources::add;
+    get "/sources/{id}" MODERATOR => sources::show;
+    post "/sources/{id}" MODERATOR => sources::update;
+    post "/sources/{id}/preview" MODERATOR => sources::preview;
+    post "/sources/{id}/enabled" MODERATOR => sources::set_enabled;
+    post "/sources/{id}/remove" MODERATOR => sources::remove;
+    get "/posts" MODERATOR => pages::posts;
+    get "/posts/{id}" MODERATOR => pages::post_trace;
+    post "/posts/{id}/label" MODERATOR => pages::label_post;
+    post "/posts/{id}/reclassify" MODERATOR => pages::reclassify_post;
+    post "/posts/{id}/redeliver" MODERATOR => pages::redeliver_post;
+    get "/categories" ADMIN => categories::page;
+    post "/categories/{slug}" ADMIN => categories::update;
+    get "/prompt" ADMIN => prompt::page;
+    post "/prompt" ADMIN => prompt::create;
+    post "/prompt/try" ADMIN => prompt::try_it;
+    post "/prompt/{id}/activate" ADMIN => prompt::activate;
+    get "/reports" MODERATOR => pages::reports;
+    post "/reports/{id}/accept" MODERATOR => pages::accept_report;
+    post "/reports/{id}/dismiss" MODERATOR => pages::dismiss_report;
+    get "/subscribers" ADMIN => pages::subscribers;
+    get "/subscribers/{chat_id}" ADMIN => pages::subscriber;
+    post "/subscribers/{chat_id}/extend" ADMIN => pages::extend_subscription;
+    post "/subscribers/{chat_id}/end" ADMIN => pages::end_subscription;
+    post "/subscribers/{chat_id}/refund" ADMIN => pages::refund_payment;
+    get "/dead-letters" ADMIN => pages::dead_letters;
+    post "/dead-letters/{id}/retry" ADMIN => pages::retry_dead_letter;
+    post "/dead-letters/{id}/discard" ADMIN => pages::discard_dead_letter;
+    get "/audit" ADMIN => pages::audit;
 }
 
 /// The panel's routes behind the gate.
@@ -276,6 +303,8 @@ pub struct AuditNote {
 pub struct Chrome {
     pub t: &'static Texts,
     pub user: String,
+    /// Whether the account is an admin (the navigation shows a moderator only its pages).
+    pub admin: bool,
     pub csrf: String,
     /// The current page's path (the nav marks it).
     pub nav: &'static str,
@@ -301,6 +330,7 @@ impl Ctx {
         Chrome {
             t: self.t,
             user: self.session.username.clone(),
+            admin: self.session.role == AdminRole::Admin,
             csrf: self.session.csrf.clone(),
             nav,
             flash: None,
@@ -331,6 +361,8 @@ pub enum PanelError {
     NotReady,
     #[error("not found")]
     NotFound,
+    #[error("this page is for admins: your account's role is {}; ask an admin", .0.as_str())]
+    Forbidden(AdminRole),
     #[error("{0}")]
     BadInput(String),
     #[error("the database failed: {0}")]
@@ -342,6 +374,7 @@ impl IntoResponse for PanelError {
         let status = match &self {
             Self::NotReady => StatusCode::SERVICE_UNAVAILABLE,
             Self::NotFound => StatusCode::NOT_FOUND,
+            Self::Forbidden(_) => StatusCode::FORBIDDEN,
             Self::BadInput(_) => StatusCode::UNPROCESSABLE_ENTITY,
             Self::Store(e) => {
                 tracing::warn!(error = %e, "panel: store error");
@@ -414,6 +447,17 @@ async fn gate_inner(panel: Arc<Panel>, request: Request, next: Next) -> Response
     let Some(session) = auth::session_of(store.as_ref(), request.headers(), now).await else {
         return unauthenticated(&request);
     };
+    let route = request
+        .extensions()
+        .get::<MatchedPath>()
+        .map(|m| m.as_str().to_owned());
+    if let Some(needed) = route.and_then(|r| required_role(&method, &r))
+        && !session.role.allows(needed)
+    {
+        tracing::warn!(user = %session.username, role = session.role.as_str(), %method, %path,
+            "panel: refused to this role");
+        return PanelError::Forbidden(session.role).into_response();
+    }
     let t = i18n::lang(request.headers());
     let (request, lang_cookie) = switch_language(request);
     let t = lang_cookie.map_or(t, |(code, _)| i18n::by_code(code));

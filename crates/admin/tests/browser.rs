@@ -161,7 +161,7 @@ async fn an_admins_day_in_the_panel() {
     );
     jobwire_admin::accounts::apply(
         store.as_ref(),
-        jobwire_admin::accounts::Change::Create,
+        jobwire_admin::accounts::Change::Create(jobwire_store::AdminRole::Admin),
         "ops",
         PASSWORD,
     )

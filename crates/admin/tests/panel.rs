@@ -160,19 +160,19 @@ async fn every_route_but_the_public_ones_needs_a_login() {
                     );
                 }
             }
-            jobwire_admin::panel::Access::Session if method == Method::GET => {
+            jobwire_admin::panel::Access::Session(_) if method == Method::GET => {
                 assert_eq!(a.status, StatusCode::SEE_OTHER, "{method} {path}");
                 let to = a.headers[header::LOCATION].to_str().unwrap();
                 assert!(to.starts_with("/login?next="), "{method} {path} -> {to}");
                 checked += 1;
             }
-            jobwire_admin::panel::Access::Session => {
+            jobwire_admin::panel::Access::Session(_) => {
                 assert_eq!(a.status, StatusCode::UNAUTHORIZED, "{method} {path}");
                 checked += 1;
             }
         }
     }
-    for (method, path) in jobwire_admin::api::ROUTES {
+    for (method, path, _) in jobwire_admin::api::ROUTES {
         let path = concrete(path);
         let a = bed
             .send(
@@ -196,6 +196,116 @@ async fn every_route_but_the_public_ones_needs_a_login() {
     // A path nobody routed is closed too (the gate is a layer over the whole panel).
     let a = bed.get("/no-such-page", None).await;
     assert_eq!(a.status, StatusCode::SEE_OTHER);
+}
+
+/// Every route states its role: a moderator is refused (403) every admin route of the
+/// panel and of the API, with its CSRF token and this site's origin (so the role is why),
+/// and nothing changes; it opens its own pages, and its navigation leads only there.
+#[tokio::test]
+async fn a_moderator_is_refused_every_admin_route() {
+    use jobwire_store::AdminRole;
+    let bed = bed().await;
+    bed.add_account("mod", AdminRole::Moderator).await;
+    let m = bed.login_as("mod").await;
+    let admin = bed.login().await;
+    let request = |method: &Method, path: &str, who: &common::Login| {
+        Request::builder()
+            .method(method.clone())
+            .uri(path)
+            .header(header::HOST, "panel.test")
+            .header(header::ORIGIN, "http://panel.test")
+            .header(header::COOKIE, &who.cookie)
+            .header("x-csrf-token", &who.csrf)
+            .header(header::CONTENT_TYPE, "application/x-www-form-urlencoded")
+            .body(Body::from(format!("csrf={}", who.csrf)))
+            .unwrap()
+    };
+    let audit_before = bed.store.audit_log(1000, None).await.unwrap().len();
+    let (mut refused, mut opened) = (0, 0);
+    for r in jobwire_admin::panel::ROUTES {
+        let path = concrete(r.path);
+        let method = Method::from_bytes(r.method.to_uppercase().as_bytes()).unwrap();
+        match r.access {
+            jobwire_admin::panel::Access::Session(AdminRole::Admin) => {
+                let a = bed.send(request(&method, &path, &m)).await;
+                assert_eq!(
+                    a.status,
+                    StatusCode::FORBIDDEN,
+                    "{method} {path}: {}",
+                    a.body
+                );
+                assert!(a.body.contains("moderator"), "{method} {path}: {}", a.body);
+                refused += 1;
+                if method == Method::GET {
+                    let a = bed.get(&path, Some(&admin)).await;
+                    assert_ne!(a.status, StatusCode::FORBIDDEN, "an admin opens {path}");
+                }
+            }
+            jobwire_admin::panel::Access::Session(AdminRole::Moderator)
+                if method == Method::GET =>
+            {
+                let a = bed.get(&path, Some(&m)).await;
+                assert_ne!(
+                    a.status,
+                    StatusCode::FORBIDDEN,
+                    "{method} {path}: {}",
+                    a.body
+                );
+                opened += 1;
+            }
+            _ => {}
+        }
+    }
+    for (method, path, role) in jobwire_admin::api::ROUTES {
+        let path = concrete(path);
+        let method = Method::from_bytes(method.to_uppercase().as_bytes()).unwrap();
+        let a = bed.send(request(&method, &path, &m)).await;
+        if *role == AdminRole::Admin {
+            assert_eq!(
+                a.status,
+                StatusCode::FORBIDDEN,
+                "{method} {path}: {}",
+                a.body
+            );
+            assert!(a.body.contains("moderator"), "{method} {path}: {}", a.body);
+            refused += 1;
+        } else {
+            assert_ne!(
+                a.status,
+                StatusCode::FORBIDDEN,
+                "{method} {path}: {}",
+                a.body
+            );
+        }
+    }
+    assert!(
+        refused >= 20 && opened >= 5,
+        "{refused} refused, {opened} opened"
+    );
+    let audit_after = bed.store.audit_log(1000, None).await.unwrap();
+    assert!(
+        audit_after.len() == audit_before
+            && audit_after
+                .iter()
+                .all(|e| e.actor != "mod" || e.action == "login"),
+        "a refused request changes nothing: {audit_after:?}"
+    );
+    // The moderator's navigation shows only its pages; the dashboard hides the revenue.
+    let dash = bed.get("/", Some(&m)).await;
+    assert_eq!(dash.status, StatusCode::OK);
+    for hidden in [
+        "href=\"/subscribers\"",
+        "href=\"/prompt\"",
+        "href=\"/audit\"",
+        "Revenue",
+    ] {
+        assert!(!dash.body.contains(hidden), "{hidden} shown to a moderator");
+    }
+    for shown in ["href=\"/reports\"", "href=\"/sources\"", "href=\"/posts\""] {
+        assert!(dash.body.contains(shown), "{shown} missing for a moderator");
+    }
+    let dash = bed.get("/", Some(&admin)).await;
+    assert!(dash.body.contains("href=\"/subscribers\"") && dash.body.contains("Revenue"));
 }
 
 #[tokio::test]

@@ -49,7 +49,7 @@ pub async fn open(token: Option<&str>, attach: impl FnOnce(&Arc<AdminApi>)) -> B
     );
     jobwire_admin::accounts::apply(
         store.as_ref(),
-        jobwire_admin::accounts::Change::Create,
+        jobwire_admin::accounts::Change::Create(jobwire_store::AdminRole::Admin),
         "ops",
         PASSWORD,
     )
@@ -132,7 +132,24 @@ impl Bed {
 
     /// Logs `ops` in; the session and the CSRF token of its pages.
     pub async fn login(&self) -> Login {
-        let a = self.try_login("ops", PASSWORD).await;
+        self.login_as("ops").await
+    }
+
+    /// Makes the account `username` with `role` (password [`PASSWORD`]).
+    pub async fn add_account(&self, username: &str, role: jobwire_store::AdminRole) {
+        jobwire_admin::accounts::apply(
+            self.store.as_ref(),
+            jobwire_admin::accounts::Change::Create(role),
+            username,
+            PASSWORD,
+        )
+        .await
+        .unwrap();
+    }
+
+    /// Logs `username` in (password [`PASSWORD`]); the session and its CSRF token.
+    pub async fn login_as(&self, username: &str) -> Login {
+        let a = self.try_login(username, PASSWORD).await;
         assert_eq!(a.status, StatusCode::SEE_OTHER, "{}", a.body);
         let set = a.headers[header::SET_COOKIE].to_str().unwrap().to_owned();
         let cookie = set.split(';').next().unwrap().to_owned();
