@@ -8,10 +8,15 @@
 //! ([`crate::auth::check_csrf`]); one that succeeds is written to the audit log with who made
 //! it ([`AuditNote`] adds what changed).
 
+mod audit;
 mod categories;
-mod pages;
+mod dashboard;
+mod dead_letters;
+mod posts;
 mod prompt;
+mod reports;
 mod sources;
+mod subscribers;
 
 pub use categories::CategorySetup;
 
@@ -33,10 +38,11 @@ use chrono::Utc;
 use jobwire_store::{AdminRole, Store};
 use serde::Deserialize;
 
-use crate::api::AdminApi;
 use crate::api::failures::{Client, FailedAttempts};
 use crate::auth::{self, Session};
 use crate::i18n::{self, Texts};
+use crate::ops::{Actor, OpError};
+use crate::state::AdminState;
 
 /// Failed logins of one account from one client (an IP address, an IPv6 /64) before that
 /// pair is slowed down: each next attempt waits 1 s, 2 s, 4 s, … up to [`LOGIN_MAX_WAIT`]
@@ -82,11 +88,11 @@ impl Default for PanelOptions {
     }
 }
 
-/// The panel's state: the admin API (its store, categories and bots), login limits.
+/// The panel's state: the admin state it shares with the JSON API (store, categories, bots,
+/// operations) and what only the panel has: the login limits and password checkers.
 #[derive(Debug)]
 pub struct Panel {
-    api: Arc<AdminApi>,
-    options: PanelOptions,
+    state: Arc<AdminState>,
     login_clients: FailedAttempts<Client>,
     login_pairs: FailedAttempts<(String, Client)>,
     password_checks: tokio::sync::Semaphore,
@@ -98,10 +104,9 @@ pub struct Panel {
 }
 
 impl Panel {
-    pub fn new(api: Arc<AdminApi>, options: PanelOptions) -> Arc<Self> {
+    pub fn new(state: Arc<AdminState>) -> Arc<Self> {
         Arc::new(Self {
-            api,
-            options,
+            state,
             login_clients: FailedAttempts::new(
                 MAX_CLIENT_FAILURES,
                 LOGIN_MAX_WAIT,
@@ -126,6 +131,11 @@ impl Panel {
             checks_running: AtomicUsize::new(0),
             checks_peak: AtomicUsize::new(0),
         })
+    }
+
+    /// The state it shares with the JSON API.
+    pub fn state(&self) -> &Arc<AdminState> {
+        &self.state
     }
 
     /// The most password checks that ran at once since the panel started (at most
@@ -164,14 +174,17 @@ impl Panel {
         Some(ok)
     }
 
-    fn store(&self) -> Result<&Arc<dyn Store>, PanelError> {
-        self.api.store_handle().ok_or(PanelError::NotReady)
+    fn store(&self) -> &Arc<dyn Store> {
+        self.state.store()
     }
 
+    /// The configured category slugs, sorted.
     pub(crate) fn categories(&self) -> Vec<String> {
-        let mut c: Vec<String> = self.api.category_slugs().cloned().collect();
-        c.sort();
-        c
+        self.state.category_slugs()
+    }
+
+    fn secure_cookies(&self) -> bool {
+        self.state.panel_options().secure_cookies
     }
 }
 
@@ -235,8 +248,8 @@ routes! {
     post "/login" PUBLIC => login_submit;
     get "/static/{*path}" PUBLIC => crate::assets::serve;
     post "/logout" MODERATOR => logout;
-    get "/" MODERATOR => pages::dashboard;
-    get "/dashboard/live" MODERATOR => pages::dashboard_live;
+    get "/" MODERATOR => dashboard::dashboard;
+    get "/dashboard/live" MODERATOR => dashboard::dashboard_live;
     get "/sources" MODERATOR => sources::list;
     post "/sources" MODERATOR => sources::add;
     get "/sources/{id}" MODERATOR => sources::show;
@@ -244,29 +257,29 @@ routes! {
     post "/sources/{id}/preview" MODERATOR => sources::preview;
     post "/sources/{id}/enabled" MODERATOR => sources::set_enabled;
     post "/sources/{id}/remove" MODERATOR => sources::remove;
-    get "/posts" MODERATOR => pages::posts;
-    get "/posts/{id}" MODERATOR => pages::post_trace;
-    post "/posts/{id}/label" MODERATOR => pages::label_post;
-    post "/posts/{id}/reclassify" MODERATOR => pages::reclassify_post;
-    post "/posts/{id}/redeliver" MODERATOR => pages::redeliver_post;
+    get "/posts" MODERATOR => posts::posts;
+    get "/posts/{id}" MODERATOR => posts::post_trace;
+    post "/posts/{id}/label" MODERATOR => posts::label_post;
+    post "/posts/{id}/reclassify" MODERATOR => posts::reclassify_post;
+    post "/posts/{id}/redeliver" MODERATOR => posts::redeliver_post;
     get "/categories" ADMIN => categories::page;
     post "/categories/{slug}" ADMIN => categories::update;
     get "/prompt" ADMIN => prompt::page;
     post "/prompt" ADMIN => prompt::create;
     post "/prompt/try" ADMIN => prompt::try_it;
     post "/prompt/{id}/activate" ADMIN => prompt::activate;
-    get "/reports" MODERATOR => pages::reports;
-    post "/reports/{id}/accept" MODERATOR => pages::accept_report;
-    post "/reports/{id}/dismiss" MODERATOR => pages::dismiss_report;
-    get "/subscribers" ADMIN => pages::subscribers;
-    get "/subscribers/{chat_id}" ADMIN => pages::subscriber;
-    post "/subscribers/{chat_id}/extend" ADMIN => pages::extend_subscription;
-    post "/subscribers/{chat_id}/end" ADMIN => pages::end_subscription;
-    post "/subscribers/{chat_id}/refund" ADMIN => pages::refund_payment;
-    get "/dead-letters" ADMIN => pages::dead_letters;
-    post "/dead-letters/{id}/retry" ADMIN => pages::retry_dead_letter;
-    post "/dead-letters/{id}/discard" ADMIN => pages::discard_dead_letter;
-    get "/audit" ADMIN => pages::audit;
+    get "/reports" MODERATOR => reports::reports;
+    post "/reports/{id}/accept" MODERATOR => reports::accept_report;
+    post "/reports/{id}/dismiss" MODERATOR => reports::dismiss_report;
+    get "/subscribers" ADMIN => subscribers::subscribers;
+    get "/subscribers/{chat_id}" ADMIN => subscribers::subscriber;
+    post "/subscribers/{chat_id}/extend" ADMIN => subscribers::extend_subscription;
+    post "/subscribers/{chat_id}/end" ADMIN => subscribers::end_subscription;
+    post "/subscribers/{chat_id}/refund" ADMIN => subscribers::refund_payment;
+    get "/dead-letters" ADMIN => dead_letters::dead_letters;
+    post "/dead-letters/{id}/retry" ADMIN => dead_letters::retry_dead_letter;
+    post "/dead-letters/{id}/discard" ADMIN => dead_letters::discard_dead_letter;
+    get "/audit" ADMIN => audit::audit;
 }
 
 /// The panel's routes behind the gate.
@@ -290,7 +303,37 @@ pub fn is_public(method: &Method, path: &str) -> bool {
         })
 }
 
-/// What a handler adds to the audit line of the change it made.
+/// Marks an answer whose change an operation ([`crate::ops`]) audited already, so the gate
+/// does not write a second line.
+#[derive(Debug, Clone, Copy)]
+pub struct Audited;
+
+/// The redirect after a change an operation made and audited (303).
+pub(crate) fn done(to: &str) -> Response {
+    let mut r = see_other(to);
+    r.extensions_mut().insert(Audited);
+    r
+}
+
+/// `2026-12-04 17:30` (UTC).
+pub(crate) fn when(t: &chrono::DateTime<Utc>) -> String {
+    t.format("%Y-%m-%d %H:%M").to_string()
+}
+
+/// At most `n` characters of a text, on one line.
+pub(crate) fn snippet(text: &str, n: usize) -> String {
+    let one_line: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    if one_line.chars().count() > n {
+        let mut s: String = one_line.chars().take(n).collect();
+        s.push('…');
+        s
+    } else {
+        one_line
+    }
+}
+
+/// What a handler adds to the audit line of the change it made (the panel's own pages:
+/// sources, categories, the prompt; the operations of [`crate::ops`] audit themselves).
 #[derive(Debug, Clone)]
 pub struct AuditNote {
     pub action: &'static str,
@@ -326,6 +369,14 @@ pub struct Ctx {
 }
 
 impl Ctx {
+    /// Who does what this request asks, for the operations' audit.
+    pub fn actor(&self) -> Actor {
+        Actor {
+            name: self.session.username.clone(),
+            role: self.session.role,
+        }
+    }
+
     pub fn chrome(&self, nav: &'static str) -> Chrome {
         Chrome {
             t: self.t,
@@ -357,8 +408,6 @@ impl<S: Send + Sync> axum::extract::FromRequestParts<S> for Ctx {
 /// A panel error, shown as a page (or a line for htmx).
 #[derive(Debug, thiserror::Error)]
 pub enum PanelError {
-    #[error("the database is not connected yet; try again in a moment")]
-    NotReady,
     #[error("not found")]
     NotFound,
     #[error("this page is for admins: your account's role is {}; ask an admin", .0.as_str())]
@@ -369,10 +418,19 @@ pub enum PanelError {
     Store(#[from] jobwire_store::StoreError),
 }
 
+impl From<OpError> for PanelError {
+    fn from(e: OpError) -> Self {
+        match e {
+            OpError::NotFound(_) => Self::NotFound,
+            OpError::Store(e) => Self::Store(e),
+            other => Self::BadInput(other.to_string()),
+        }
+    }
+}
+
 impl IntoResponse for PanelError {
     fn into_response(self) -> Response {
         let status = match &self {
-            Self::NotReady => StatusCode::SERVICE_UNAVAILABLE,
             Self::NotFound => StatusCode::NOT_FOUND,
             Self::Forbidden(_) => StatusCode::FORBIDDEN,
             Self::BadInput(_) => StatusCode::UNPROCESSABLE_ENTITY,
@@ -440,9 +498,7 @@ async fn gate_inner(panel: Arc<Panel>, request: Request, next: Next) -> Response
     if is_public(&method, &path) {
         return next.run(request).await;
     }
-    let Ok(store) = panel.store() else {
-        return PanelError::NotReady.into_response();
-    };
+    let store = panel.store();
     let now = Utc::now();
     let Some(session) = auth::session_of(store.as_ref(), request.headers(), now).await else {
         return unauthenticated(&request);
@@ -485,7 +541,12 @@ async fn gate_inner(panel: Arc<Panel>, request: Request, next: Next) -> Response
     let actor = session.username.clone();
     request.extensions_mut().insert(Ctx { session, t });
     let mut response = next.run(request).await;
-    if auth::changes_state(&method) && response.status().as_u16() < 400 && path != "/logout" {
+    let audited = response.extensions_mut().remove::<Audited>().is_some();
+    if auth::changes_state(&method)
+        && response.status().as_u16() < 400
+        && path != "/logout"
+        && !audited
+    {
         let note = response.extensions_mut().remove::<AuditNote>();
         let (action, target, detail) = match note {
             Some(n) => (n.action.to_owned(), n.target, n.detail),
@@ -704,9 +765,7 @@ async fn login_submit(State(panel): State<Arc<Panel>>, request: Request) -> Resp
         )
             .into_response();
     }
-    let Ok(store) = panel.store() else {
-        return PanelError::NotReady.into_response();
-    };
+    let store = panel.store();
     let client = Client::new(connect.map(|ConnectInfo(a)| a.ip()));
     let pair = (name.clone().unwrap_or_default(), client);
     // Counted before the password is checked: attempts sent at once cannot all pass.
@@ -795,9 +854,7 @@ async fn login_submit(State(panel): State<Arc<Panel>>, request: Request) -> Resp
     }
     tracing::info!(user = %account.username, %client, "panel: logged in");
     let mut r = see_other(&next);
-    if let Ok(v) =
-        HeaderValue::from_str(&auth::session_cookie(&token, panel.options.secure_cookies))
-    {
+    if let Ok(v) = HeaderValue::from_str(&auth::session_cookie(&token, panel.secure_cookies())) {
         r.headers_mut().insert(header::SET_COOKIE, v);
     }
     r
@@ -830,15 +887,13 @@ fn login_form(body: &Bytes) -> LoginForm {
 
 /// `POST /logout`: ends the session (in the database, so a copied cookie dies too).
 async fn logout(State(panel): State<Arc<Panel>>, ctx: Ctx) -> PageResult {
-    let store = panel.store()?;
+    let store = panel.store();
     store.delete_session(&ctx.session.token_hash).await?;
     store
         .record_audit(&ctx.session.username, "logout", "", "", Utc::now())
         .await?;
     let mut r = see_other("/login");
-    if let Ok(v) =
-        HeaderValue::from_str(&auth::cleared_session_cookie(panel.options.secure_cookies))
-    {
+    if let Ok(v) = HeaderValue::from_str(&auth::cleared_session_cookie(panel.secure_cookies())) {
         r.headers_mut().insert(header::SET_COOKIE, v);
     }
     Ok(r)

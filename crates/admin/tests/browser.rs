@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 
 use chrono::Utc;
 use fantoccini::{Client, ClientBuilder, Locator};
-use jobwire_admin::{AdminApi, Panel, PanelOptions};
+use jobwire_admin::AdminSettings;
 use jobwire_core::{CategorySlug, PostKind};
 use jobwire_store::{
     ClassificationRecord, InsertOutcome, NewDelivery, NewPost, NewReport, PostId, PostStatus,
@@ -188,9 +188,9 @@ async fn an_admins_day_in_the_panel() {
         )
         .await
         .unwrap();
-    let api = AdminApi::new(None, ["web".to_owned(), "design".to_owned()]);
-    api.attach_store(store.clone());
-    let app = jobwire_admin::router(api.clone(), Panel::new(api, PanelOptions::default()));
+    let api =
+        AdminSettings::new(None, ["web".to_owned(), "design".to_owned()]).build(store.clone());
+    let app = jobwire_admin::router(api);
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let base = format!("http://{}", listener.local_addr().unwrap());
     tokio::spawn(async move {

@@ -15,7 +15,7 @@ use jobwire_admin::panel::{MAX_ACCOUNT_FAILURES, MAX_PASSWORD_CHECKS};
 use jobwire_store::{InsertOutcome, NewPost, PostStatus};
 
 async fn bed() -> Bed {
-    common::open(None, |_| {}).await
+    common::open(None, |s| s).await
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
@@ -249,7 +249,7 @@ async fn only_http_https_and_tg_links_are_rendered_as_links() {
 
 #[tokio::test]
 async fn a_disabled_admin_cannot_log_in_and_its_session_ends() {
-    let bed = common::open(Some("s3cret-admin-token-0123456789abcdef"), |_| {}).await;
+    let bed = common::open(Some("s3cret-admin-token-0123456789abcdef"), |s| s).await;
     let s = bed.login().await;
     let api = |login: &common::Login| {
         Request::get("/api/reports")
@@ -298,11 +298,14 @@ async fn yes_telegram() -> url::Url {
 #[tokio::test]
 async fn a_refund_is_audited_with_the_payments_chat_whatever_the_url_says() {
     use jobwire_store::{Grant, LedgerKind, LedgerSource, NewLedgerEntry};
-    let bed = bed().await;
-    bed.api.attach_main_bot(
-        yes_telegram().await,
-        "555:MAINmainMAINmainMAINmainMAIN".to_owned().into(),
-    );
+    let telegram = yes_telegram().await;
+    let bed = common::open(None, |s| {
+        s.main_bot(
+            telegram,
+            "555:MAINmainMAINmainMAINmainMAIN".to_owned().into(),
+        )
+    })
+    .await;
     let paid = NewLedgerEntry {
         kind: LedgerKind::Payment,
         charge_id: "stx-1".into(),

@@ -20,13 +20,24 @@ async fn bed() -> Bed {
 }
 
 async fn bed_with(token: Option<&str>) -> Bed {
-    common::open(token, |_| {}).await
+    common::open(token, |s| s).await
+}
+
+/// A panel that knows the bots `bots` (the Categories page offers them).
+async fn bed_with_bots(bots: &[&str]) -> Bed {
+    let bots: Vec<String> = bots.iter().map(|b| (*b).to_owned()).collect();
+    common::open(None, |s| {
+        s.category_setup(jobwire_admin::CategorySetup {
+            order: vec!["web".to_owned(), "design".to_owned()],
+            bots,
+        })
+    })
+    .await
 }
 
 impl Bed {
-    /// Seeds the categories `web` (bot `dev`) and `design` and tells the panel which bots
-    /// exist.
-    async fn app_categories(&self, bots: &[&str]) {
+    /// Seeds the categories `web` (bot `dev`) and `design`.
+    async fn app_categories(&self) {
         let field = |name: &str, bot: &str| CategoryFields {
             name: name.to_owned(),
             description: String::new(),
@@ -49,11 +60,6 @@ impl Bed {
             )
             .await
             .unwrap();
-        self.api
-            .attach_category_setup(jobwire_admin::CategorySetup {
-                order: vec!["web".to_owned(), "design".to_owned()],
-                bots: bots.iter().map(|b| (*b).to_owned()).collect(),
-            });
     }
 
     async fn post_in(&self, channel: &str, text: &str) -> PostId {
@@ -942,8 +948,8 @@ async fn the_dashboard_shows_spend_jobs_per_category_and_telegrams_waits() {
 
 #[tokio::test]
 async fn an_admin_renames_a_category_moves_it_to_another_bot_and_the_change_is_audited() {
-    let bed = bed().await;
-    bed.app_categories(&["dev", "design-bot"]).await;
+    let bed = bed_with_bots(&["dev", "design-bot"]).await;
+    bed.app_categories().await;
     let s = bed.login().await;
     let before = bed.store.categories_version().await.unwrap();
 
