@@ -33,6 +33,18 @@ texts! {
     category_saved: "Saved:", "Сохранено:";
     category_changed: "Changed by", "Изменил";
     nav_reports: "Reports", "Жалобы";
+    nav_placements: "Placements", "Размещения";
+    placements_queue: "Waiting for approval (oldest first)", "Ждут одобрения (сначала старые)";
+    placements_history: "History", "История";
+    no_placements: "No placement is waiting for approval.", "Нет размещений, ждущих одобрения.";
+    employer: "Employer", "Работодатель";
+    amount: "Paid", "Оплачено";
+    approve: "Approve", "Одобрить";
+    refuse: "Refuse and refund", "Отказать и вернуть деньги";
+    refuse_reason: "Reason (the employer reads it)", "Причина (её прочтёт работодатель)";
+    reach: "Reach", "Охват";
+    refunded: "Refunded", "Возвращено";
+    as_posted: "As it will be posted", "Как будет опубликовано";
     nav_subscribers: "Subscribers", "Подписчики";
     nav_dead_letters: "Dead letters", "Сбои";
     nav_audit: "Audit log", "Журнал";

@@ -12,6 +12,7 @@ mod audit;
 mod categories;
 mod dashboard;
 mod dead_letters;
+mod placements;
 mod posts;
 mod prompt;
 mod reports;
@@ -271,6 +272,9 @@ routes! {
     get "/reports" MODERATOR => reports::reports;
     post "/reports/{id}/accept" MODERATOR => reports::accept_report;
     post "/reports/{id}/dismiss" MODERATOR => reports::dismiss_report;
+    get "/placements" MODERATOR => placements::page;
+    post "/placements/{id}/approve" MODERATOR => placements::approve;
+    post "/placements/{id}/refuse" MODERATOR => placements::refuse;
     get "/subscribers" ADMIN => subscribers::subscribers;
     get "/subscribers/{chat_id}" ADMIN => subscribers::subscriber;
     post "/subscribers/{chat_id}/extend" ADMIN => subscribers::extend_subscription;

@@ -1038,3 +1038,179 @@ async fn an_admin_renames_a_category_moves_it_to_another_bot_and_the_change_is_a
     assert!(after.body.contains("Сайты &#60;и&#62; лендинги"));
     assert!(after.body.contains("ops, "), "who changed it is shown");
 }
+
+impl Bed {
+    /// A paid placement of `chat` waiting for approval (categories `web`, 100 Stars).
+    async fn placement_awaiting(&self, chat: i64, title: &str, charge: &str) -> i64 {
+        let draft = jobwire_store::PlacementDraft {
+            lang: "en".into(),
+            title: Some(title.into()),
+            body: Some("A landing page on Tilda, the design is ready, one week.".into()),
+            budget: Some("300 USD".into()),
+            contact: Some("@coffee_hr".into()),
+            categories: vec![CategorySlug::parse("web").unwrap()],
+        };
+        let p = self
+            .store
+            .save_placement_draft(chat, &draft, Utc::now())
+            .await
+            .unwrap();
+        let nonce = format!("nonce-{charge}");
+        self.store
+            .invoice_placement(p.id, chat, 100, &nonce, Utc::now())
+            .await
+            .unwrap()
+            .unwrap();
+        let entry = jobwire_store::NewLedgerEntry {
+            kind: jobwire_store::LedgerKind::Payment,
+            charge_id: charge.to_owned(),
+            provider_charge_id: None,
+            chat_id: chat,
+            plan_id: Some("placement".into()),
+            nonce: Some(nonce),
+            amount: 100,
+            currency: "XTR".into(),
+            is_recurring: false,
+            is_first_recurring: false,
+            subscription_expires_at: None,
+            source: jobwire_store::LedgerSource::Update,
+            raw: "{}".into(),
+        };
+        self.store
+            .apply_placement_payment(&entry, Some(p.id), Some(true), Utc::now())
+            .await
+            .unwrap();
+        p.id
+    }
+}
+
+/// The Placements page: the queue shows each paid placement as it will be posted (text as
+/// text), with its employer, categories and amount; a moderator approves one and refuses
+/// another with a reason (kept for the employer's message), each audited; without the
+/// CSRF token nothing changes; the history shows both.
+#[tokio::test]
+async fn a_moderator_approves_and_refuses_placements_from_the_queue() {
+    use jobwire_store::{AdminRole, PlacementStatus};
+    let bed = bed().await;
+    bed.add_account("mod", AdminRole::Moderator).await;
+    let m = bed.login_as("mod").await;
+    let first = bed
+        .placement_awaiting(515, "<script>alert(1)</script> Landing", "ch-1")
+        .await;
+    let second = bed
+        .placement_awaiting(616, "Logo for a bakery", "ch-2")
+        .await;
+
+    let page = bed.get("/placements", Some(&m)).await;
+    assert_eq!(page.status, StatusCode::OK, "{}", page.body);
+    assert!(!page.body.contains("<script>alert(1)"), "shown as text");
+    assert!(
+        page.body
+            .contains("&#60;script&#62;alert(1)&#60;/script&#62; Landing")
+    );
+    assert!(page.body.contains("Budget: 300 USD") && page.body.contains("@coffee_hr"));
+    assert!(page.body.contains("515") && page.body.contains("100 ⭐"));
+    let (a, b) = (
+        page.body.find(&format!("placement-{first}\"")).unwrap(),
+        page.body.find(&format!("placement-{second}\"")).unwrap(),
+    );
+    assert!(a < b, "oldest first");
+
+    // Without the token (or from another site), nothing is decided.
+    let forged = bed
+        .send(
+            Request::post(format!("/placements/{first}/approve"))
+                .header(header::HOST, "panel.test")
+                .header(header::ORIGIN, "http://panel.test")
+                .header(header::COOKIE, &m.cookie)
+                .header(header::CONTENT_TYPE, "application/x-www-form-urlencoded")
+                .body(Body::from("csrf=0"))
+                .unwrap(),
+        )
+        .await;
+    assert_eq!(forged.status, StatusCode::FORBIDDEN);
+    let forged = bed
+        .send(
+            Request::post(format!("/placements/{second}/refuse"))
+                .header(header::HOST, "panel.test")
+                .header(header::ORIGIN, "http://panel.test")
+                .header(header::COOKIE, &m.cookie)
+                .header(header::CONTENT_TYPE, "application/x-www-form-urlencoded")
+                .body(Body::from("reason=no"))
+                .unwrap(),
+        )
+        .await;
+    assert_eq!(forged.status, StatusCode::FORBIDDEN);
+    for id in [first, second] {
+        let p = bed.store.placement(id).await.unwrap().unwrap();
+        assert_eq!(p.status, PlacementStatus::AwaitingApproval);
+    }
+
+    let ok = bed
+        .post(&format!("/placements/{first}/approve"), &m, &[])
+        .await;
+    assert_eq!(ok.status, StatusCode::SEE_OTHER, "{}", ok.body);
+    let ok = bed
+        .post(
+            &format!("/placements/{second}/refuse"),
+            &m,
+            &[("reason", "  We do not publish logo contests.  ")],
+        )
+        .await;
+    assert_eq!(ok.status, StatusCode::SEE_OTHER, "{}", ok.body);
+    let p1 = bed.store.placement(first).await.unwrap().unwrap();
+    let p2 = bed.store.placement(second).await.unwrap().unwrap();
+    assert_eq!(p1.status, PlacementStatus::Approved);
+    assert_eq!(
+        (p2.status, p2.reason.as_deref(), p2.decided_by.as_deref()),
+        (
+            PlacementStatus::Refused,
+            Some("We do not publish logo contests."),
+            Some("mod")
+        )
+    );
+    // Decided once: a second decision is refused and changes nothing.
+    let again = bed
+        .post(&format!("/placements/{first}/refuse"), &m, &[])
+        .await;
+    assert_eq!(again.status, StatusCode::UNPROCESSABLE_ENTITY);
+    assert!(
+        again.body.contains("not awaiting approval"),
+        "{}",
+        again.body
+    );
+
+    let audit: Vec<(String, String, String, String)> = bed
+        .store
+        .audit_log(10, None)
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|e| (e.actor, e.action, e.target, e.detail))
+        .collect();
+    assert_eq!(
+        audit[..2],
+        [
+            (
+                "mod".to_owned(),
+                "placement.refuse".to_owned(),
+                format!("placement {second}"),
+                "We do not publish logo contests.".to_owned()
+            ),
+            (
+                "mod".to_owned(),
+                "placement.approve".to_owned(),
+                format!("placement {first}"),
+                String::new()
+            ),
+        ],
+        "one line per decision, written by the operation"
+    );
+    let page = bed.get("/placements", Some(&m)).await;
+    assert!(
+        page.body.contains("id=\"no-placements\""),
+        "the queue is empty"
+    );
+    assert!(page.body.contains(&format!("id=\"history-{first}\"")));
+    assert!(page.body.contains("We do not publish logo contests."));
+}
