@@ -125,6 +125,49 @@ struct Seeded {
 }
 
 impl Seeded {
+    /// A paid placement of `chat` waiting for approval.
+    async fn placement(&self, chat: i64, title: &str, charge: &str) -> i64 {
+        let draft = jobwire_store::PlacementDraft {
+            lang: "en".into(),
+            title: Some(title.into()),
+            body: Some("A landing page on Tilda, the design is ready, one week.".into()),
+            budget: None,
+            contact: Some("@coffee_hr".into()),
+            categories: vec![jobwire_core::CategorySlug::parse("web").unwrap()],
+        };
+        let p = self
+            .store
+            .save_placement_draft(chat, &draft, Utc::now())
+            .await
+            .unwrap();
+        let nonce = format!("nonce-{charge}");
+        self.store
+            .invoice_placement(p.id, chat, 100, &nonce, Utc::now())
+            .await
+            .unwrap()
+            .unwrap();
+        let entry = jobwire_store::NewLedgerEntry {
+            kind: jobwire_store::LedgerKind::Payment,
+            charge_id: charge.to_owned(),
+            provider_charge_id: None,
+            chat_id: chat,
+            plan_id: Some("placement".into()),
+            nonce: Some(nonce),
+            amount: 100,
+            currency: "XTR".into(),
+            is_recurring: false,
+            is_first_recurring: false,
+            subscription_expires_at: None,
+            source: jobwire_store::LedgerSource::Update,
+            raw: "{}".into(),
+        };
+        self.store
+            .apply_placement_payment(&entry, Some(p.id), Some(true), Utc::now())
+            .await
+            .unwrap();
+        p.id
+    }
+
     async fn post(&self, channel: &str, text: &str) -> PostId {
         let ch = self.store.source_by_handle(channel).await.unwrap().unwrap();
         let n = Utc::now().timestamp_nanos_opt().unwrap_or(0).to_string();
@@ -455,6 +498,57 @@ async fn an_admins_day_in_the_panel() {
     let decided = store.reports(None, 10).await.unwrap();
     assert_eq!(decided[0].status.as_str(), "accepted");
 
+    // Placements: approve one, refuse another with a reason.
+    let approved = seed.placement(515, "Landing page", "ch-1").await;
+    let refused = seed.placement(616, "Logo contest", "ch-2").await;
+    c.goto(&format!("{base}/placements")).await.unwrap();
+    shot(&c, "16-placements").await;
+    c.find(Locator::Css(&format!(
+        "#placement-{approved} form[action$='/approve'] button"
+    )))
+    .await
+    .unwrap()
+    .click()
+    .await
+    .unwrap();
+    eventually("the approved one leaves the queue", || async {
+        path(&c).await == "/placements"
+            && c.find(Locator::Id(&format!("placement-{approved}")))
+                .await
+                .is_err()
+    })
+    .await;
+    c.find(Locator::Id(&format!("reason-{refused}")))
+        .await
+        .unwrap()
+        .send_keys("We do not publish contests.")
+        .await
+        .unwrap();
+    c.find(Locator::Css(&format!(
+        "#placement-{refused} form[action$='/refuse'] button"
+    )))
+    .await
+    .unwrap()
+    .click()
+    .await
+    .unwrap();
+    eventually("the queue is empty", || async {
+        !text_of(&c, "#no-placements").await.is_empty()
+    })
+    .await;
+    assert!(
+        text_of(&c, &format!("#history-{refused}"))
+            .await
+            .contains("We do not publish contests.")
+    );
+    let p = store.placement(refused).await.unwrap().unwrap();
+    assert_eq!(
+        (p.status.as_str(), p.reason.as_deref()),
+        ("refused", Some("We do not publish contests."))
+    );
+    let p = store.placement(approved).await.unwrap().unwrap();
+    assert_eq!(p.status.as_str(), "approved");
+
     // The other pages, on a desktop and on a phone (nothing wider than the screen).
     for (name, page) in [
         ("07-dashboard", "/"),
@@ -478,6 +572,7 @@ async fn an_admins_day_in_the_panel() {
         ("11-phone-dashboard", "/"),
         ("12-phone-sources", "/sources"),
         ("13-phone-trace", &*format!("/posts/{}", evil.get())),
+        ("17-phone-placements", "/placements"),
     ] {
         c.goto(&format!("{base}{page}")).await.unwrap();
         let fits = c
@@ -503,6 +598,53 @@ async fn an_admins_day_in_the_panel() {
     eventually("back on the login", || async { path(&c).await == "/login" }).await;
     c.goto(&format!("{base}/posts")).await.unwrap();
     assert_eq!(path(&c).await, "/login");
+
+    // A moderator: its pages only; no way to subscribers (refunds), the prompt or the log.
+    jobwire_admin::accounts::apply(
+        store.as_ref(),
+        jobwire_admin::accounts::Change::Create(jobwire_store::AdminRole::Moderator),
+        "mod",
+        PASSWORD,
+    )
+    .await
+    .unwrap();
+    c.find(Locator::Id("username"))
+        .await
+        .unwrap()
+        .send_keys("mod")
+        .await
+        .unwrap();
+    c.find(Locator::Id("password"))
+        .await
+        .unwrap()
+        .send_keys(PASSWORD)
+        .await
+        .unwrap();
+    c.find(Locator::Css("button[type=submit]"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    eventually("the moderator is in", || async {
+        path(&c).await == "/posts"
+    })
+    .await;
+    let nav = text_of(&c, "nav").await;
+    assert!(
+        nav.contains("Placements") && nav.contains("Reports"),
+        "{nav}"
+    );
+    for hidden in ["Subscribers", "Prompt", "Audit", "Categories"] {
+        assert!(
+            !nav.contains(hidden),
+            "{hidden} in a moderator's nav: {nav}"
+        );
+    }
+    shot(&c, "18-moderator-posts").await;
+    c.goto(&format!("{base}/subscribers")).await.unwrap();
+    assert!(text_of(&c, "h1").await.contains("403"));
+    shot(&c, "19-moderator-refused").await;
 
     c.close().await.unwrap();
     drop(d.child);

@@ -1109,7 +1109,7 @@ async fn a_moderator_approves_and_refuses_placements_from_the_queue() {
             .contains("&#60;script&#62;alert(1)&#60;/script&#62; Landing")
     );
     assert!(page.body.contains("Budget: 300 USD") && page.body.contains("@coffee_hr"));
-    assert!(page.body.contains("515") && page.body.contains("100 ⭐"));
+    assert!(page.body.contains("515") && page.body.contains("100 XTR"));
     let (a, b) = (
         page.body.find(&format!("placement-{first}\"")).unwrap(),
         page.body.find(&format!("placement-{second}\"")).unwrap(),

@@ -60,7 +60,7 @@ fn categories(p: &PlacementRow) -> String {
 }
 
 fn amount(p: &PlacementRow) -> String {
-    p.stars.map(|s| format!("{s} ⭐")).unwrap_or_default()
+    p.stars.map(|s| format!("{s} XTR")).unwrap_or_default()
 }
 
 /// The text the placement is published with.
