@@ -34,6 +34,13 @@ texts! {
     category_changed: "Changed by", "Изменил";
     nav_reports: "Reports", "Жалобы";
     nav_placements: "Placements", "Размещения";
+    nav_admins: "Admins", "Админы";
+    role: "Role", "Роль";
+    sessions: "Sessions", "Сессии";
+    created: "Created", "Создан";
+    reset_password: "New password", "Новый пароль";
+    add_admin: "Add an account (a password is generated and shown once)", "Добавить аккаунт (пароль создаётся и показывается один раз)";
+    password_once: "Shown once; copy it now and give it to", "Показывается один раз; скопируйте и передайте";
     placements_queue: "Waiting for approval (oldest first)", "Ждут одобрения (сначала старые)";
     placements_history: "History", "История";
     no_placements: "No placement is waiting for approval.", "Нет размещений, ждущих одобрения.";

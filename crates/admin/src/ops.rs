@@ -1,4 +1,5 @@
-//! The admin's operations, each written once: accept or reject a report, label, reclassify
+//! The admin's operations, each written once: add, disable or reset an account, accept or
+//! reject a report, label, reclassify
 //! or redeliver a post, approve or refuse a placement, refund a payment, extend or end a
 //! subscriber's access, start and steer a broadcast, retry or discard a dead letter, ask
 //! for a retraining. Each is a method of [`AdminState`] that takes typed ids and returns a
@@ -7,6 +8,7 @@
 //! ([`crate::panel`]) are thin adapters: they parse a request, call one operation and show
 //! its outcome.
 
+mod accounts;
 mod broadcasts;
 mod dead_letters;
 mod payments;
@@ -15,6 +17,7 @@ mod posts;
 mod reports;
 mod subscriptions;
 
+pub use accounts::generate_password;
 pub use broadcasts::BroadcastAction;
 pub use payments::Refunded;
 pub use placements::Decision;

@@ -8,6 +8,7 @@
 //! ([`crate::auth::check_csrf`]); one that succeeds is written to the audit log with who made
 //! it ([`AuditNote`] adds what changed).
 
+mod admins;
 mod audit;
 mod categories;
 mod dashboard;
@@ -284,6 +285,10 @@ routes! {
     post "/dead-letters/{id}/retry" ADMIN => dead_letters::retry_dead_letter;
     post "/dead-letters/{id}/discard" ADMIN => dead_letters::discard_dead_letter;
     get "/audit" ADMIN => audit::audit;
+    get "/admins" ADMIN => admins::page;
+    post "/admins" ADMIN => admins::create;
+    post "/admins/{username}/reset" ADMIN => admins::reset;
+    post "/admins/{username}/disable" ADMIN => admins::disable;
 }
 
 /// The panel's routes behind the gate.

@@ -549,6 +549,27 @@ async fn an_admins_day_in_the_panel() {
     let p = store.placement(approved).await.unwrap().unwrap();
     assert_eq!(p.status.as_str(), "approved");
 
+    // Admins: add a moderator; its password is shown once.
+    c.goto(&format!("{base}/admins")).await.unwrap();
+    c.find(Locator::Id("new-username"))
+        .await
+        .unwrap()
+        .send_keys("bob")
+        .await
+        .unwrap();
+    c.find(Locator::Id("add-admin"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    eventually("the new password is shown", || async {
+        text_of(&c, "#password-value").await.len() >= 20
+    })
+    .await;
+    assert!(text_of(&c, "#admin-bob").await.contains("moderator"));
+    shot(&c, "20-admins").await;
+
     // The other pages, on a desktop and on a phone (nothing wider than the screen).
     for (name, page) in [
         ("07-dashboard", "/"),
@@ -573,6 +594,7 @@ async fn an_admins_day_in_the_panel() {
         ("12-phone-sources", "/sources"),
         ("13-phone-trace", &*format!("/posts/{}", evil.get())),
         ("17-phone-placements", "/placements"),
+        ("21-phone-admins", "/admins"),
     ] {
         c.goto(&format!("{base}{page}")).await.unwrap();
         let fits = c

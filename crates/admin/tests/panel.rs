@@ -1214,3 +1214,167 @@ async fn a_moderator_approves_and_refuses_placements_from_the_queue() {
     assert!(page.body.contains(&format!("id=\"history-{first}\"")));
     assert!(page.body.contains("We do not publish logo contests."));
 }
+
+/// Admins: an account is added with a generated password shown once (never audited), which
+/// logs in; a reset shows a new one and ends the account's sessions; disabling ends them and
+/// refuses the login; an admin cannot disable itself; each change needs the CSRF token and
+/// is audited.
+#[tokio::test]
+async fn an_admin_adds_resets_and_disables_an_account() {
+    let bed = bed().await;
+    let s = bed.login().await;
+    let forged = |path: &str| {
+        Request::post(path)
+            .header(header::HOST, "panel.test")
+            .header(header::ORIGIN, "http://panel.test")
+            .header(header::COOKIE, &s.cookie)
+            .header(header::CONTENT_TYPE, "application/x-www-form-urlencoded")
+            .body(Body::from("username=erin&role=moderator"))
+            .unwrap()
+    };
+    assert_eq!(
+        bed.send(forged("/admins")).await.status,
+        StatusCode::FORBIDDEN
+    );
+    assert_eq!(bed.store.admin_by_username("erin").await.unwrap(), None);
+
+    let shown_password = |body: &str| {
+        body.split("id=\"password-value\">")
+            .nth(1)
+            .and_then(|rest| rest.split('<').next())
+            .expect("the password is shown")
+            .to_owned()
+    };
+    let added = bed
+        .post(
+            "/admins",
+            &s,
+            &[("username", "Erin"), ("role", "moderator")],
+        )
+        .await;
+    assert_eq!(added.status, StatusCode::OK, "{}", added.body);
+    assert!(
+        added.headers[header::CACHE_CONTROL]
+            .to_str()
+            .unwrap()
+            .contains("no-store")
+    );
+    let first = shown_password(&added.body);
+    assert!(first.len() >= 20, "{first}");
+    let erin = bed.store.admin_by_username("erin").await.unwrap().unwrap();
+    assert_eq!(erin.role, jobwire_store::AdminRole::Moderator);
+    let page = bed.get("/admins", Some(&s)).await;
+    assert!(page.body.contains("id=\"admin-erin\"") && !page.body.contains(&first));
+
+    let login = |password: String| {
+        let form = url::form_urlencoded::Serializer::new(String::new())
+            .append_pair("username", "erin")
+            .append_pair("password", &password)
+            .finish();
+        Request::post("/login")
+            .header(header::HOST, "panel.test")
+            .header(header::ORIGIN, "http://panel.test")
+            .header(header::CONTENT_TYPE, "application/x-www-form-urlencoded")
+            .body(Body::from(form))
+            .unwrap()
+    };
+    let ok = bed.send(login(first.clone())).await;
+    assert_eq!(ok.status, StatusCode::SEE_OTHER, "{}", ok.body);
+    let erin_cookie = common::Login {
+        cookie: ok.headers[header::SET_COOKIE]
+            .to_str()
+            .unwrap()
+            .split(';')
+            .next()
+            .unwrap()
+            .to_owned(),
+        csrf: String::new(),
+    };
+    assert_eq!(
+        bed.get("/posts", Some(&erin_cookie)).await.status,
+        StatusCode::OK
+    );
+
+    assert_eq!(
+        bed.send(forged("/admins/erin/reset")).await.status,
+        StatusCode::FORBIDDEN
+    );
+    let reset = bed.post("/admins/erin/reset", &s, &[]).await;
+    assert_eq!(reset.status, StatusCode::OK, "{}", reset.body);
+    let second = shown_password(&reset.body);
+    assert_ne!(first, second);
+    assert_eq!(
+        bed.get("/posts", Some(&erin_cookie)).await.status,
+        StatusCode::SEE_OTHER,
+        "a new password ends the sessions"
+    );
+    assert_eq!(
+        bed.send(login(first.clone())).await.status,
+        StatusCode::UNAUTHORIZED
+    );
+    let ok = bed.send(login(second.clone())).await;
+    assert_eq!(ok.status, StatusCode::SEE_OTHER);
+    let erin_cookie = common::Login {
+        cookie: ok.headers[header::SET_COOKIE]
+            .to_str()
+            .unwrap()
+            .split(';')
+            .next()
+            .unwrap()
+            .to_owned(),
+        csrf: String::new(),
+    };
+
+    assert_eq!(
+        bed.send(forged("/admins/erin/disable")).await.status,
+        StatusCode::FORBIDDEN
+    );
+    let off = bed.post("/admins/erin/disable", &s, &[]).await;
+    assert_eq!(off.status, StatusCode::SEE_OTHER, "{}", off.body);
+    assert_eq!(
+        bed.get("/posts", Some(&erin_cookie)).await.status,
+        StatusCode::SEE_OTHER
+    );
+    assert_eq!(
+        bed.send(login(second.clone())).await.status,
+        StatusCode::UNAUTHORIZED
+    );
+    let own = bed.post("/admins/ops/disable", &s, &[]).await;
+    assert_eq!(own.status, StatusCode::UNPROCESSABLE_ENTITY);
+    assert!(own.body.contains("your own account"));
+
+    let audit: Vec<(String, String, String, String)> = bed
+        .store
+        .audit_log(50, None)
+        .await
+        .unwrap()
+        .into_iter()
+        .filter(|e| e.action.starts_with("admin."))
+        .map(|e| (e.actor, e.action, e.target, e.detail))
+        .collect();
+    assert_eq!(
+        audit,
+        [
+            (
+                "ops".into(),
+                "admin.disable".into(),
+                "admin erin".into(),
+                String::new()
+            ),
+            (
+                "ops".into(),
+                "admin.reset_password".into(),
+                "admin erin".into(),
+                String::new()
+            ),
+            (
+                "ops".into(),
+                "admin.create".into(),
+                "admin erin".into(),
+                "moderator".into()
+            ),
+        ]
+    );
+    let log = bed.get("/audit", Some(&s)).await;
+    assert!(!log.body.contains(&first) && !log.body.contains(&second));
+}
