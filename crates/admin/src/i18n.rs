@@ -35,6 +35,13 @@ texts! {
     nav_reports: "Reports", "Жалобы";
     nav_placements: "Placements", "Размещения";
     nav_admins: "Admins", "Админы";
+    nav_payments: "Payments", "Платежи";
+    plan: "Plan", "Тариф";
+    charge: "Charge id", "Id платежа";
+    revenue_per_plan: "Revenue per plan (payments less refunds)", "Выручка по тарифам (платежи минус возвраты)";
+    revenue_per_month: "Revenue per month", "Выручка по месяцам";
+    reconciliation: "Found by reconciliation with Telegram", "Найдено сверкой с Telegram";
+    reconciliation_hint: "Payments and refunds Telegram had and the ledger lacked, applied by the reconciliation (newest first).", "Платежи и возвраты, которые были у Telegram и не было в журнале; применены сверкой (сначала новые).";
     role: "Role", "Роль";
     sessions: "Sessions", "Сессии";
     created: "Created", "Создан";

@@ -13,6 +13,7 @@ mod audit;
 mod categories;
 mod dashboard;
 mod dead_letters;
+mod payments;
 mod placements;
 mod posts;
 mod prompt;
@@ -285,6 +286,8 @@ routes! {
     post "/dead-letters/{id}/retry" ADMIN => dead_letters::retry_dead_letter;
     post "/dead-letters/{id}/discard" ADMIN => dead_letters::discard_dead_letter;
     get "/audit" ADMIN => audit::audit;
+    get "/payments" ADMIN => payments::page;
+    post "/payments/{charge_id}/refund" ADMIN => payments::refund;
     get "/admins" ADMIN => admins::page;
     post "/admins" ADMIN => admins::create;
     post "/admins/{username}/reset" ADMIN => admins::reset;

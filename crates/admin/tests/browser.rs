@@ -231,8 +231,20 @@ async fn an_admins_day_in_the_panel() {
         )
         .await
         .unwrap();
-    let api =
-        AdminSettings::new(None, ["web".to_owned(), "design".to_owned()]).build(store.clone());
+    // A Bot API that says yes to everything (`refundStarPayment` included).
+    let yes =
+        axum::Router::new().fallback(|| async { axum::Json(json!({"ok": true, "result": true})) });
+    let telegram = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let telegram_url: url::Url = format!("http://{}/", telegram.local_addr().unwrap())
+        .parse()
+        .unwrap();
+    tokio::spawn(async move { axum::serve(telegram, yes).await });
+    let api = AdminSettings::new(None, ["web".to_owned(), "design".to_owned()])
+        .main_bot(
+            telegram_url,
+            "555:MAINmainMAINmainMAINmainMAIN".to_owned().into(),
+        )
+        .build(store.clone());
     let app = jobwire_admin::router(api);
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let base = format!("http://{}", listener.local_addr().unwrap());
@@ -549,6 +561,62 @@ async fn an_admins_day_in_the_panel() {
     let p = store.placement(approved).await.unwrap().unwrap();
     assert_eq!(p.status.as_str(), "approved");
 
+    // Payments: refund one from the ledger, with a reason.
+    for (charge, chat, amount) in [("stx-1", 4242, 80), ("stx-2", 5151, 250)] {
+        let paid = jobwire_store::NewLedgerEntry {
+            kind: jobwire_store::LedgerKind::Payment,
+            charge_id: charge.into(),
+            provider_charge_id: None,
+            chat_id: chat,
+            plan_id: Some("month".into()),
+            nonce: None,
+            amount,
+            currency: "XTR".into(),
+            is_recurring: false,
+            is_first_recurring: false,
+            subscription_expires_at: None,
+            source: jobwire_store::LedgerSource::Update,
+            raw: "{}".into(),
+        };
+        let grant = jobwire_store::Grant {
+            plan_id: "month".into(),
+            categories: vec![],
+            days: 30,
+            renews: false,
+            ends_at: None,
+        };
+        store
+            .apply_payment(&paid, &grant, Utc::now())
+            .await
+            .unwrap();
+    }
+    c.goto(&format!("{base}/payments")).await.unwrap();
+    shot(&c, "22-payments").await;
+    let refund_form = "form[action='/payments/stx-2/refund']";
+    c.find(Locator::Css(&format!("{refund_form} input[name=reason]")))
+        .await
+        .unwrap()
+        .send_keys("charged twice")
+        .await
+        .unwrap();
+    c.find(Locator::Css(&format!("{refund_form} button")))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    eventually("the refunded payment has no refund button", || async {
+        path(&c).await == "/payments" && c.find(Locator::Css(refund_form)).await.is_err()
+    })
+    .await;
+    assert!(
+        store
+            .ledger_entry("stx-2", jobwire_store::LedgerKind::Refund)
+            .await
+            .unwrap()
+            .is_some()
+    );
+
     // Admins: add a moderator; its password is shown once.
     c.goto(&format!("{base}/admins")).await.unwrap();
     c.find(Locator::Id("new-username"))
@@ -595,6 +663,7 @@ async fn an_admins_day_in_the_panel() {
         ("13-phone-trace", &*format!("/posts/{}", evil.get())),
         ("17-phone-placements", "/placements"),
         ("21-phone-admins", "/admins"),
+        ("23-phone-payments", "/payments"),
     ] {
         c.goto(&format!("{base}{page}")).await.unwrap();
         let fits = c
@@ -657,14 +726,21 @@ async fn an_admins_day_in_the_panel() {
         nav.contains("Placements") && nav.contains("Reports"),
         "{nav}"
     );
-    for hidden in ["Subscribers", "Prompt", "Audit", "Categories"] {
+    for hidden in [
+        "Payments",
+        "Subscribers",
+        "Prompt",
+        "Audit",
+        "Categories",
+        "Admins",
+    ] {
         assert!(
             !nav.contains(hidden),
             "{hidden} in a moderator's nav: {nav}"
         );
     }
     shot(&c, "18-moderator-posts").await;
-    c.goto(&format!("{base}/subscribers")).await.unwrap();
+    c.goto(&format!("{base}/payments")).await.unwrap();
     assert!(text_of(&c, "h1").await.contains("403"));
     shot(&c, "19-moderator-refused").await;
 
