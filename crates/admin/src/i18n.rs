@@ -36,6 +36,14 @@ texts! {
     nav_placements: "Placements", "Размещения";
     nav_admins: "Admins", "Админы";
     nav_payments: "Payments", "Платежи";
+    nav_plans: "Plans", "Тарифы";
+    price_stars: "Price, Stars", "Цена, Stars";
+    price_provider: "Price via provider (smallest unit)", "Цена через провайдера (в копейках)";
+    days: "Days", "Дней";
+    active_now: "Active now", "Активны сейчас";
+    no_plans: "No plan is configured ([[billing.plans]]).", "Тарифы не настроены ([[billing.plans]]).";
+    trial: "Trial", "Пробный период";
+    plan_gone: "no longer configured", "больше не настроен";
     plan: "Plan", "Тариф";
     charge: "Charge id", "Id платежа";
     revenue_per_plan: "Revenue per plan (payments less refunds)", "Выручка по тарифам (платежи минус возвраты)";

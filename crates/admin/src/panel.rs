@@ -15,6 +15,7 @@ mod dashboard;
 mod dead_letters;
 mod payments;
 mod placements;
+mod plans;
 mod posts;
 mod prompt;
 mod reports;
@@ -288,6 +289,7 @@ routes! {
     get "/audit" ADMIN => audit::audit;
     get "/payments" ADMIN => payments::page;
     post "/payments/{charge_id}/refund" ADMIN => payments::refund;
+    get "/plans" ADMIN => plans::page;
     get "/admins" ADMIN => admins::page;
     post "/admins" ADMIN => admins::create;
     post "/admins/{username}/reset" ADMIN => admins::reset;

@@ -7,6 +7,7 @@
 use std::collections::HashSet;
 use std::sync::Arc;
 
+use jobwire_core::billing::Plan;
 use jobwire_core::secret::Secret;
 use jobwire_store::Store;
 
@@ -44,6 +45,8 @@ pub struct AdminSettings {
     broadcasts: Option<BroadcastSetup>,
     prompt_lab: Option<Arc<dyn PromptLab>>,
     panel: PanelOptions,
+    plans: Vec<Plan>,
+    trial_days: u32,
 }
 
 impl AdminSettings {
@@ -64,6 +67,8 @@ impl AdminSettings {
             broadcasts: None,
             prompt_lab: None,
             panel: PanelOptions::default(),
+            plans: Vec::new(),
+            trial_days: 0,
         }
     }
 
@@ -112,6 +117,13 @@ impl AdminSettings {
         self
     }
 
+    /// The plans the main bot sells (`[[billing.plans]]`) and the trial's length in days.
+    pub fn plans(mut self, plans: Vec<Plan>, trial_days: u32) -> Self {
+        self.plans = plans;
+        self.trial_days = trial_days;
+        self
+    }
+
     /// How the panel is served (`Secure` cookies).
     pub fn panel_options(mut self, options: PanelOptions) -> Self {
         self.panel = options;
@@ -135,6 +147,8 @@ impl AdminSettings {
             broadcasts: self.broadcasts,
             prompt_lab: self.prompt_lab,
             panel: self.panel,
+            plans: self.plans,
+            trial_days: self.trial_days,
         })
     }
 }
@@ -154,6 +168,8 @@ pub struct AdminState {
     pub(crate) broadcasts: Option<BroadcastSetup>,
     prompt_lab: Option<Arc<dyn PromptLab>>,
     panel: PanelOptions,
+    plans: Vec<Plan>,
+    trial_days: u32,
 }
 
 impl AdminState {
@@ -195,6 +211,16 @@ impl AdminState {
     /// How the panel is served.
     pub fn panel_options(&self) -> PanelOptions {
         self.panel
+    }
+
+    /// The plans the main bot sells, as configured.
+    pub fn plans(&self) -> &[Plan] {
+        &self.plans
+    }
+
+    /// The trial's length in days (0: no trial).
+    pub fn trial_days(&self) -> u32 {
+        self.trial_days
     }
 
     /// What broadcasts are created with, when configured.

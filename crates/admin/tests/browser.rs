@@ -645,6 +645,7 @@ async fn an_admins_day_in_the_panel() {
         ("09-dead-letters", "/dead-letters"),
         ("14-prompt", "/prompt"),
         ("15-categories", "/categories"),
+        ("24-plans", "/plans"),
         ("10-audit", "/audit"),
     ] {
         c.goto(&format!("{base}{page}")).await.unwrap();
@@ -664,6 +665,7 @@ async fn an_admins_day_in_the_panel() {
         ("17-phone-placements", "/placements"),
         ("21-phone-admins", "/admins"),
         ("23-phone-payments", "/payments"),
+        ("25-phone-plans", "/plans"),
     ] {
         c.goto(&format!("{base}{page}")).await.unwrap();
         let fits = c

@@ -1378,3 +1378,68 @@ async fn an_admin_adds_resets_and_disables_an_account() {
     let log = bed.get("/audit", Some(&s)).await;
     assert!(!log.body.contains(&first) && !log.body.contains(&second));
 }
+
+/// The Plans page: each configured plan with its prices and the subscriptions active now on
+/// it; a plan no longer configured still shows its subscribers.
+#[tokio::test]
+async fn plans_show_their_prices_and_active_subscriptions() {
+    use jobwire_core::billing::{Plan, PlanId};
+    use jobwire_store::{Grant, LedgerKind, LedgerSource, NewLedgerEntry};
+    let month = Plan {
+        id: PlanId::parse("month").unwrap(),
+        title: "Month <b>pro</b>".into(),
+        stars: 250,
+        days: 30,
+        categories: vec![],
+        provider_price: Some(49_900),
+    };
+    let bed = common::open(None, |s| s.plans(vec![month], 3)).await;
+    for (charge, chat, plan) in [("a", 1, "month"), ("b", 2, "month"), ("c", 3, "week")] {
+        let paid = NewLedgerEntry {
+            kind: LedgerKind::Payment,
+            charge_id: charge.into(),
+            provider_charge_id: None,
+            chat_id: chat,
+            plan_id: Some(plan.into()),
+            nonce: None,
+            amount: 250,
+            currency: "XTR".into(),
+            is_recurring: false,
+            is_first_recurring: false,
+            subscription_expires_at: None,
+            source: LedgerSource::Update,
+            raw: "{}".into(),
+        };
+        let grant = Grant {
+            plan_id: plan.into(),
+            categories: vec![],
+            days: 30,
+            renews: false,
+            ends_at: None,
+        };
+        bed.store
+            .apply_payment(&paid, &grant, Utc::now())
+            .await
+            .unwrap();
+    }
+    let s = bed.login().await;
+    let page = bed.get("/plans", Some(&s)).await;
+    assert_eq!(page.status, StatusCode::OK, "{}", page.body);
+    let row = |id: &str| {
+        page.body
+            .split(&format!("id=\"plan-{id}\">"))
+            .nth(1)
+            .and_then(|r| r.split("</tr>").next())
+            .unwrap_or_default()
+            .to_owned()
+    };
+    let m = row("month");
+    assert!(m.contains("Month &#60;b&#62;pro&#60;/b&#62;"), "{m}");
+    assert!(
+        m.contains(">250<") && m.contains(">49900<") && m.contains(">30<"),
+        "{m}"
+    );
+    assert!(m.ends_with("<td class=\"num\">2</td>"), "two active: {m}");
+    assert!(row("trial").contains(">3<"), "trial days");
+    assert!(page.body.contains("<code>week</code>") && page.body.contains("no longer configured"));
+}

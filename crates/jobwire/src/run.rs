@@ -75,6 +75,7 @@ pub async fn run_roles(
             settings.categories.iter().map(|c| c.slug.to_string()),
         )
         .broadcasts(settings.broadcast_setup())
+        .plans(settings.billing.plans.clone(), settings.billing.trial_days)
         .category_setup(jobwire_admin::CategorySetup {
             order: settings
                 .categories
