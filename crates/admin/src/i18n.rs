@@ -37,6 +37,18 @@ texts! {
     nav_admins: "Admins", "Админы";
     nav_payments: "Payments", "Платежи";
     nav_plans: "Plans", "Тарифы";
+    nav_broadcasts: "Broadcasts", "Рассылки";
+    broadcasts_unavailable: "Broadcasts are not available in this process (no bots configured).", "Рассылки недоступны в этом процессе (боты не настроены).";
+    broadcast_text: "Message (Telegram HTML: <b>, <i>, <a href>, …)", "Сообщение (HTML Telegram: <b>, <i>, <a href>, …)";
+    language: "Language", "Язык";
+    send: "Send", "Отправить";
+    reaches: "Reaches chats:", "Дойдёт до чатов:";
+    broadcast_history: "Broadcasts (progress refreshed every 2 s)", "Рассылки (ход обновляется каждые 2 с)";
+    audience: "Audience", "Аудитория";
+    left: "Left", "Осталось";
+    pause: "Pause", "Пауза";
+    resume: "Resume", "Продолжить";
+    stop: "Stop", "Остановить";
     price_stars: "Price, Stars", "Цена, Stars";
     price_provider: "Price via provider (smallest unit)", "Цена через провайдера (в копейках)";
     days: "Days", "Дней";

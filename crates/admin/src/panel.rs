@@ -10,6 +10,7 @@
 
 mod admins;
 mod audit;
+mod broadcasts;
 mod categories;
 mod dashboard;
 mod dead_letters;
@@ -290,6 +291,11 @@ routes! {
     get "/payments" ADMIN => payments::page;
     post "/payments/{charge_id}/refund" ADMIN => payments::refund;
     get "/plans" ADMIN => plans::page;
+    get "/broadcasts" ADMIN => broadcasts::page;
+    get "/broadcasts/live" ADMIN => broadcasts::live;
+    post "/broadcasts" ADMIN => broadcasts::send;
+    post "/broadcasts/preview" ADMIN => broadcasts::preview;
+    post "/broadcasts/{id}/{action}" ADMIN => broadcasts::steer;
     get "/admins" ADMIN => admins::page;
     post "/admins" ADMIN => admins::create;
     post "/admins/{username}/reset" ADMIN => admins::reset;

@@ -244,6 +244,18 @@ async fn an_admins_day_in_the_panel() {
             telegram_url,
             "555:MAINmainMAINmainMAINmainMAIN".to_owned().into(),
         )
+        .broadcasts(jobwire_admin::broadcasts::BroadcastSetup {
+            routes: ["web", "design"]
+                .iter()
+                .map(|c| jobwire_fanout::CategoryRoute {
+                    slug: jobwire_core::CategorySlug::parse(c).unwrap(),
+                    name: (*c).to_owned(),
+                    bot: "dev".to_owned(),
+                })
+                .collect(),
+            plans: vec![],
+            main_bot: Some("main".to_owned()),
+        })
         .build(store.clone());
     let app = jobwire_admin::router(api);
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
@@ -617,6 +629,58 @@ async fn an_admins_day_in_the_panel() {
             .is_some()
     );
 
+    // Broadcasts: to the 3 of 5 subscribers in `web` (Ann and two more), previewed, then sent.
+    for (chat, cat) in [(1, "web"), (2, "web"), (4, "design"), (5, "design")] {
+        let spec = jobwire_store::SubscriberSpec {
+            chat_id: chat,
+            name: None,
+            categories: vec![jobwire_core::CategorySlug::parse(cat).unwrap()],
+            include: vec![],
+            exclude: vec![],
+            paused: false,
+            quiet_hours: None,
+            min_budget: None,
+        };
+        store.upsert_subscriber(&spec, Utc::now()).await.unwrap();
+    }
+    c.goto(&format!("{base}/broadcasts")).await.unwrap();
+    c.find(Locator::Id("b-text"))
+        .await
+        .unwrap()
+        .send_keys("<b>New:</b> daily digests are here")
+        .await
+        .unwrap();
+    c.find(Locator::Css("#b-category option[value=web]"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    c.find(Locator::Id("b-preview"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    eventually("the preview", || async {
+        path(&c).await == "/broadcasts/preview"
+    })
+    .await;
+    let reach = text_of(&c, "#reach").await;
+    assert_eq!(reach, "3", "{}", text_of(&c, ".flash-error").await);
+    shot(&c, "26-broadcast-preview").await;
+    c.find(Locator::Id("b-send"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    eventually("the broadcast is listed with its 3 recipients", || async {
+        text_of(&c, "#broadcast-list").await.contains("0 / 3")
+    })
+    .await;
+    shot(&c, "27-broadcasts").await;
+
     // Admins: add a moderator; its password is shown once.
     c.goto(&format!("{base}/admins")).await.unwrap();
     c.find(Locator::Id("new-username"))
@@ -666,6 +730,7 @@ async fn an_admins_day_in_the_panel() {
         ("21-phone-admins", "/admins"),
         ("23-phone-payments", "/payments"),
         ("25-phone-plans", "/plans"),
+        ("28-phone-broadcasts", "/broadcasts"),
     ] {
         c.goto(&format!("{base}{page}")).await.unwrap();
         let fits = c
@@ -729,6 +794,7 @@ async fn an_admins_day_in_the_panel() {
         "{nav}"
     );
     for hidden in [
+        "Broadcasts",
         "Payments",
         "Subscribers",
         "Prompt",

@@ -1443,3 +1443,129 @@ async fn plans_show_their_prices_and_active_subscriptions() {
     assert!(row("trial").contains(">3<"), "trial days");
     assert!(page.body.contains("<code>week</code>") && page.body.contains("no longer configured"));
 }
+
+/// Broadcasts: a preview shows the message as read and how many chats the audience reaches,
+/// sending nothing; bad HTML is refused with Telegram's reason; sending and stopping need
+/// the CSRF token, and each is audited; the live list shows the progress.
+#[tokio::test]
+async fn an_admin_previews_sends_and_stops_a_broadcast() {
+    use jobwire_admin::broadcasts::BroadcastSetup;
+    let route = |slug: &str| jobwire_fanout::CategoryRoute {
+        slug: CategorySlug::parse(slug).unwrap(),
+        name: slug.to_owned(),
+        bot: "dev".to_owned(),
+    };
+    let bed = common::open(None, |s| {
+        s.broadcasts(BroadcastSetup {
+            routes: vec![route("web"), route("design")],
+            plans: vec![],
+            main_bot: Some("main".to_owned()),
+        })
+    })
+    .await;
+    for (chat, cat) in [(1, "web"), (2, "web"), (3, "design")] {
+        let spec = jobwire_store::SubscriberSpec {
+            chat_id: chat,
+            name: None,
+            categories: vec![CategorySlug::parse(cat).unwrap()],
+            include: vec![],
+            exclude: vec![],
+            paused: false,
+            quiet_hours: None,
+            min_budget: None,
+        };
+        bed.store
+            .upsert_subscriber(&spec, Utc::now())
+            .await
+            .unwrap();
+    }
+    let s = bed.login().await;
+    let text = "<b>New:</b> a digest &amp; more";
+    let p = bed
+        .post(
+            "/broadcasts/preview",
+            &s,
+            &[("text", text), ("category", "web")],
+        )
+        .await;
+    assert_eq!(p.status, StatusCode::OK, "{}", p.body);
+    assert!(
+        p.body.contains("<strong id=\"reach\">2</strong>"),
+        "{}",
+        p.body
+    );
+    assert!(p.body.contains("New: a digest &#38; more"));
+    assert!(
+        bed.store
+            .broadcasts(10, Utc::now())
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    let bad = bed
+        .post("/broadcasts/preview", &s, &[("text", "<b>unclosed")])
+        .await;
+    assert_eq!(bad.status, StatusCode::UNPROCESSABLE_ENTITY);
+    assert!(bad.body.contains("Telegram would refuse"), "{}", bad.body);
+
+    let forged = |path: &str, body: &'static str| {
+        Request::post(path)
+            .header(header::HOST, "panel.test")
+            .header(header::ORIGIN, "http://panel.test")
+            .header(header::COOKIE, &s.cookie)
+            .header(header::CONTENT_TYPE, "application/x-www-form-urlencoded")
+            .body(Body::from(body))
+            .unwrap()
+    };
+    let refused = bed
+        .send(forged("/broadcasts", "text=hello&category=web"))
+        .await;
+    assert_eq!(refused.status, StatusCode::FORBIDDEN);
+    assert!(
+        bed.store
+            .broadcasts(10, Utc::now())
+            .await
+            .unwrap()
+            .is_empty()
+    );
+
+    let sent = bed
+        .post("/broadcasts", &s, &[("text", text), ("category", "web")])
+        .await;
+    assert_eq!(sent.status, StatusCode::SEE_OTHER, "{}", sent.body);
+    let list = bed.store.broadcasts(10, Utc::now()).await.unwrap();
+    assert_eq!(list.len(), 1);
+    let id = list[0].id;
+    assert_eq!(list[0].progress.total(), 2);
+    let live = bed.get("/broadcasts/live", Some(&s)).await;
+    assert!(live.body.contains(&format!("id=\"broadcast-{id}\"")));
+    assert!(
+        live.body.contains("0 / 2") && live.body.contains("running"),
+        "{}",
+        live.body
+    );
+
+    let refused = bed
+        .send(forged(&format!("/broadcasts/{id}/cancel"), "csrf=0"))
+        .await;
+    assert_eq!(refused.status, StatusCode::FORBIDDEN);
+    let stop = bed.post(&format!("/broadcasts/{id}/cancel"), &s, &[]).await;
+    assert_eq!(stop.status, StatusCode::SEE_OTHER, "{}", stop.body);
+    let b = bed.store.broadcast(id, Utc::now()).await.unwrap().unwrap();
+    assert_eq!(b.status.as_str(), "canceled");
+    let audit: Vec<(String, String)> = bed
+        .store
+        .audit_log(2, None)
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|e| (e.action, e.target))
+        .collect();
+    assert_eq!(
+        audit,
+        [
+            ("broadcast.cancel".to_owned(), format!("broadcast {id}")),
+            ("broadcast.start".to_owned(), format!("broadcast {id}")),
+        ]
+    );
+}

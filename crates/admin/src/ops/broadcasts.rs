@@ -55,6 +55,27 @@ impl AdminState {
         })
     }
 
+    /// What a broadcast would be, without starting it: the message as its readers see it
+    /// (the visible text after Telegram's HTML parsing) and how many chats it reaches.
+    pub async fn preview_broadcast(
+        &self,
+        text: &str,
+        audience: &Audience,
+    ) -> Result<(String, usize), OpError> {
+        let setup = self.broadcast_setup_or_unavailable()?;
+        let bad = |e: BroadcastError| match e {
+            BroadcastError::Store(e) => OpError::Store(e),
+            other => OpError::BadInput(other.to_string()),
+        };
+        crate::broadcasts::check_html(text).map_err(bad)?;
+        let (visible, _) =
+            jobwire_core::tghtml::parse_html(text).map_err(|e| OpError::BadInput(e.to_string()))?;
+        let reached = crate::broadcasts::recipients(setup, &self.store, audience)
+            .await
+            .map_err(bad)?;
+        Ok((visible, reached.len()))
+    }
+
     /// Checks the message and the audience and starts the broadcast.
     pub async fn start_broadcast(
         &self,
