@@ -1,5 +1,6 @@
-//! Admin accounts of the web panel: usernames, password rules and argon2id hashes.
-//! `jobwire admin create --username NAME --password-stdin` makes one; the panel's login
+//! Admin accounts of the web panel: usernames, roles, password rules and argon2id hashes.
+//! `jobwire admin create --username NAME [--role admin|moderator] --password-stdin` makes
+//! one (the role defaults to `admin`); the panel's login
 //! checks a password with [`verify_password`]. `admin set-password` ([`apply`]) and `admin
 //! disable` ([`disable`]) end the account's sessions; `admin list` ([`list`]) shows them. Passwords are read from standard input only
 //! (never an argument, which other users of the machine can see in the process list) and
@@ -9,7 +10,7 @@ use argon2::Argon2;
 use argon2::password_hash::phc::PasswordHash;
 use argon2::password_hash::{PasswordHasher, PasswordVerifier};
 use chrono::Utc;
-use jobwire_store::Store;
+use jobwire_store::{AdminRole, Store};
 
 /// The shortest password accepted, in characters.
 pub const MIN_PASSWORD_CHARS: usize = 12;
@@ -28,6 +29,10 @@ pub enum AccountError {
         "admin {0:?} exists; `jobwire admin set-password --username {0} --password-stdin` changes its password"
     )]
     Exists(String),
+    #[error(
+        "a role is `admin` (everything) or `moderator` (reports, placements, posts, sources); got {0:?}"
+    )]
+    BadRole(String),
     #[error("there is no admin {0:?}; `jobwire admin create` makes one")]
     Unknown(String),
     #[error("hashing the password: {0}")]
@@ -94,8 +99,8 @@ pub fn verify_password(password: &str, phc: &str) -> bool {
 /// What `jobwire admin …` does to an account.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Change {
-    /// A new account (refused when the username is taken).
-    Create,
+    /// A new account with its role (refused when the username is taken).
+    Create(AdminRole),
     /// A new password for an existing account.
     SetPassword,
 }
@@ -111,7 +116,7 @@ pub async fn apply(
     let hash = hash_password(password)?;
     let now = Utc::now();
     match change {
-        Change::Create if store.create_admin(&name, &hash, now).await?.is_none() => {
+        Change::Create(role) if store.create_admin(&name, &hash, role, now).await?.is_none() => {
             Err(AccountError::Exists(name))
         }
         Change::SetPassword if !store.set_admin_password(&name, &hash, now).await? => {
@@ -132,7 +137,14 @@ pub async fn disable(store: &dyn Store, raw_username: &str) -> Result<String, Ac
     }
 }
 
-/// The accounts, one line each: username, state, live sessions, created and last changed.
+/// The role `--role` names (`admin`, `moderator`).
+pub fn role(raw: &str) -> Result<AdminRole, AccountError> {
+    AdminRole::parse(raw.trim())
+        .ok_or_else(|| AccountError::BadRole(raw.chars().take(40).collect()))
+}
+
+/// The accounts, one line each: username, role, state, live sessions, created and last
+/// changed.
 pub async fn list(store: &dyn Store) -> Result<String, AccountError> {
     let now = Utc::now();
     let admins = store.admins(now).await?;
@@ -147,8 +159,9 @@ pub async fn list(store: &dyn Store) -> Result<String, AccountError> {
             None => "active".to_owned(),
         };
         out.push_str(&format!(
-            "{:width$}  {state}  sessions {}  created {}  changed {}\n",
+            "{:width$}  {:9}  {state}  sessions {}  created {}  changed {}\n",
             a.username,
+            a.role.as_str(),
             a.sessions,
             a.created_at.format("%Y-%m-%d"),
             a.updated_at.format("%Y-%m-%d %H:%M UTC"),

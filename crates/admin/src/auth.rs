@@ -13,7 +13,7 @@ use std::fmt;
 
 use axum::http::{HeaderMap, Method, header};
 use chrono::{DateTime, Duration, Utc};
-use jobwire_store::Store;
+use jobwire_store::{AdminRole, Store};
 use rand::RngCore;
 use sha2::{Digest, Sha256};
 
@@ -37,6 +37,8 @@ const TOUCH_EVERY: Duration = Duration::minutes(1);
 pub struct Session {
     pub admin_id: i64,
     pub username: String,
+    /// What the account may do, read with the session at every request.
+    pub role: AdminRole,
     pub csrf: String,
     pub(crate) token_hash: String,
 }
@@ -46,6 +48,7 @@ impl fmt::Debug for Session {
         f.debug_struct("Session")
             .field("admin_id", &self.admin_id)
             .field("username", &self.username)
+            .field("role", &self.role)
             .finish_non_exhaustive()
     }
 }
@@ -104,6 +107,7 @@ pub async fn session_of(
     Some(Session {
         admin_id: row.admin_id,
         username: row.username,
+        role: row.role,
         csrf: row.csrf,
         token_hash: hash,
     })
@@ -214,6 +218,7 @@ mod tests {
         Session {
             admin_id: 1,
             username: "ops".into(),
+            role: AdminRole::Admin,
             csrf: "a".repeat(64),
             token_hash: String::new(),
         }

@@ -114,6 +114,32 @@ pub async fn create(
     {
         return Err(BroadcastError::Repeated(b.id, b.created_at.to_rfc3339()));
     }
+    let recipients = recipients(setup, store, audience).await?;
+    let now = Utc::now();
+    let id = store
+        .create_broadcast(text, &audience.to_json(), &recipients, now)
+        .await?;
+    tracing::info!(
+        broadcast = id,
+        recipients = recipients.len(),
+        "broadcast created"
+    );
+    store.broadcast(id, now).await?.ok_or(BroadcastError::Store(
+        jobwire_store::StoreError::Corrupt {
+            column: "broadcasts.id",
+            detail: format!("broadcast {id} just stored is not found"),
+        },
+    ))
+}
+
+/// Who a broadcast to `audience` would reach, and through which bot: each recipient gets it
+/// from the main bot, or, when the main bot cannot write to them, from the first bot of
+/// their categories that can. Nobody is refused ([`BroadcastError::NoRecipients`]).
+pub async fn recipients(
+    setup: &BroadcastSetup,
+    store: &Arc<dyn Store>,
+    audience: &Audience,
+) -> Result<Vec<(i64, String)>, BroadcastError> {
     if let Some(c) = &audience.category
         && !setup.routes.iter().any(|k| &k.slug == c)
     {
@@ -192,20 +218,7 @@ pub async fn create(
     if recipients.is_empty() {
         return Err(BroadcastError::NoRecipients);
     }
-    let id = store
-        .create_broadcast(text, &audience.to_json(), &recipients, now)
-        .await?;
-    tracing::info!(
-        broadcast = id,
-        recipients = recipients.len(),
-        "broadcast created"
-    );
-    store.broadcast(id, now).await?.ok_or(BroadcastError::Store(
-        jobwire_store::StoreError::Corrupt {
-            column: "broadcasts.id",
-            detail: format!("broadcast {id} just stored is not found"),
-        },
-    ))
+    Ok(recipients)
 }
 
 /// One line of progress: `#3 running: 1200 sent, 3 failed, 10 blocked, 0 unknown, 3787 remaining · 29.8/s · ETA 2m07s`.

@@ -1,5 +1,5 @@
 //! Trying a prompt before it becomes current: the panel's Prompt page asks the configured
-//! LLM through a [`PromptLab`] that the binary attaches ([`crate::AdminApi::attach_prompt_lab`]).
+//! LLM through a [`PromptLab`] that the binary gives the admin state ([`crate::AdminSettings::prompt_lab`]).
 
 use async_trait::async_trait;
 

@@ -2,14 +2,26 @@
 //!
 //! The gate ([`gate`]) is a layer over the whole panel router, so a route is closed unless
 //! it is listed as public in [`ROUTES`]: without a session a page answers `303` to
-//! `/login?next=…`, an htmx or JSON request `401`. A state change must pass the CSRF check
+//! `/login?next=…`, an htmx or JSON request `401`. Every other route states the role it
+//! needs ([`Access`]): a moderator asking for an admin's route gets `403`, and the
+//! navigation shows a moderator only what it may open. A state change must pass the CSRF check
 //! ([`crate::auth::check_csrf`]); one that succeeds is written to the audit log with who made
 //! it ([`AuditNote`] adds what changed).
 
+mod admins;
+mod audit;
+mod broadcasts;
 mod categories;
-mod pages;
+mod dashboard;
+mod dead_letters;
+mod payments;
+mod placements;
+mod plans;
+mod posts;
 mod prompt;
+mod reports;
 mod sources;
+mod subscribers;
 
 pub use categories::CategorySetup;
 
@@ -22,19 +34,20 @@ use askama::Template;
 use askama_web::WebTemplate;
 use axum::Router;
 use axum::body::{Body, Bytes};
-use axum::extract::{ConnectInfo, Query, Request, State};
+use axum::extract::{ConnectInfo, MatchedPath, Query, Request, State};
 use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Redirect, Response};
 use axum::routing::{MethodRouter, get, post};
 use chrono::Utc;
-use jobwire_store::Store;
+use jobwire_store::{AdminRole, Store};
 use serde::Deserialize;
 
-use crate::api::AdminApi;
 use crate::api::failures::{Client, FailedAttempts};
 use crate::auth::{self, Session};
 use crate::i18n::{self, Texts};
+use crate::ops::{Actor, OpError};
+use crate::state::AdminState;
 
 /// Failed logins of one account from one client (an IP address, an IPv6 /64) before that
 /// pair is slowed down: each next attempt waits 1 s, 2 s, 4 s, … up to [`LOGIN_MAX_WAIT`]
@@ -80,11 +93,11 @@ impl Default for PanelOptions {
     }
 }
 
-/// The panel's state: the admin API (its store, categories and bots), login limits.
+/// The panel's state: the admin state it shares with the JSON API (store, categories, bots,
+/// operations) and what only the panel has: the login limits and password checkers.
 #[derive(Debug)]
 pub struct Panel {
-    api: Arc<AdminApi>,
-    options: PanelOptions,
+    state: Arc<AdminState>,
     login_clients: FailedAttempts<Client>,
     login_pairs: FailedAttempts<(String, Client)>,
     password_checks: tokio::sync::Semaphore,
@@ -96,10 +109,9 @@ pub struct Panel {
 }
 
 impl Panel {
-    pub fn new(api: Arc<AdminApi>, options: PanelOptions) -> Arc<Self> {
+    pub fn new(state: Arc<AdminState>) -> Arc<Self> {
         Arc::new(Self {
-            api,
-            options,
+            state,
             login_clients: FailedAttempts::new(
                 MAX_CLIENT_FAILURES,
                 LOGIN_MAX_WAIT,
@@ -124,6 +136,11 @@ impl Panel {
             checks_running: AtomicUsize::new(0),
             checks_peak: AtomicUsize::new(0),
         })
+    }
+
+    /// The state it shares with the JSON API.
+    pub fn state(&self) -> &Arc<AdminState> {
+        &self.state
     }
 
     /// The most password checks that ran at once since the panel started (at most
@@ -162,14 +179,17 @@ impl Panel {
         Some(ok)
     }
 
-    fn store(&self) -> Result<&Arc<dyn Store>, PanelError> {
-        self.api.store_handle().ok_or(PanelError::NotReady)
+    fn store(&self) -> &Arc<dyn Store> {
+        self.state.store()
     }
 
+    /// The configured category slugs, sorted.
     pub(crate) fn categories(&self) -> Vec<String> {
-        let mut c: Vec<String> = self.api.category_slugs().cloned().collect();
-        c.sort();
-        c
+        self.state.category_slugs()
+    }
+
+    fn secure_cookies(&self) -> bool {
+        self.state.panel_options().secure_cookies
     }
 }
 
@@ -178,8 +198,33 @@ impl Panel {
 pub enum Access {
     /// Anyone (the login page, static files).
     Public,
-    /// A logged-in admin.
-    Session,
+    /// A logged-in account of at least this role (an admin may do a moderator's work).
+    Session(AdminRole),
+}
+
+/// The login page, static files.
+const PUBLIC: Access = Access::Public;
+/// Reports, placements, posts, sources (and the dashboard, logout): any account.
+const MODERATOR: Access = Access::Session(AdminRole::Moderator);
+/// Payments, refunds, broadcasts, the prompt, categories, subscribers, dead letters, the
+/// audit log and accounts: admins only.
+const ADMIN: Access = Access::Session(AdminRole::Admin);
+
+/// The role a route of the panel needs: its [`ROUTES`] entry by method (`HEAD` as `GET`)
+/// and route path; `None` for a public route or one not listed (a 404).
+pub fn required_role(method: &Method, route: &str) -> Option<AdminRole> {
+    let method = if method == Method::HEAD {
+        "get"
+    } else {
+        method.as_str()
+    };
+    ROUTES
+        .iter()
+        .find(|r| r.path == route && r.method.eq_ignore_ascii_case(method))
+        .and_then(|r| match r.access {
+            Access::Public => None,
+            Access::Session(role) => Some(role),
+        })
 }
 
 /// One route of the panel, as [`ROUTES`] lists it.
@@ -194,7 +239,7 @@ macro_rules! routes {
     ($($method:ident $path:literal $access:ident => $handler:path;)*) => {
         /// Every route of the panel (the router is built from this list alone).
         pub const ROUTES: &[RouteInfo] = &[
-            $(RouteInfo { method: stringify!($method), path: $path, access: Access::$access },)*
+            $(RouteInfo { method: stringify!($method), path: $path, access: $access },)*
         ];
 
         fn method_routers() -> Vec<(&'static str, MethodRouter<Arc<Panel>>)> {
@@ -204,42 +249,57 @@ macro_rules! routes {
 }
 
 routes! {
-    get "/login" Public => login_page;
-    post "/login" Public => login_submit;
-    get "/static/{*path}" Public => crate::assets::serve;
-    post "/logout" Session => logout;
-    get "/" Session => pages::dashboard;
-    get "/dashboard/live" Session => pages::dashboard_live;
-    get "/sources" Session => sources::list;
-    post "/sources" Session => sources::add;
-    get "/sources/{id}" Session => sources::show;
-    post "/sources/{id}" Session => sources::update;
-    post "/sources/{id}/preview" Session => sources::preview;
-    post "/sources/{id}/enabled" Session => sources::set_enabled;
-    post "/sources/{id}/remove" Session => sources::remove;
-    get "/posts" Session => pages::posts;
-    get "/posts/{id}" Session => pages::post_trace;
-    post "/posts/{id}/label" Session => pages::label_post;
-    post "/posts/{id}/reclassify" Session => pages::reclassify_post;
-    post "/posts/{id}/redeliver" Session => pages::redeliver_post;
-    get "/categories" Session => categories::page;
-    post "/categories/{slug}" Session => categories::update;
-    get "/prompt" Session => prompt::page;
-    post "/prompt" Session => prompt::create;
-    post "/prompt/try" Session => prompt::try_it;
-    post "/prompt/{id}/activate" Session => prompt::activate;
-    get "/reports" Session => pages::reports;
-    post "/reports/{id}/accept" Session => pages::accept_report;
-    post "/reports/{id}/dismiss" Session => pages::dismiss_report;
-    get "/subscribers" Session => pages::subscribers;
-    get "/subscribers/{chat_id}" Session => pages::subscriber;
-    post "/subscribers/{chat_id}/extend" Session => pages::extend_subscription;
-    post "/subscribers/{chat_id}/end" Session => pages::end_subscription;
-    post "/subscribers/{chat_id}/refund" Session => pages::refund_payment;
-    get "/dead-letters" Session => pages::dead_letters;
-    post "/dead-letters/{id}/retry" Session => pages::retry_dead_letter;
-    post "/dead-letters/{id}/discard" Session => pages::discard_dead_letter;
-    get "/audit" Session => pages::audit;
+    get "/login" PUBLIC => login_page;
+    post "/login" PUBLIC => login_submit;
+    get "/static/{*path}" PUBLIC => crate::assets::serve;
+    post "/logout" MODERATOR => logout;
+    get "/" MODERATOR => dashboard::dashboard;
+    get "/dashboard/live" MODERATOR => dashboard::dashboard_live;
+    get "/sources" MODERATOR => sources::list;
+    post "/sources" MODERATOR => sources::add;
+    get "/sources/{id}" MODERATOR => sources::show;
+    post "/sources/{id}" MODERATOR => sources::update;
+    post "/sources/{id}/preview" MODERATOR => sources::preview;
+    post "/sources/{id}/enabled" MODERATOR => sources::set_enabled;
+    post "/sources/{id}/remove" MODERATOR => sources::remove;
+    get "/posts" MODERATOR => posts::posts;
+    get "/posts/{id}" MODERATOR => posts::post_trace;
+    post "/posts/{id}/label" MODERATOR => posts::label_post;
+    post "/posts/{id}/reclassify" MODERATOR => posts::reclassify_post;
+    post "/posts/{id}/redeliver" MODERATOR => posts::redeliver_post;
+    get "/categories" ADMIN => categories::page;
+    post "/categories/{slug}" ADMIN => categories::update;
+    get "/prompt" ADMIN => prompt::page;
+    post "/prompt" ADMIN => prompt::create;
+    post "/prompt/try" ADMIN => prompt::try_it;
+    post "/prompt/{id}/activate" ADMIN => prompt::activate;
+    get "/reports" MODERATOR => reports::reports;
+    post "/reports/{id}/accept" MODERATOR => reports::accept_report;
+    post "/reports/{id}/dismiss" MODERATOR => reports::dismiss_report;
+    get "/placements" MODERATOR => placements::page;
+    post "/placements/{id}/approve" MODERATOR => placements::approve;
+    post "/placements/{id}/refuse" MODERATOR => placements::refuse;
+    get "/subscribers" ADMIN => subscribers::subscribers;
+    get "/subscribers/{chat_id}" ADMIN => subscribers::subscriber;
+    post "/subscribers/{chat_id}/extend" ADMIN => subscribers::extend_subscription;
+    post "/subscribers/{chat_id}/end" ADMIN => subscribers::end_subscription;
+    post "/subscribers/{chat_id}/refund" ADMIN => subscribers::refund_payment;
+    get "/dead-letters" ADMIN => dead_letters::dead_letters;
+    post "/dead-letters/{id}/retry" ADMIN => dead_letters::retry_dead_letter;
+    post "/dead-letters/{id}/discard" ADMIN => dead_letters::discard_dead_letter;
+    get "/audit" ADMIN => audit::audit;
+    get "/payments" ADMIN => payments::page;
+    post "/payments/{charge_id}/refund" ADMIN => payments::refund;
+    get "/plans" ADMIN => plans::page;
+    get "/broadcasts" ADMIN => broadcasts::page;
+    get "/broadcasts/live" ADMIN => broadcasts::live;
+    post "/broadcasts" ADMIN => broadcasts::send;
+    post "/broadcasts/preview" ADMIN => broadcasts::preview;
+    post "/broadcasts/{id}/{action}" ADMIN => broadcasts::steer;
+    get "/admins" ADMIN => admins::page;
+    post "/admins" ADMIN => admins::create;
+    post "/admins/{username}/reset" ADMIN => admins::reset;
+    post "/admins/{username}/disable" ADMIN => admins::disable;
 }
 
 /// The panel's routes behind the gate.
@@ -263,7 +323,37 @@ pub fn is_public(method: &Method, path: &str) -> bool {
         })
 }
 
-/// What a handler adds to the audit line of the change it made.
+/// Marks an answer whose change an operation ([`crate::ops`]) audited already, so the gate
+/// does not write a second line.
+#[derive(Debug, Clone, Copy)]
+pub struct Audited;
+
+/// The redirect after a change an operation made and audited (303).
+pub(crate) fn done(to: &str) -> Response {
+    let mut r = see_other(to);
+    r.extensions_mut().insert(Audited);
+    r
+}
+
+/// `2026-12-04 17:30` (UTC).
+pub(crate) fn when(t: &chrono::DateTime<Utc>) -> String {
+    t.format("%Y-%m-%d %H:%M").to_string()
+}
+
+/// At most `n` characters of a text, on one line.
+pub(crate) fn snippet(text: &str, n: usize) -> String {
+    let one_line: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    if one_line.chars().count() > n {
+        let mut s: String = one_line.chars().take(n).collect();
+        s.push('…');
+        s
+    } else {
+        one_line
+    }
+}
+
+/// What a handler adds to the audit line of the change it made (the panel's own pages:
+/// sources, categories, the prompt; the operations of [`crate::ops`] audit themselves).
 #[derive(Debug, Clone)]
 pub struct AuditNote {
     pub action: &'static str,
@@ -276,6 +366,8 @@ pub struct AuditNote {
 pub struct Chrome {
     pub t: &'static Texts,
     pub user: String,
+    /// Whether the account is an admin (the navigation shows a moderator only its pages).
+    pub admin: bool,
     pub csrf: String,
     /// The current page's path (the nav marks it).
     pub nav: &'static str,
@@ -297,10 +389,19 @@ pub struct Ctx {
 }
 
 impl Ctx {
+    /// Who does what this request asks, for the operations' audit.
+    pub fn actor(&self) -> Actor {
+        Actor {
+            name: self.session.username.clone(),
+            role: self.session.role,
+        }
+    }
+
     pub fn chrome(&self, nav: &'static str) -> Chrome {
         Chrome {
             t: self.t,
             user: self.session.username.clone(),
+            admin: self.session.role == AdminRole::Admin,
             csrf: self.session.csrf.clone(),
             nav,
             flash: None,
@@ -327,21 +428,31 @@ impl<S: Send + Sync> axum::extract::FromRequestParts<S> for Ctx {
 /// A panel error, shown as a page (or a line for htmx).
 #[derive(Debug, thiserror::Error)]
 pub enum PanelError {
-    #[error("the database is not connected yet; try again in a moment")]
-    NotReady,
     #[error("not found")]
     NotFound,
+    #[error("this page is for admins: your account's role is {}; ask an admin", .0.as_str())]
+    Forbidden(AdminRole),
     #[error("{0}")]
     BadInput(String),
     #[error("the database failed: {0}")]
     Store(#[from] jobwire_store::StoreError),
 }
 
+impl From<OpError> for PanelError {
+    fn from(e: OpError) -> Self {
+        match e {
+            OpError::NotFound(_) => Self::NotFound,
+            OpError::Store(e) => Self::Store(e),
+            other => Self::BadInput(other.to_string()),
+        }
+    }
+}
+
 impl IntoResponse for PanelError {
     fn into_response(self) -> Response {
         let status = match &self {
-            Self::NotReady => StatusCode::SERVICE_UNAVAILABLE,
             Self::NotFound => StatusCode::NOT_FOUND,
+            Self::Forbidden(_) => StatusCode::FORBIDDEN,
             Self::BadInput(_) => StatusCode::UNPROCESSABLE_ENTITY,
             Self::Store(e) => {
                 tracing::warn!(error = %e, "panel: store error");
@@ -407,13 +518,22 @@ async fn gate_inner(panel: Arc<Panel>, request: Request, next: Next) -> Response
     if is_public(&method, &path) {
         return next.run(request).await;
     }
-    let Ok(store) = panel.store() else {
-        return PanelError::NotReady.into_response();
-    };
+    let store = panel.store();
     let now = Utc::now();
     let Some(session) = auth::session_of(store.as_ref(), request.headers(), now).await else {
         return unauthenticated(&request);
     };
+    let route = request
+        .extensions()
+        .get::<MatchedPath>()
+        .map(|m| m.as_str().to_owned());
+    if let Some(needed) = route.and_then(|r| required_role(&method, &r))
+        && !session.role.allows(needed)
+    {
+        tracing::warn!(user = %session.username, role = session.role.as_str(), %method, %path,
+            "panel: refused to this role");
+        return PanelError::Forbidden(session.role).into_response();
+    }
     let t = i18n::lang(request.headers());
     let (request, lang_cookie) = switch_language(request);
     let t = lang_cookie.map_or(t, |(code, _)| i18n::by_code(code));
@@ -441,7 +561,12 @@ async fn gate_inner(panel: Arc<Panel>, request: Request, next: Next) -> Response
     let actor = session.username.clone();
     request.extensions_mut().insert(Ctx { session, t });
     let mut response = next.run(request).await;
-    if auth::changes_state(&method) && response.status().as_u16() < 400 && path != "/logout" {
+    let audited = response.extensions_mut().remove::<Audited>().is_some();
+    if auth::changes_state(&method)
+        && response.status().as_u16() < 400
+        && path != "/logout"
+        && !audited
+    {
         let note = response.extensions_mut().remove::<AuditNote>();
         let (action, target, detail) = match note {
             Some(n) => (n.action.to_owned(), n.target, n.detail),
@@ -660,9 +785,7 @@ async fn login_submit(State(panel): State<Arc<Panel>>, request: Request) -> Resp
         )
             .into_response();
     }
-    let Ok(store) = panel.store() else {
-        return PanelError::NotReady.into_response();
-    };
+    let store = panel.store();
     let client = Client::new(connect.map(|ConnectInfo(a)| a.ip()));
     let pair = (name.clone().unwrap_or_default(), client);
     // Counted before the password is checked: attempts sent at once cannot all pass.
@@ -751,9 +874,7 @@ async fn login_submit(State(panel): State<Arc<Panel>>, request: Request) -> Resp
     }
     tracing::info!(user = %account.username, %client, "panel: logged in");
     let mut r = see_other(&next);
-    if let Ok(v) =
-        HeaderValue::from_str(&auth::session_cookie(&token, panel.options.secure_cookies))
-    {
+    if let Ok(v) = HeaderValue::from_str(&auth::session_cookie(&token, panel.secure_cookies())) {
         r.headers_mut().insert(header::SET_COOKIE, v);
     }
     r
@@ -786,15 +907,13 @@ fn login_form(body: &Bytes) -> LoginForm {
 
 /// `POST /logout`: ends the session (in the database, so a copied cookie dies too).
 async fn logout(State(panel): State<Arc<Panel>>, ctx: Ctx) -> PageResult {
-    let store = panel.store()?;
+    let store = panel.store();
     store.delete_session(&ctx.session.token_hash).await?;
     store
         .record_audit(&ctx.session.username, "logout", "", "", Utc::now())
         .await?;
     let mut r = see_other("/login");
-    if let Ok(v) =
-        HeaderValue::from_str(&auth::cleared_session_cookie(panel.options.secure_cookies))
-    {
+    if let Ok(v) = HeaderValue::from_str(&auth::cleared_session_cookie(panel.secure_cookies())) {
         r.headers_mut().insert(header::SET_COOKIE, v);
     }
     Ok(r)

@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 
 use chrono::Utc;
 use fantoccini::{Client, ClientBuilder, Locator};
-use jobwire_admin::{AdminApi, Panel, PanelOptions};
+use jobwire_admin::AdminSettings;
 use jobwire_core::{CategorySlug, PostKind};
 use jobwire_store::{
     ClassificationRecord, InsertOutcome, NewDelivery, NewPost, NewReport, PostId, PostStatus,
@@ -123,6 +123,49 @@ struct Seeded {
 }
 
 impl Seeded {
+    /// A paid placement of `chat` waiting for approval.
+    async fn placement(&self, chat: i64, title: &str, charge: &str) -> i64 {
+        let draft = jobwire_store::PlacementDraft {
+            lang: "en".into(),
+            title: Some(title.into()),
+            body: Some("A landing page on Tilda, the design is ready, one week.".into()),
+            budget: None,
+            contact: Some("@coffee_hr".into()),
+            categories: vec![jobwire_core::CategorySlug::parse("web").unwrap()],
+        };
+        let p = self
+            .store
+            .save_placement_draft(chat, &draft, Utc::now())
+            .await
+            .unwrap();
+        let nonce = format!("nonce-{charge}");
+        self.store
+            .invoice_placement(p.id, chat, 100, &nonce, Utc::now())
+            .await
+            .unwrap()
+            .unwrap();
+        let entry = jobwire_store::NewLedgerEntry {
+            kind: jobwire_store::LedgerKind::Payment,
+            charge_id: charge.to_owned(),
+            provider_charge_id: None,
+            chat_id: chat,
+            plan_id: Some("placement".into()),
+            nonce: Some(nonce),
+            amount: 100,
+            currency: "XTR".into(),
+            is_recurring: false,
+            is_first_recurring: false,
+            subscription_expires_at: None,
+            source: jobwire_store::LedgerSource::Update,
+            raw: "{}".into(),
+        };
+        self.store
+            .apply_placement_payment(&entry, Some(p.id), Some(true), Utc::now())
+            .await
+            .unwrap();
+        p.id
+    }
+
     async fn post(&self, channel: &str, text: &str) -> PostId {
         let ch = self.store.source_by_handle(channel).await.unwrap().unwrap();
         let n = Utc::now().timestamp_nanos_opt().unwrap_or(0).to_string();
@@ -159,7 +202,7 @@ async fn an_admins_day_in_the_panel() {
     );
     jobwire_admin::accounts::apply(
         store.as_ref(),
-        jobwire_admin::accounts::Change::Create,
+        jobwire_admin::accounts::Change::Create(jobwire_store::AdminRole::Admin),
         "ops",
         PASSWORD,
     )
@@ -186,9 +229,33 @@ async fn an_admins_day_in_the_panel() {
         )
         .await
         .unwrap();
-    let api = AdminApi::new(None, ["web".to_owned(), "design".to_owned()]);
-    api.attach_store(store.clone());
-    let app = jobwire_admin::router(api.clone(), Panel::new(api, PanelOptions::default()));
+    // A Bot API that says yes to everything (`refundStarPayment` included).
+    let yes =
+        axum::Router::new().fallback(|| async { axum::Json(json!({"ok": true, "result": true})) });
+    let telegram = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let telegram_url: url::Url = format!("http://{}/", telegram.local_addr().unwrap())
+        .parse()
+        .unwrap();
+    tokio::spawn(async move { axum::serve(telegram, yes).await });
+    let api = AdminSettings::new(None, ["web".to_owned(), "design".to_owned()])
+        .main_bot(
+            telegram_url,
+            "555:MAINmainMAINmainMAINmainMAIN".to_owned().into(),
+        )
+        .broadcasts(jobwire_admin::broadcasts::BroadcastSetup {
+            routes: ["web", "design"]
+                .iter()
+                .map(|c| jobwire_fanout::CategoryRoute {
+                    slug: jobwire_core::CategorySlug::parse(c).unwrap(),
+                    name: (*c).to_owned(),
+                    bot: "dev".to_owned(),
+                })
+                .collect(),
+            plans: vec![],
+            main_bot: Some("main".to_owned()),
+        })
+        .build(store.clone());
+    let app = jobwire_admin::router(api);
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let base = format!("http://{}", listener.local_addr().unwrap());
     tokio::spawn(async move {
@@ -453,6 +520,186 @@ async fn an_admins_day_in_the_panel() {
     let decided = store.reports(None, 10).await.unwrap();
     assert_eq!(decided[0].status.as_str(), "accepted");
 
+    // Placements: approve one, refuse another with a reason.
+    let approved = seed.placement(515, "Landing page", "ch-1").await;
+    let refused = seed.placement(616, "Logo contest", "ch-2").await;
+    c.goto(&format!("{base}/placements")).await.unwrap();
+    shot(&c, "16-placements").await;
+    c.find(Locator::Css(&format!(
+        "#placement-{approved} form[action$='/approve'] button"
+    )))
+    .await
+    .unwrap()
+    .click()
+    .await
+    .unwrap();
+    eventually("the approved one leaves the queue", || async {
+        path(&c).await == "/placements"
+            && c.find(Locator::Id(&format!("placement-{approved}")))
+                .await
+                .is_err()
+    })
+    .await;
+    c.find(Locator::Id(&format!("reason-{refused}")))
+        .await
+        .unwrap()
+        .send_keys("We do not publish contests.")
+        .await
+        .unwrap();
+    c.find(Locator::Css(&format!(
+        "#placement-{refused} form[action$='/refuse'] button"
+    )))
+    .await
+    .unwrap()
+    .click()
+    .await
+    .unwrap();
+    eventually("the queue is empty", || async {
+        !text_of(&c, "#no-placements").await.is_empty()
+    })
+    .await;
+    assert!(
+        text_of(&c, &format!("#history-{refused}"))
+            .await
+            .contains("We do not publish contests.")
+    );
+    let p = store.placement(refused).await.unwrap().unwrap();
+    assert_eq!(
+        (p.status.as_str(), p.reason.as_deref()),
+        ("refused", Some("We do not publish contests."))
+    );
+    let p = store.placement(approved).await.unwrap().unwrap();
+    assert_eq!(p.status.as_str(), "approved");
+
+    // Payments: refund one from the ledger, with a reason.
+    for (charge, chat, amount) in [("stx-1", 4242, 80), ("stx-2", 5151, 250)] {
+        let paid = jobwire_store::NewLedgerEntry {
+            kind: jobwire_store::LedgerKind::Payment,
+            charge_id: charge.into(),
+            provider_charge_id: None,
+            chat_id: chat,
+            plan_id: Some("month".into()),
+            nonce: None,
+            amount,
+            currency: "XTR".into(),
+            is_recurring: false,
+            is_first_recurring: false,
+            subscription_expires_at: None,
+            source: jobwire_store::LedgerSource::Update,
+            raw: "{}".into(),
+        };
+        let grant = jobwire_store::Grant {
+            plan_id: "month".into(),
+            categories: vec![],
+            days: 30,
+            renews: false,
+            ends_at: None,
+        };
+        store
+            .apply_payment(&paid, &grant, Utc::now())
+            .await
+            .unwrap();
+    }
+    c.goto(&format!("{base}/payments")).await.unwrap();
+    shot(&c, "22-payments").await;
+    let refund_form = "form[action='/payments/stx-2/refund']";
+    c.find(Locator::Css(&format!("{refund_form} input[name=reason]")))
+        .await
+        .unwrap()
+        .send_keys("charged twice")
+        .await
+        .unwrap();
+    c.find(Locator::Css(&format!("{refund_form} button")))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    eventually("the refunded payment has no refund button", || async {
+        path(&c).await == "/payments" && c.find(Locator::Css(refund_form)).await.is_err()
+    })
+    .await;
+    assert!(
+        store
+            .ledger_entry("stx-2", jobwire_store::LedgerKind::Refund)
+            .await
+            .unwrap()
+            .is_some()
+    );
+
+    // Broadcasts: to the 3 of 5 subscribers in `web` (Ann and two more), previewed, then sent.
+    for (chat, cat) in [(1, "web"), (2, "web"), (4, "design"), (5, "design")] {
+        let spec = jobwire_store::SubscriberSpec {
+            chat_id: chat,
+            name: None,
+            categories: vec![jobwire_core::CategorySlug::parse(cat).unwrap()],
+            include: vec![],
+            exclude: vec![],
+            paused: false,
+            quiet_hours: None,
+            min_budget: None,
+        };
+        store.upsert_subscriber(&spec, Utc::now()).await.unwrap();
+    }
+    c.goto(&format!("{base}/broadcasts")).await.unwrap();
+    c.find(Locator::Id("b-text"))
+        .await
+        .unwrap()
+        .send_keys("<b>New:</b> daily digests are here")
+        .await
+        .unwrap();
+    c.find(Locator::Css("#b-category option[value=web]"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    c.find(Locator::Id("b-preview"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    eventually("the preview", || async {
+        path(&c).await == "/broadcasts/preview"
+    })
+    .await;
+    let reach = text_of(&c, "#reach").await;
+    assert_eq!(reach, "3", "{}", text_of(&c, ".flash-error").await);
+    shot(&c, "26-broadcast-preview").await;
+    c.find(Locator::Id("b-send"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    eventually("the broadcast is listed with its 3 recipients", || async {
+        text_of(&c, "#broadcast-list").await.contains("0 / 3")
+    })
+    .await;
+    shot(&c, "27-broadcasts").await;
+
+    // Admins: add a moderator; its password is shown once.
+    c.goto(&format!("{base}/admins")).await.unwrap();
+    c.find(Locator::Id("new-username"))
+        .await
+        .unwrap()
+        .send_keys("bob")
+        .await
+        .unwrap();
+    c.find(Locator::Id("add-admin"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    eventually("the new password is shown", || async {
+        text_of(&c, "#password-value").await.len() >= 20
+    })
+    .await;
+    assert!(text_of(&c, "#admin-bob").await.contains("moderator"));
+    shot(&c, "20-admins").await;
+
     // The other pages, on a desktop and on a phone (nothing wider than the screen).
     for (name, page) in [
         ("07-dashboard", "/"),
@@ -460,6 +707,7 @@ async fn an_admins_day_in_the_panel() {
         ("09-dead-letters", "/dead-letters"),
         ("14-prompt", "/prompt"),
         ("15-categories", "/categories"),
+        ("24-plans", "/plans"),
         ("10-audit", "/audit"),
     ] {
         c.goto(&format!("{base}{page}")).await.unwrap();
@@ -476,6 +724,11 @@ async fn an_admins_day_in_the_panel() {
         ("11-phone-dashboard", "/"),
         ("12-phone-sources", "/sources"),
         ("13-phone-trace", &*format!("/posts/{}", evil.get())),
+        ("17-phone-placements", "/placements"),
+        ("21-phone-admins", "/admins"),
+        ("23-phone-payments", "/payments"),
+        ("25-phone-plans", "/plans"),
+        ("28-phone-broadcasts", "/broadcasts"),
     ] {
         c.goto(&format!("{base}{page}")).await.unwrap();
         let fits = c
@@ -501,6 +754,61 @@ async fn an_admins_day_in_the_panel() {
     eventually("back on the login", || async { path(&c).await == "/login" }).await;
     c.goto(&format!("{base}/posts")).await.unwrap();
     assert_eq!(path(&c).await, "/login");
+
+    // A moderator: its pages only; no way to subscribers (refunds), the prompt or the log.
+    jobwire_admin::accounts::apply(
+        store.as_ref(),
+        jobwire_admin::accounts::Change::Create(jobwire_store::AdminRole::Moderator),
+        "mod",
+        PASSWORD,
+    )
+    .await
+    .unwrap();
+    c.find(Locator::Id("username"))
+        .await
+        .unwrap()
+        .send_keys("mod")
+        .await
+        .unwrap();
+    c.find(Locator::Id("password"))
+        .await
+        .unwrap()
+        .send_keys(PASSWORD)
+        .await
+        .unwrap();
+    c.find(Locator::Css("button[type=submit]"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    eventually("the moderator is in", || async {
+        path(&c).await == "/posts"
+    })
+    .await;
+    let nav = text_of(&c, "nav").await;
+    assert!(
+        nav.contains("Placements") && nav.contains("Reports"),
+        "{nav}"
+    );
+    for hidden in [
+        "Broadcasts",
+        "Payments",
+        "Subscribers",
+        "Prompt",
+        "Audit",
+        "Categories",
+        "Admins",
+    ] {
+        assert!(
+            !nav.contains(hidden),
+            "{hidden} in a moderator's nav: {nav}"
+        );
+    }
+    shot(&c, "18-moderator-posts").await;
+    c.goto(&format!("{base}/payments")).await.unwrap();
+    assert!(text_of(&c, "h1").await.contains("403"));
+    shot(&c, "19-moderator-refused").await;
 
     c.close().await.unwrap();
     drop(d.child);

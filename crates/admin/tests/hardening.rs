@@ -15,7 +15,7 @@ use jobwire_admin::panel::{MAX_ACCOUNT_FAILURES, MAX_PASSWORD_CHECKS};
 use jobwire_store::{InsertOutcome, NewPost, PostStatus};
 
 async fn bed() -> Bed {
-    common::open(None, |_| {}).await
+    common::open(None, |s| s).await
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
@@ -249,7 +249,7 @@ async fn only_http_https_and_tg_links_are_rendered_as_links() {
 
 #[tokio::test]
 async fn a_disabled_admin_cannot_log_in_and_its_session_ends() {
-    let bed = common::open(Some("s3cret-admin-token-0123456789abcdef"), |_| {}).await;
+    let bed = common::open(Some("s3cret-admin-token-0123456789abcdef"), |s| s).await;
     let s = bed.login().await;
     let api = |login: &common::Login| {
         Request::get("/api/reports")
@@ -298,11 +298,14 @@ async fn yes_telegram() -> url::Url {
 #[tokio::test]
 async fn a_refund_is_audited_with_the_payments_chat_whatever_the_url_says() {
     use jobwire_store::{Grant, LedgerKind, LedgerSource, NewLedgerEntry};
-    let bed = bed().await;
-    bed.api.attach_main_bot(
-        yes_telegram().await,
-        "555:MAINmainMAINmainMAINmainMAIN".to_owned().into(),
-    );
+    let telegram = yes_telegram().await;
+    let bed = common::open(None, |s| {
+        s.main_bot(
+            telegram,
+            "555:MAINmainMAINmainMAINmainMAIN".to_owned().into(),
+        )
+    })
+    .await;
     let paid = NewLedgerEntry {
         kind: LedgerKind::Payment,
         charge_id: "stx-1".into(),
@@ -353,4 +356,127 @@ async fn a_refund_is_audited_with_the_payments_chat_whatever_the_url_says() {
         bed.store.apply_refund(&reported, Utc::now()).await.unwrap(),
         None
     );
+}
+
+/// The Payments page: the ledger filtered by user, plan and kind; revenue per plan and
+/// month; a refund from the ledger needs the CSRF token, is made through the main bot with
+/// its reason audited, and the payment cannot be refunded twice.
+#[tokio::test]
+async fn payments_are_filtered_summed_and_refunded_from_the_ledger() {
+    use jobwire_store::{Grant, LedgerKind, LedgerSource, NewLedgerEntry};
+    let telegram = yes_telegram().await;
+    let bed = common::open(None, |s| {
+        s.main_bot(
+            telegram,
+            "555:MAINmainMAINmainMAINmainMAIN".to_owned().into(),
+        )
+    })
+    .await;
+    for (charge, chat, plan, amount) in [
+        ("stx-a", 4242, "week", 80),
+        ("stx-b", 5151, "month", 250),
+        ("stx-c", 4242, "month", 250),
+    ] {
+        let paid = NewLedgerEntry {
+            kind: LedgerKind::Payment,
+            charge_id: charge.into(),
+            provider_charge_id: None,
+            chat_id: chat,
+            plan_id: Some(plan.into()),
+            nonce: None,
+            amount,
+            currency: "XTR".into(),
+            is_recurring: false,
+            is_first_recurring: false,
+            subscription_expires_at: None,
+            source: LedgerSource::Update,
+            raw: "{}".into(),
+        };
+        let grant = Grant {
+            plan_id: plan.into(),
+            categories: vec![],
+            days: 7,
+            renews: false,
+            ends_at: None,
+        };
+        bed.store
+            .apply_payment(&paid, &grant, Utc::now())
+            .await
+            .unwrap();
+    }
+    let s = bed.login().await;
+    let page = bed.get("/payments", Some(&s)).await;
+    assert_eq!(page.status, StatusCode::OK, "{}", page.body);
+    assert_eq!(page.body.matches("action=\"/payments/stx-").count(), 3);
+    assert!(
+        page.body
+            .contains("<td>month</td><td class=\"num\">500 XTR</td>"),
+        "{}",
+        page.body
+    );
+    let month = Utc::now().format("%Y-%m").to_string();
+    assert!(
+        page.body
+            .contains(&format!("<td>{month}</td><td class=\"num\">580 XTR</td>"))
+    );
+    let only = bed.get("/payments?chat=4242&plan=month", Some(&s)).await;
+    assert!(
+        only.body.contains("stx-c") && !only.body.contains("stx-a") && !only.body.contains("stx-b")
+    );
+    let bad = bed.get("/payments?kind=gift", Some(&s)).await;
+    assert_eq!(bad.status, StatusCode::UNPROCESSABLE_ENTITY);
+
+    let forged = bed
+        .send(
+            Request::post("/payments/stx-b/refund")
+                .header(header::HOST, "panel.test")
+                .header(header::ORIGIN, "http://panel.test")
+                .header(header::COOKIE, &s.cookie)
+                .header(header::CONTENT_TYPE, "application/x-www-form-urlencoded")
+                .body(Body::from("reason=x"))
+                .unwrap(),
+        )
+        .await;
+    assert_eq!(forged.status, StatusCode::FORBIDDEN);
+    assert!(
+        bed.store
+            .ledger_entry("stx-b", LedgerKind::Refund)
+            .await
+            .unwrap()
+            .is_none()
+    );
+
+    let r = bed
+        .post("/payments/stx-b/refund", &s, &[("reason", "charged twice")])
+        .await;
+    assert_eq!(r.status, StatusCode::SEE_OTHER, "{}", r.body);
+    assert!(
+        bed.store
+            .ledger_entry("stx-b", LedgerKind::Refund)
+            .await
+            .unwrap()
+            .is_some()
+    );
+    let audit = bed.store.audit_log(1, None).await.unwrap();
+    assert_eq!(
+        (
+            audit[0].action.as_str(),
+            audit[0].target.as_str(),
+            audit[0].detail.as_str()
+        ),
+        (
+            "payment.refund",
+            "chat 5151",
+            "stx-b 250 XTR: charged twice"
+        )
+    );
+    let page = bed.get("/payments", Some(&s)).await;
+    assert_eq!(
+        page.body.matches("action=\"/payments/stx-").count(),
+        2,
+        "refunded once"
+    );
+    let again = bed.post("/payments/stx-b/refund", &s, &[]).await;
+    assert_eq!(again.status, StatusCode::UNPROCESSABLE_ENTITY);
+    assert!(again.body.contains("refunded before"), "{}", again.body);
 }

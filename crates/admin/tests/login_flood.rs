@@ -29,7 +29,7 @@ fn resident_mib() -> u64 {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_flood_from_many_clients_runs_few_password_checks_at_once_in_bounded_memory() {
-    let bed = Arc::new(common::open(None, |_| {}).await);
+    let bed = Arc::new(common::open(None, |s| s).await);
     let before = resident_mib();
     let mut statuses = Vec::new();
     // Two waves, so that a second flood cannot grow what the first one left.

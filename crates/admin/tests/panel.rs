@@ -20,13 +20,24 @@ async fn bed() -> Bed {
 }
 
 async fn bed_with(token: Option<&str>) -> Bed {
-    common::open(token, |_| {}).await
+    common::open(token, |s| s).await
+}
+
+/// A panel that knows the bots `bots` (the Categories page offers them).
+async fn bed_with_bots(bots: &[&str]) -> Bed {
+    let bots: Vec<String> = bots.iter().map(|b| (*b).to_owned()).collect();
+    common::open(None, |s| {
+        s.category_setup(jobwire_admin::CategorySetup {
+            order: vec!["web".to_owned(), "design".to_owned()],
+            bots,
+        })
+    })
+    .await
 }
 
 impl Bed {
-    /// Seeds the categories `web` (bot `dev`) and `design` and tells the panel which bots
-    /// exist.
-    async fn app_categories(&self, bots: &[&str]) {
+    /// Seeds the categories `web` (bot `dev`) and `design`.
+    async fn app_categories(&self) {
         let field = |name: &str, bot: &str| CategoryFields {
             name: name.to_owned(),
             description: String::new(),
@@ -49,11 +60,6 @@ impl Bed {
             )
             .await
             .unwrap();
-        self.api
-            .attach_category_setup(jobwire_admin::CategorySetup {
-                order: vec!["web".to_owned(), "design".to_owned()],
-                bots: bots.iter().map(|b| (*b).to_owned()).collect(),
-            });
     }
 
     async fn post_in(&self, channel: &str, text: &str) -> PostId {
@@ -160,19 +166,19 @@ async fn every_route_but_the_public_ones_needs_a_login() {
                     );
                 }
             }
-            jobwire_admin::panel::Access::Session if method == Method::GET => {
+            jobwire_admin::panel::Access::Session(_) if method == Method::GET => {
                 assert_eq!(a.status, StatusCode::SEE_OTHER, "{method} {path}");
                 let to = a.headers[header::LOCATION].to_str().unwrap();
                 assert!(to.starts_with("/login?next="), "{method} {path} -> {to}");
                 checked += 1;
             }
-            jobwire_admin::panel::Access::Session => {
+            jobwire_admin::panel::Access::Session(_) => {
                 assert_eq!(a.status, StatusCode::UNAUTHORIZED, "{method} {path}");
                 checked += 1;
             }
         }
     }
-    for (method, path) in jobwire_admin::api::ROUTES {
+    for (method, path, _) in jobwire_admin::api::ROUTES {
         let path = concrete(path);
         let a = bed
             .send(
@@ -196,6 +202,116 @@ async fn every_route_but_the_public_ones_needs_a_login() {
     // A path nobody routed is closed too (the gate is a layer over the whole panel).
     let a = bed.get("/no-such-page", None).await;
     assert_eq!(a.status, StatusCode::SEE_OTHER);
+}
+
+/// Every route states its role: a moderator is refused (403) every admin route of the
+/// panel and of the API, with its CSRF token and this site's origin (so the role is why),
+/// and nothing changes; it opens its own pages, and its navigation leads only there.
+#[tokio::test]
+async fn a_moderator_is_refused_every_admin_route() {
+    use jobwire_store::AdminRole;
+    let bed = bed().await;
+    bed.add_account("mod", AdminRole::Moderator).await;
+    let m = bed.login_as("mod").await;
+    let admin = bed.login().await;
+    let request = |method: &Method, path: &str, who: &common::Login| {
+        Request::builder()
+            .method(method.clone())
+            .uri(path)
+            .header(header::HOST, "panel.test")
+            .header(header::ORIGIN, "http://panel.test")
+            .header(header::COOKIE, &who.cookie)
+            .header("x-csrf-token", &who.csrf)
+            .header(header::CONTENT_TYPE, "application/x-www-form-urlencoded")
+            .body(Body::from(format!("csrf={}", who.csrf)))
+            .unwrap()
+    };
+    let audit_before = bed.store.audit_log(1000, None).await.unwrap().len();
+    let (mut refused, mut opened) = (0, 0);
+    for r in jobwire_admin::panel::ROUTES {
+        let path = concrete(r.path);
+        let method = Method::from_bytes(r.method.to_uppercase().as_bytes()).unwrap();
+        match r.access {
+            jobwire_admin::panel::Access::Session(AdminRole::Admin) => {
+                let a = bed.send(request(&method, &path, &m)).await;
+                assert_eq!(
+                    a.status,
+                    StatusCode::FORBIDDEN,
+                    "{method} {path}: {}",
+                    a.body
+                );
+                assert!(a.body.contains("moderator"), "{method} {path}: {}", a.body);
+                refused += 1;
+                if method == Method::GET {
+                    let a = bed.get(&path, Some(&admin)).await;
+                    assert_ne!(a.status, StatusCode::FORBIDDEN, "an admin opens {path}");
+                }
+            }
+            jobwire_admin::panel::Access::Session(AdminRole::Moderator)
+                if method == Method::GET =>
+            {
+                let a = bed.get(&path, Some(&m)).await;
+                assert_ne!(
+                    a.status,
+                    StatusCode::FORBIDDEN,
+                    "{method} {path}: {}",
+                    a.body
+                );
+                opened += 1;
+            }
+            _ => {}
+        }
+    }
+    for (method, path, role) in jobwire_admin::api::ROUTES {
+        let path = concrete(path);
+        let method = Method::from_bytes(method.to_uppercase().as_bytes()).unwrap();
+        let a = bed.send(request(&method, &path, &m)).await;
+        if *role == AdminRole::Admin {
+            assert_eq!(
+                a.status,
+                StatusCode::FORBIDDEN,
+                "{method} {path}: {}",
+                a.body
+            );
+            assert!(a.body.contains("moderator"), "{method} {path}: {}", a.body);
+            refused += 1;
+        } else {
+            assert_ne!(
+                a.status,
+                StatusCode::FORBIDDEN,
+                "{method} {path}: {}",
+                a.body
+            );
+        }
+    }
+    assert!(
+        refused >= 20 && opened >= 5,
+        "{refused} refused, {opened} opened"
+    );
+    let audit_after = bed.store.audit_log(1000, None).await.unwrap();
+    assert!(
+        audit_after.len() == audit_before
+            && audit_after
+                .iter()
+                .all(|e| e.actor != "mod" || e.action == "login"),
+        "a refused request changes nothing: {audit_after:?}"
+    );
+    // The moderator's navigation shows only its pages; the dashboard hides the revenue.
+    let dash = bed.get("/", Some(&m)).await;
+    assert_eq!(dash.status, StatusCode::OK);
+    for hidden in [
+        "href=\"/subscribers\"",
+        "href=\"/prompt\"",
+        "href=\"/audit\"",
+        "Revenue",
+    ] {
+        assert!(!dash.body.contains(hidden), "{hidden} shown to a moderator");
+    }
+    for shown in ["href=\"/reports\"", "href=\"/sources\"", "href=\"/posts\""] {
+        assert!(dash.body.contains(shown), "{shown} missing for a moderator");
+    }
+    let dash = bed.get("/", Some(&admin)).await;
+    assert!(dash.body.contains("href=\"/subscribers\"") && dash.body.contains("Revenue"));
 }
 
 #[tokio::test]
@@ -832,8 +948,8 @@ async fn the_dashboard_shows_spend_jobs_per_category_and_telegrams_waits() {
 
 #[tokio::test]
 async fn an_admin_renames_a_category_moves_it_to_another_bot_and_the_change_is_audited() {
-    let bed = bed().await;
-    bed.app_categories(&["dev", "design-bot"]).await;
+    let bed = bed_with_bots(&["dev", "design-bot"]).await;
+    bed.app_categories().await;
     let s = bed.login().await;
     let before = bed.store.categories_version().await.unwrap();
 
@@ -921,4 +1037,535 @@ async fn an_admin_renames_a_category_moves_it_to_another_bot_and_the_change_is_a
     let after = bed.get("/categories?saved=web", Some(&s)).await;
     assert!(after.body.contains("Сайты &#60;и&#62; лендинги"));
     assert!(after.body.contains("ops, "), "who changed it is shown");
+}
+
+impl Bed {
+    /// A paid placement of `chat` waiting for approval (categories `web`, 100 Stars).
+    async fn placement_awaiting(&self, chat: i64, title: &str, charge: &str) -> i64 {
+        let draft = jobwire_store::PlacementDraft {
+            lang: "en".into(),
+            title: Some(title.into()),
+            body: Some("A landing page on Tilda, the design is ready, one week.".into()),
+            budget: Some("300 USD".into()),
+            contact: Some("@coffee_hr".into()),
+            categories: vec![CategorySlug::parse("web").unwrap()],
+        };
+        let p = self
+            .store
+            .save_placement_draft(chat, &draft, Utc::now())
+            .await
+            .unwrap();
+        let nonce = format!("nonce-{charge}");
+        self.store
+            .invoice_placement(p.id, chat, 100, &nonce, Utc::now())
+            .await
+            .unwrap()
+            .unwrap();
+        let entry = jobwire_store::NewLedgerEntry {
+            kind: jobwire_store::LedgerKind::Payment,
+            charge_id: charge.to_owned(),
+            provider_charge_id: None,
+            chat_id: chat,
+            plan_id: Some("placement".into()),
+            nonce: Some(nonce),
+            amount: 100,
+            currency: "XTR".into(),
+            is_recurring: false,
+            is_first_recurring: false,
+            subscription_expires_at: None,
+            source: jobwire_store::LedgerSource::Update,
+            raw: "{}".into(),
+        };
+        self.store
+            .apply_placement_payment(&entry, Some(p.id), Some(true), Utc::now())
+            .await
+            .unwrap();
+        p.id
+    }
+}
+
+/// The Placements page: the queue shows each paid placement as it will be posted (text as
+/// text), with its employer, categories and amount; a moderator approves one and refuses
+/// another with a reason (kept for the employer's message), each audited; without the
+/// CSRF token nothing changes; the history shows both.
+#[tokio::test]
+async fn a_moderator_approves_and_refuses_placements_from_the_queue() {
+    use jobwire_store::{AdminRole, PlacementStatus};
+    let bed = bed().await;
+    bed.add_account("mod", AdminRole::Moderator).await;
+    let m = bed.login_as("mod").await;
+    let first = bed
+        .placement_awaiting(515, "<script>alert(1)</script> Landing", "ch-1")
+        .await;
+    let second = bed
+        .placement_awaiting(616, "Logo for a bakery", "ch-2")
+        .await;
+
+    let page = bed.get("/placements", Some(&m)).await;
+    assert_eq!(page.status, StatusCode::OK, "{}", page.body);
+    assert!(!page.body.contains("<script>alert(1)"), "shown as text");
+    assert!(
+        page.body
+            .contains("&#60;script&#62;alert(1)&#60;/script&#62; Landing")
+    );
+    assert!(page.body.contains("Budget: 300 USD") && page.body.contains("@coffee_hr"));
+    assert!(page.body.contains("515") && page.body.contains("100 XTR"));
+    let (a, b) = (
+        page.body.find(&format!("placement-{first}\"")).unwrap(),
+        page.body.find(&format!("placement-{second}\"")).unwrap(),
+    );
+    assert!(a < b, "oldest first");
+
+    // Without the token (or from another site), nothing is decided.
+    let forged = bed
+        .send(
+            Request::post(format!("/placements/{first}/approve"))
+                .header(header::HOST, "panel.test")
+                .header(header::ORIGIN, "http://panel.test")
+                .header(header::COOKIE, &m.cookie)
+                .header(header::CONTENT_TYPE, "application/x-www-form-urlencoded")
+                .body(Body::from("csrf=0"))
+                .unwrap(),
+        )
+        .await;
+    assert_eq!(forged.status, StatusCode::FORBIDDEN);
+    let forged = bed
+        .send(
+            Request::post(format!("/placements/{second}/refuse"))
+                .header(header::HOST, "panel.test")
+                .header(header::ORIGIN, "http://panel.test")
+                .header(header::COOKIE, &m.cookie)
+                .header(header::CONTENT_TYPE, "application/x-www-form-urlencoded")
+                .body(Body::from("reason=no"))
+                .unwrap(),
+        )
+        .await;
+    assert_eq!(forged.status, StatusCode::FORBIDDEN);
+    for id in [first, second] {
+        let p = bed.store.placement(id).await.unwrap().unwrap();
+        assert_eq!(p.status, PlacementStatus::AwaitingApproval);
+    }
+
+    let ok = bed
+        .post(&format!("/placements/{first}/approve"), &m, &[])
+        .await;
+    assert_eq!(ok.status, StatusCode::SEE_OTHER, "{}", ok.body);
+    let ok = bed
+        .post(
+            &format!("/placements/{second}/refuse"),
+            &m,
+            &[("reason", "  We do not publish logo contests.  ")],
+        )
+        .await;
+    assert_eq!(ok.status, StatusCode::SEE_OTHER, "{}", ok.body);
+    let p1 = bed.store.placement(first).await.unwrap().unwrap();
+    let p2 = bed.store.placement(second).await.unwrap().unwrap();
+    assert_eq!(p1.status, PlacementStatus::Approved);
+    assert_eq!(
+        (p2.status, p2.reason.as_deref(), p2.decided_by.as_deref()),
+        (
+            PlacementStatus::Refused,
+            Some("We do not publish logo contests."),
+            Some("mod")
+        )
+    );
+    // Decided once: a second decision is refused and changes nothing.
+    let again = bed
+        .post(&format!("/placements/{first}/refuse"), &m, &[])
+        .await;
+    assert_eq!(again.status, StatusCode::UNPROCESSABLE_ENTITY);
+    assert!(
+        again.body.contains("not awaiting approval"),
+        "{}",
+        again.body
+    );
+
+    let audit: Vec<(String, String, String, String)> = bed
+        .store
+        .audit_log(10, None)
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|e| (e.actor, e.action, e.target, e.detail))
+        .collect();
+    assert_eq!(
+        audit[..2],
+        [
+            (
+                "mod".to_owned(),
+                "placement.refuse".to_owned(),
+                format!("placement {second}"),
+                "We do not publish logo contests.".to_owned()
+            ),
+            (
+                "mod".to_owned(),
+                "placement.approve".to_owned(),
+                format!("placement {first}"),
+                String::new()
+            ),
+        ],
+        "one line per decision, written by the operation"
+    );
+    let page = bed.get("/placements", Some(&m)).await;
+    assert!(
+        page.body.contains("id=\"no-placements\""),
+        "the queue is empty"
+    );
+    assert!(page.body.contains(&format!("id=\"history-{first}\"")));
+    assert!(page.body.contains("We do not publish logo contests."));
+}
+
+/// Admins: an account is added with a generated password shown once (never audited), which
+/// logs in; a reset shows a new one and ends the account's sessions; disabling ends them and
+/// refuses the login; an admin cannot disable itself; each change needs the CSRF token and
+/// is audited.
+#[tokio::test]
+async fn an_admin_adds_resets_and_disables_an_account() {
+    let bed = bed().await;
+    let s = bed.login().await;
+    let forged = |path: &str| {
+        Request::post(path)
+            .header(header::HOST, "panel.test")
+            .header(header::ORIGIN, "http://panel.test")
+            .header(header::COOKIE, &s.cookie)
+            .header(header::CONTENT_TYPE, "application/x-www-form-urlencoded")
+            .body(Body::from("username=erin&role=moderator"))
+            .unwrap()
+    };
+    assert_eq!(
+        bed.send(forged("/admins")).await.status,
+        StatusCode::FORBIDDEN
+    );
+    assert_eq!(bed.store.admin_by_username("erin").await.unwrap(), None);
+
+    let shown_password = |body: &str| {
+        body.split("id=\"password-value\">")
+            .nth(1)
+            .and_then(|rest| rest.split('<').next())
+            .expect("the password is shown")
+            .to_owned()
+    };
+    let added = bed
+        .post(
+            "/admins",
+            &s,
+            &[("username", "Erin"), ("role", "moderator")],
+        )
+        .await;
+    assert_eq!(added.status, StatusCode::OK, "{}", added.body);
+    assert!(
+        added.headers[header::CACHE_CONTROL]
+            .to_str()
+            .unwrap()
+            .contains("no-store")
+    );
+    let first = shown_password(&added.body);
+    assert!(first.len() >= 20, "{first}");
+    let erin = bed.store.admin_by_username("erin").await.unwrap().unwrap();
+    assert_eq!(erin.role, jobwire_store::AdminRole::Moderator);
+    let page = bed.get("/admins", Some(&s)).await;
+    assert!(page.body.contains("id=\"admin-erin\"") && !page.body.contains(&first));
+
+    let login = |password: String| {
+        let form = url::form_urlencoded::Serializer::new(String::new())
+            .append_pair("username", "erin")
+            .append_pair("password", &password)
+            .finish();
+        Request::post("/login")
+            .header(header::HOST, "panel.test")
+            .header(header::ORIGIN, "http://panel.test")
+            .header(header::CONTENT_TYPE, "application/x-www-form-urlencoded")
+            .body(Body::from(form))
+            .unwrap()
+    };
+    let ok = bed.send(login(first.clone())).await;
+    assert_eq!(ok.status, StatusCode::SEE_OTHER, "{}", ok.body);
+    let erin_cookie = common::Login {
+        cookie: ok.headers[header::SET_COOKIE]
+            .to_str()
+            .unwrap()
+            .split(';')
+            .next()
+            .unwrap()
+            .to_owned(),
+        csrf: String::new(),
+    };
+    assert_eq!(
+        bed.get("/posts", Some(&erin_cookie)).await.status,
+        StatusCode::OK
+    );
+
+    assert_eq!(
+        bed.send(forged("/admins/erin/reset")).await.status,
+        StatusCode::FORBIDDEN
+    );
+    let reset = bed.post("/admins/erin/reset", &s, &[]).await;
+    assert_eq!(reset.status, StatusCode::OK, "{}", reset.body);
+    let second = shown_password(&reset.body);
+    assert_ne!(first, second);
+    assert_eq!(
+        bed.get("/posts", Some(&erin_cookie)).await.status,
+        StatusCode::SEE_OTHER,
+        "a new password ends the sessions"
+    );
+    assert_eq!(
+        bed.send(login(first.clone())).await.status,
+        StatusCode::UNAUTHORIZED
+    );
+    let ok = bed.send(login(second.clone())).await;
+    assert_eq!(ok.status, StatusCode::SEE_OTHER);
+    let erin_cookie = common::Login {
+        cookie: ok.headers[header::SET_COOKIE]
+            .to_str()
+            .unwrap()
+            .split(';')
+            .next()
+            .unwrap()
+            .to_owned(),
+        csrf: String::new(),
+    };
+
+    assert_eq!(
+        bed.send(forged("/admins/erin/disable")).await.status,
+        StatusCode::FORBIDDEN
+    );
+    let off = bed.post("/admins/erin/disable", &s, &[]).await;
+    assert_eq!(off.status, StatusCode::SEE_OTHER, "{}", off.body);
+    assert_eq!(
+        bed.get("/posts", Some(&erin_cookie)).await.status,
+        StatusCode::SEE_OTHER
+    );
+    assert_eq!(
+        bed.send(login(second.clone())).await.status,
+        StatusCode::UNAUTHORIZED
+    );
+    let own = bed.post("/admins/ops/disable", &s, &[]).await;
+    assert_eq!(own.status, StatusCode::UNPROCESSABLE_ENTITY);
+    assert!(own.body.contains("your own account"));
+
+    let audit: Vec<(String, String, String, String)> = bed
+        .store
+        .audit_log(50, None)
+        .await
+        .unwrap()
+        .into_iter()
+        .filter(|e| e.action.starts_with("admin."))
+        .map(|e| (e.actor, e.action, e.target, e.detail))
+        .collect();
+    assert_eq!(
+        audit,
+        [
+            (
+                "ops".into(),
+                "admin.disable".into(),
+                "admin erin".into(),
+                String::new()
+            ),
+            (
+                "ops".into(),
+                "admin.reset_password".into(),
+                "admin erin".into(),
+                String::new()
+            ),
+            (
+                "ops".into(),
+                "admin.create".into(),
+                "admin erin".into(),
+                "moderator".into()
+            ),
+        ]
+    );
+    let log = bed.get("/audit", Some(&s)).await;
+    assert!(!log.body.contains(&first) && !log.body.contains(&second));
+}
+
+/// The Plans page: each configured plan with its prices and the subscriptions active now on
+/// it; a plan no longer configured still shows its subscribers.
+#[tokio::test]
+async fn plans_show_their_prices_and_active_subscriptions() {
+    use jobwire_core::billing::{Plan, PlanId};
+    use jobwire_store::{Grant, LedgerKind, LedgerSource, NewLedgerEntry};
+    let month = Plan {
+        id: PlanId::parse("month").unwrap(),
+        title: "Month <b>pro</b>".into(),
+        stars: 250,
+        days: 30,
+        categories: vec![],
+        provider_price: Some(49_900),
+    };
+    let bed = common::open(None, |s| s.plans(vec![month], 3)).await;
+    for (charge, chat, plan) in [("a", 1, "month"), ("b", 2, "month"), ("c", 3, "week")] {
+        let paid = NewLedgerEntry {
+            kind: LedgerKind::Payment,
+            charge_id: charge.into(),
+            provider_charge_id: None,
+            chat_id: chat,
+            plan_id: Some(plan.into()),
+            nonce: None,
+            amount: 250,
+            currency: "XTR".into(),
+            is_recurring: false,
+            is_first_recurring: false,
+            subscription_expires_at: None,
+            source: LedgerSource::Update,
+            raw: "{}".into(),
+        };
+        let grant = Grant {
+            plan_id: plan.into(),
+            categories: vec![],
+            days: 30,
+            renews: false,
+            ends_at: None,
+        };
+        bed.store
+            .apply_payment(&paid, &grant, Utc::now())
+            .await
+            .unwrap();
+    }
+    let s = bed.login().await;
+    let page = bed.get("/plans", Some(&s)).await;
+    assert_eq!(page.status, StatusCode::OK, "{}", page.body);
+    let row = |id: &str| {
+        page.body
+            .split(&format!("id=\"plan-{id}\">"))
+            .nth(1)
+            .and_then(|r| r.split("</tr>").next())
+            .unwrap_or_default()
+            .to_owned()
+    };
+    let m = row("month");
+    assert!(m.contains("Month &#60;b&#62;pro&#60;/b&#62;"), "{m}");
+    assert!(
+        m.contains(">250<") && m.contains(">49900<") && m.contains(">30<"),
+        "{m}"
+    );
+    assert!(m.ends_with("<td class=\"num\">2</td>"), "two active: {m}");
+    assert!(row("trial").contains(">3<"), "trial days");
+    assert!(page.body.contains("<code>week</code>") && page.body.contains("no longer configured"));
+}
+
+/// Broadcasts: a preview shows the message as read and how many chats the audience reaches,
+/// sending nothing; bad HTML is refused with Telegram's reason; sending and stopping need
+/// the CSRF token, and each is audited; the live list shows the progress.
+#[tokio::test]
+async fn an_admin_previews_sends_and_stops_a_broadcast() {
+    use jobwire_admin::broadcasts::BroadcastSetup;
+    let route = |slug: &str| jobwire_fanout::CategoryRoute {
+        slug: CategorySlug::parse(slug).unwrap(),
+        name: slug.to_owned(),
+        bot: "dev".to_owned(),
+    };
+    let bed = common::open(None, |s| {
+        s.broadcasts(BroadcastSetup {
+            routes: vec![route("web"), route("design")],
+            plans: vec![],
+            main_bot: Some("main".to_owned()),
+        })
+    })
+    .await;
+    for (chat, cat) in [(1, "web"), (2, "web"), (3, "design")] {
+        let spec = jobwire_store::SubscriberSpec {
+            chat_id: chat,
+            name: None,
+            categories: vec![CategorySlug::parse(cat).unwrap()],
+            include: vec![],
+            exclude: vec![],
+            paused: false,
+            quiet_hours: None,
+            min_budget: None,
+        };
+        bed.store
+            .upsert_subscriber(&spec, Utc::now())
+            .await
+            .unwrap();
+    }
+    let s = bed.login().await;
+    let text = "<b>New:</b> a digest &amp; more";
+    let p = bed
+        .post(
+            "/broadcasts/preview",
+            &s,
+            &[("text", text), ("category", "web")],
+        )
+        .await;
+    assert_eq!(p.status, StatusCode::OK, "{}", p.body);
+    assert!(
+        p.body.contains("<strong id=\"reach\">2</strong>"),
+        "{}",
+        p.body
+    );
+    assert!(p.body.contains("New: a digest &#38; more"));
+    assert!(
+        bed.store
+            .broadcasts(10, Utc::now())
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    let bad = bed
+        .post("/broadcasts/preview", &s, &[("text", "<b>unclosed")])
+        .await;
+    assert_eq!(bad.status, StatusCode::UNPROCESSABLE_ENTITY);
+    assert!(bad.body.contains("Telegram would refuse"), "{}", bad.body);
+
+    let forged = |path: &str, body: &'static str| {
+        Request::post(path)
+            .header(header::HOST, "panel.test")
+            .header(header::ORIGIN, "http://panel.test")
+            .header(header::COOKIE, &s.cookie)
+            .header(header::CONTENT_TYPE, "application/x-www-form-urlencoded")
+            .body(Body::from(body))
+            .unwrap()
+    };
+    let refused = bed
+        .send(forged("/broadcasts", "text=hello&category=web"))
+        .await;
+    assert_eq!(refused.status, StatusCode::FORBIDDEN);
+    assert!(
+        bed.store
+            .broadcasts(10, Utc::now())
+            .await
+            .unwrap()
+            .is_empty()
+    );
+
+    let sent = bed
+        .post("/broadcasts", &s, &[("text", text), ("category", "web")])
+        .await;
+    assert_eq!(sent.status, StatusCode::SEE_OTHER, "{}", sent.body);
+    let list = bed.store.broadcasts(10, Utc::now()).await.unwrap();
+    assert_eq!(list.len(), 1);
+    let id = list[0].id;
+    assert_eq!(list[0].progress.total(), 2);
+    let live = bed.get("/broadcasts/live", Some(&s)).await;
+    assert!(live.body.contains(&format!("id=\"broadcast-{id}\"")));
+    assert!(
+        live.body.contains("0 / 2") && live.body.contains("running"),
+        "{}",
+        live.body
+    );
+
+    let refused = bed
+        .send(forged(&format!("/broadcasts/{id}/cancel"), "csrf=0"))
+        .await;
+    assert_eq!(refused.status, StatusCode::FORBIDDEN);
+    let stop = bed.post(&format!("/broadcasts/{id}/cancel"), &s, &[]).await;
+    assert_eq!(stop.status, StatusCode::SEE_OTHER, "{}", stop.body);
+    let b = bed.store.broadcast(id, Utc::now()).await.unwrap().unwrap();
+    assert_eq!(b.status.as_str(), "canceled");
+    let audit: Vec<(String, String)> = bed
+        .store
+        .audit_log(2, None)
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|e| (e.action, e.target))
+        .collect();
+    assert_eq!(
+        audit,
+        [
+            ("broadcast.cancel".to_owned(), format!("broadcast {id}")),
+            ("broadcast.start".to_owned(), format!("broadcast {id}")),
+        ]
+    );
 }

@@ -57,10 +57,9 @@ impl PromptLab for FakeLab {
 }
 
 async fn bed(lab: Option<Arc<FakeLab>>) -> Bed {
-    common::open(None, |api| {
-        if let Some(lab) = lab {
-            api.attach_prompt_lab(lab);
-        }
+    common::open(None, |settings| match lab {
+        Some(lab) => settings.prompt_lab(lab),
+        None => settings,
     })
     .await
 }

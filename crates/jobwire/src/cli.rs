@@ -297,11 +297,19 @@ impl Command {
 
 #[derive(Debug, Subcommand)]
 pub enum AdminAction {
-    /// Creates an account; the password is read from standard input (one line).
+    /// Creates an account with a role (`admin` by default, or `moderator`); the password is
+    /// read from standard input (one line).
     #[command(
-        after_help = "Example:\n  printf '%s\\n' \"$PASSWORD\" | jobwire admin create --username alice --password-stdin"
+        after_help = "Examples:\n  printf '%s\\n' \"$PASSWORD\" | jobwire admin create --username alice --password-stdin\n  printf '%s\\n' \"$PASSWORD\" | jobwire admin create --username bob --role moderator --password-stdin"
     )]
-    Create(AdminAccount),
+    Create {
+        #[command(flatten)]
+        account: AdminAccount,
+        /// `admin`: everything. `moderator`: reports, placements, posts and sources; no
+        /// payments, refunds, broadcasts, prompt, categories or accounts.
+        #[arg(long, default_value = "admin", value_parser = ["admin", "moderator"])]
+        role: String,
+    },
     /// Replaces an account's password, read from standard input (one line), and ends its
     /// sessions.
     #[command(
@@ -315,7 +323,7 @@ pub enum AdminAction {
         #[arg(long)]
         username: String,
     },
-    /// The accounts: username, active or disabled, live sessions, dates.
+    /// The accounts: username, role, active or disabled, live sessions, dates.
     #[command(after_help = "Example:\n  jobwire admin list --config jobwire.toml")]
     List,
 }

@@ -98,7 +98,10 @@ pub async fn execute(cli: Cli) -> anyhow::Result<()> {
             use crate::admin_accounts::Change;
             use std::io::Read as _;
             let (change, done, cli::AdminAccount { username, .. }) = match action {
-                cli::AdminAction::Create(account) => (Change::Create, "created", account),
+                cli::AdminAction::Create { account, role } => {
+                    let role = crate::admin_accounts::role(role)?;
+                    (Change::Create(role), "created", account)
+                }
                 cli::AdminAction::SetPassword(account) => (
                     Change::SetPassword,
                     "password changed; its sessions ended",

@@ -71,27 +71,31 @@ pub async fn run_roles(
     }
     let shutdown = tokio_util::sync::CancellationToken::new();
     let health = Health::new();
-    // The admin API (reports, re-labels, retrain) lives with the admin role.
+    // The admin role's settings; its state is built whole once the store connects.
     let admin = roles.contains(&Role::Admin).then(|| {
-        let api = crate::admin_api::AdminApi::from_env(
+        let mut admin = jobwire_admin::AdminSettings::from_env(
             settings.categories.iter().map(|c| c.slug.to_string()),
-        );
-        let main = settings.bot_role.main_bot.as_deref();
-        if let Some(bot) = settings.bots.iter().find(|b| Some(b.name.as_str()) == main) {
-            api.attach_main_bot(settings.api_url.clone(), bot.token.clone());
-        }
-        api.attach_broadcasts(settings.broadcast_setup());
-        api.attach_category_setup(jobwire_admin::CategorySetup {
+        )
+        .broadcasts(settings.broadcast_setup())
+        .plans(settings.billing.plans.clone(), settings.billing.trial_days)
+        .category_setup(jobwire_admin::CategorySetup {
             order: settings
                 .categories
                 .iter()
                 .map(|c| c.slug.to_string())
                 .collect(),
             bots: settings.bots.iter().map(|b| b.name.clone()).collect(),
+        })
+        .panel_options(jobwire_admin::PanelOptions {
+            secure_cookies: settings.admin_secure_cookies,
         });
+        let main = settings.bot_role.main_bot.as_deref();
+        if let Some(bot) = settings.bots.iter().find(|b| Some(b.name.as_str()) == main) {
+            admin = admin.main_bot(settings.api_url.clone(), bot.token.clone());
+        }
         if let Some(llm) = &settings.llm {
             match crate::llm::PromptLab::new(llm) {
-                Ok(lab) => api.attach_prompt_lab(Arc::new(lab)),
+                Ok(lab) => admin = admin.prompt_lab(Arc::new(lab)),
                 Err(e) => {
                     tracing::warn!(error = %e, "trying prompts in the panel is not available")
                 }
@@ -103,16 +107,13 @@ pub async fn run_roles(
                  plain HTTP; keep it only where the panel cannot be reached over HTTPS"
             );
         }
-        api.set_panel_options(jobwire_admin::PanelOptions {
-            secure_cookies: settings.admin_secure_cookies,
-        });
-        api
+        admin
     });
-    crate::server::serve_roles_with(
+    let (_, admin_mount) = crate::server::serve_admin_later(
         settings.admin_listen,
         health.clone(),
         shutdown.clone(),
-        admin.clone(),
+        admin.as_ref(),
         crate::http::HttpLimits {
             trusted_proxies: settings.admin_trusted_proxies.clone(),
             ..crate::http::HttpLimits::default()
@@ -139,8 +140,8 @@ pub async fn run_roles(
     };
     parts.admin_alert = admin_alert;
     parts.health = Some(health.clone());
-    if let Some(admin) = &admin {
-        admin.attach_store(parts.store.clone());
+    if let (Some(admin), Some(mount)) = (admin, &admin_mount) {
+        mount.mount(admin.build(parts.store.clone()));
     }
     tracing::info!(?roles, classifier = ?classifiers, "starting");
     // Start-up writes wait for an unreachable database or broker; a stop signal ends the wait.

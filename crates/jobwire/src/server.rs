@@ -16,8 +16,8 @@ use jobwire_core::secret::redact_url;
 use metrics_exporter_prometheus::PrometheusHandle;
 use tokio_util::sync::CancellationToken;
 
-use crate::admin_api::AdminApi;
 use crate::http::{self, HttpLimits};
+use jobwire_admin::AdminState;
 
 /// The process-wide Prometheus recorder (installed once; later calls share it).
 pub fn prometheus() -> Option<PrometheusHandle> {
@@ -137,10 +137,59 @@ pub fn router(health: Arc<Health>) -> Router {
         })
 }
 
-/// [`router`] plus the admin role's web panel and its API (`/api`).
-pub fn router_with_admin(health: Arc<Health>, admin: Arc<AdminApi>) -> Router {
-    let panel = jobwire_admin::Panel::new(admin.clone(), admin.panel_options());
-    router(health).merge(jobwire_admin::router(admin, panel))
+/// [`router`] plus the admin role's web panel and its API (`/api`), over one complete state.
+pub fn router_with_admin(health: Arc<Health>, admin: Arc<AdminState>) -> Router {
+    router(health).merge(jobwire_admin::router(admin))
+}
+
+/// Where the admin role's routes go once its state is complete. `jobwire run` serves
+/// `/healthz`, `/readyz` and `/metrics` before the database answers, but the admin state is
+/// built only after the store connects ([`jobwire_admin::AdminSettings::build`]), whole:
+/// until [`AdminMount::mount`] the admin paths answer 503. This slot holds the finished
+/// router, set once; nothing inside the admin state is filled in later.
+#[derive(Clone, Default)]
+pub struct AdminMount {
+    router: Arc<OnceLock<Router>>,
+}
+
+impl std::fmt::Debug for AdminMount {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AdminMount")
+            .field("mounted", &self.router.get().is_some())
+            .finish()
+    }
+}
+
+impl AdminMount {
+    /// Serves the admin routes over `state` from now on (a second call is ignored).
+    pub fn mount(&self, state: Arc<AdminState>) {
+        if self.router.set(jobwire_admin::router(state)).is_err() {
+            tracing::warn!("the admin routes were mounted already");
+        }
+    }
+
+    /// Whatever the health router does not route: the admin routes once mounted, else 503.
+    fn fallback(&self) -> Router {
+        let slot = self.router.clone();
+        Router::new().fallback(move |request: axum::extract::Request| {
+            let slot = slot.clone();
+            async move {
+                use tower::Service as _;
+                match slot.get() {
+                    Some(router) => match router.clone().call(request).await {
+                        Ok(response) => response,
+                        Err(never) => match never {},
+                    },
+                    None => (
+                        StatusCode::SERVICE_UNAVAILABLE,
+                        [(axum::http::header::RETRY_AFTER, "5")],
+                        "the admin panel starts once the database is connected; try again in a moment",
+                    )
+                        .into_response(),
+                }
+            }
+        })
+    }
 }
 
 async fn readyz(State(state): State<AppState>) -> impl IntoResponse {
@@ -171,14 +220,13 @@ pub async fn serve(
     serve_roles_with(listen, health, shutdown, None, HttpLimits::default()).await
 }
 
-/// [`serve`] plus the admin API under `/api`. The API answers 503 until
-/// [`AdminApi::attach_store`] is called, and always without a token configured; a token
+/// [`serve`] plus the admin panel and its API under `/api`, over a complete state; a token
 /// shorter than [`admin_api::MIN_TOKEN_LEN`] is refused here, before anything is served.
 pub async fn serve_with_admin(
     listen: SocketAddr,
     health: Arc<Health>,
     shutdown: CancellationToken,
-    admin: Arc<AdminApi>,
+    admin: Arc<AdminState>,
 ) -> anyhow::Result<SocketAddr> {
     serve_roles_with(listen, health, shutdown, Some(admin), HttpLimits::default()).await
 }
@@ -188,7 +236,7 @@ pub async fn serve_roles(
     listen: SocketAddr,
     health: Arc<Health>,
     shutdown: CancellationToken,
-    admin: Option<Arc<AdminApi>>,
+    admin: Option<Arc<AdminState>>,
 ) -> anyhow::Result<SocketAddr> {
     serve_roles_with(listen, health, shutdown, admin, HttpLimits::default()).await
 }
@@ -198,17 +246,54 @@ pub async fn serve_roles_with(
     listen: SocketAddr,
     health: Arc<Health>,
     shutdown: CancellationToken,
-    admin: Option<Arc<AdminApi>>,
+    admin: Option<Arc<AdminState>>,
     limits: HttpLimits,
 ) -> anyhow::Result<SocketAddr> {
-    let (app, routes) = match admin {
-        Some(admin) => {
-            admin.check_token()?;
-            (
-                router_with_admin(health, admin),
-                "/healthz /readyz /metrics, the admin panel on / and its API on /api",
-            )
+    let mount = match admin {
+        Some(state) => {
+            state.check_token()?;
+            let mount = AdminMount::default();
+            mount.mount(state);
+            Some(mount)
         }
+        None => None,
+    };
+    serve_mounting(listen, health, shutdown, mount, limits).await
+}
+
+/// What `jobwire run` serves before the database answers: health and metrics, and, with the
+/// admin role (`admin` given: its settings, whose token is checked here), the admin routes
+/// once [`AdminMount::mount`] is given the complete state (503 until then).
+pub async fn serve_admin_later(
+    listen: SocketAddr,
+    health: Arc<Health>,
+    shutdown: CancellationToken,
+    admin: Option<&jobwire_admin::AdminSettings>,
+    limits: HttpLimits,
+) -> anyhow::Result<(SocketAddr, Option<AdminMount>)> {
+    let mount = match admin {
+        Some(settings) => {
+            settings.check_token()?;
+            Some(AdminMount::default())
+        }
+        None => None,
+    };
+    let addr = serve_mounting(listen, health, shutdown, mount.clone(), limits).await?;
+    Ok((addr, mount))
+}
+
+async fn serve_mounting(
+    listen: SocketAddr,
+    health: Arc<Health>,
+    shutdown: CancellationToken,
+    mount: Option<AdminMount>,
+    limits: HttpLimits,
+) -> anyhow::Result<SocketAddr> {
+    let (app, routes) = match mount {
+        Some(mount) => (
+            router(health).merge(mount.fallback()),
+            "/healthz /readyz /metrics, the admin panel on / and its API on /api",
+        ),
         None => (router(health), "/healthz /readyz /metrics"),
     };
     let listener = tokio::net::TcpListener::bind(listen)

@@ -7,9 +7,9 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use chrono::Utc;
-use jobwire::admin_api::AdminApi;
 use jobwire::http::HttpLimits;
-use jobwire::server::{Health, serve_roles_with, serve_with_admin};
+use jobwire::server::{Health, serve_admin_later, serve_roles_with, serve_with_admin};
+use jobwire_admin::AdminSettings;
 use jobwire_store::{
     ExampleId, ExampleRow, ExampleSource, NewPost, NewReport, PostId, PostStatus, ReportId,
     ReportKind, ReportStatus, SqliteStore, Store,
@@ -23,7 +23,6 @@ use tokio_util::sync::CancellationToken;
 const TOKEN: &str = "s3cret-admin-token-0123456789abcdef";
 
 struct Server {
-    api: Arc<AdminApi>,
     base: String,
     addr: SocketAddr,
     health: Arc<Health>,
@@ -51,11 +50,22 @@ async fn start_with(token: Option<&str>, limits: HttpLimits) -> Server {
             .await
             .unwrap(),
     );
-    let api = AdminApi::new(
+    serve_on(dir, store, token, limits, |s| s).await
+}
+
+/// The admin server over `store` (kept in `dir`), its state made with `configure`.
+async fn serve_on(
+    dir: tempfile::TempDir,
+    store: Arc<dyn Store>,
+    token: Option<&str>,
+    limits: HttpLimits,
+    configure: impl FnOnce(AdminSettings) -> AdminSettings,
+) -> Server {
+    let api = configure(AdminSettings::new(
         token.map(str::to_owned),
         ["web".to_owned(), "design".to_owned()],
-    );
-    api.attach_store(store.clone());
+    ))
+    .build(store.clone());
     let shutdown = CancellationToken::new();
     let health = Health::new();
     let addr = serve_roles_with(
@@ -68,7 +78,6 @@ async fn start_with(token: Option<&str>, limits: HttpLimits) -> Server {
     .await
     .unwrap();
     Server {
-        api,
         base: format!("http://{addr}"),
         addr,
         health,
@@ -80,6 +89,18 @@ async fn start_with(token: Option<&str>, limits: HttpLimits) -> Server {
 }
 
 impl Server {
+    /// This server's store, served by a new admin state (token [`TOKEN`]) made with
+    /// `configure`, as `jobwire run` makes it from the configuration; this one stops.
+    async fn reconfigured(
+        mut self,
+        configure: impl FnOnce(AdminSettings) -> AdminSettings,
+    ) -> Self {
+        let dir = std::mem::replace(&mut self._dir, tempfile::tempdir().unwrap());
+        let store = self.store.clone();
+        drop(self);
+        serve_on(dir, store, Some(TOKEN), HttpLimits::default(), configure).await
+    }
+
     async fn get(&self, path: &str) -> (u16, Value) {
         let r = self
             .client
@@ -583,7 +604,13 @@ async fn readyz_names_the_dependency_that_is_down_but_not_its_error() {
 #[tokio::test]
 async fn a_short_admin_token_stops_the_start_up_without_showing_it() {
     let short = "0123456789abcdef0123456789abcde"; // 31 characters
-    let api = AdminApi::new(Some(short.to_owned()), ["web".to_owned()]);
+    let dir = tempfile::tempdir().unwrap();
+    let store: Arc<dyn Store> = Arc::new(
+        SqliteStore::open_path(&dir.path().join("jobwire.db"))
+            .await
+            .unwrap(),
+    );
+    let api = AdminSettings::new(Some(short.to_owned()), ["web".to_owned()]).build(store);
     let e = serve_with_admin(
         "127.0.0.1:0".parse().unwrap(),
         Health::new(),
@@ -748,9 +775,9 @@ async fn payments_are_listed_and_refunds_refused_with_the_reason() {
     .await
     .unwrap();
     let token = "555:MAINmainMAINmainMAINmainMAIN";
-    server
-        .api
-        .attach_main_bot(telegram.url(), token.to_owned().into());
+    let server = server
+        .reconfigured(|s| s.main_bot(telegram.url(), token.to_owned().into()))
+        .await;
     let (status, body) = server.post("/api/payments/stxA/refund", None).await;
     assert_eq!(status, 502, "{body}");
     assert!(
@@ -780,7 +807,9 @@ async fn broadcasts_are_checked_started_and_steered_over_the_api() {
     let settings = jobwire::testbed::Bed::default()
         .settings("http://127.0.0.1:9/".parse().unwrap(), &db)
         .unwrap();
-    s.api.attach_broadcasts(settings.broadcast_setup());
+    let s = s
+        .reconfigured(|a| a.broadcasts(settings.broadcast_setup()))
+        .await;
     let sub = |chat: i64, cat: &str| jobwire_store::SubscriberSpec {
         chat_id: chat,
         name: None,
@@ -991,7 +1020,9 @@ async fn a_broadcast_audience_is_chosen_by_language_plan_and_category() {
         categories: vec![],
         provider_price: None,
     }];
-    s.api.attach_broadcasts(settings.broadcast_setup());
+    let s = s
+        .reconfigured(|a| a.broadcasts(settings.broadcast_setup()))
+        .await;
     for (chat, cat) in [(1, "web"), (2, "web"), (3, "design"), (4, "web")] {
         let spec = jobwire_store::SubscriberSpec {
             chat_id: chat,
@@ -1055,4 +1086,50 @@ async fn a_broadcast_audience_is_chosen_by_language_plan_and_category() {
         )
         .await;
     assert_eq!(code, 400, "{body}");
+}
+
+/// As `jobwire run` serves it: health at once, the admin paths 503 until the store connects,
+/// then the panel and the API over the one state built from the settings and the store.
+#[tokio::test]
+async fn the_admin_routes_answer_once_their_state_is_built() {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let settings = AdminSettings::new(Some(TOKEN.to_owned()), ["web".to_owned()]);
+    let shutdown = CancellationToken::new();
+    let (addr, mount) = serve_admin_later(
+        "127.0.0.1:0".parse().unwrap(),
+        Health::new(),
+        shutdown.clone(),
+        Some(&settings),
+        HttpLimits::default(),
+    )
+    .await
+    .unwrap();
+    let mount = mount.expect("the admin role is mounted later");
+    let client = reqwest::Client::new();
+    let get = |path: &str| {
+        client
+            .get(format!("http://{addr}{path}"))
+            .bearer_auth(TOKEN)
+            .send()
+    };
+    assert_eq!(get("/healthz").await.unwrap().status().as_u16(), 200);
+    let early = get("/api/reports").await.unwrap();
+    assert_eq!(early.status().as_u16(), 503);
+    assert!(early.text().await.unwrap().contains("database"));
+    assert_eq!(get("/login").await.unwrap().status().as_u16(), 503);
+
+    let dir = tempfile::tempdir().unwrap();
+    let store: Arc<dyn Store> = Arc::new(
+        SqliteStore::open_path(&dir.path().join("jobwire.db"))
+            .await
+            .unwrap(),
+    );
+    mount.mount(settings.build(store));
+    let r = get("/api/reports").await.unwrap();
+    assert_eq!(r.status().as_u16(), 200);
+    let login = get("/login").await.unwrap();
+    assert_eq!(login.status().as_u16(), 200);
+    assert!(login.text().await.unwrap().contains("name=\"password\""));
+    assert_eq!(get("/healthz").await.unwrap().status().as_u16(), 200);
+    shutdown.cancel();
 }

@@ -10,9 +10,9 @@ use std::time::{Duration, Instant};
 
 use axum::Router;
 use axum::http::StatusCode;
-use jobwire::admin_api::AdminApi;
 use jobwire::http::HttpLimits;
 use jobwire::server::{Health, serve_roles_with};
+use jobwire_admin::AdminSettings;
 use jobwire_store::{SqliteStore, Store};
 use reqwest012 as reqwest;
 use tokio::io::AsyncWriteExt;
@@ -41,8 +41,7 @@ async fn start(limits: HttpLimits) -> Server {
             .await
             .unwrap(),
     );
-    let api = AdminApi::new(Some(TOKEN.to_owned()), ["web".to_owned()]);
-    api.attach_store(store);
+    let api = AdminSettings::new(Some(TOKEN.to_owned()), ["web".to_owned()]).build(store);
     let shutdown = CancellationToken::new();
     let addr = serve_roles_with(
         "127.0.0.1:0".parse().unwrap(),

@@ -251,18 +251,18 @@ async fn a_channel_added_in_the_panel_is_joined_within_seconds_and_its_next_job_
     let parser = ScriptedReader::start(&settings, &section, accounts, &store, &running.intake);
 
     // The admin role's panel, served over HTTP as `jobwire run` serves it.
-    let admin = jobwire::admin_api::AdminApi::new(
+    let admin = jobwire_admin::AdminSettings::new(
         None,
         settings.categories.iter().map(|c| c.slug.to_string()),
-    );
-    admin.attach_store(store.clone());
+    )
+    .build(store.clone());
     let http_shutdown = CancellationToken::new();
     let addr = serve_with_admin(loopback(), health, http_shutdown.clone(), admin)
         .await
         .unwrap();
     jobwire::admin_accounts::apply(
         store.as_ref(),
-        jobwire::admin_accounts::Change::Create,
+        jobwire::admin_accounts::Change::Create(jobwire_store::AdminRole::Admin),
         USERNAME,
         PASSWORD,
     )

@@ -1,6 +1,7 @@
-//! Admin accounts of the web panel: a username and an argon2id hash in PHC form (the
-//! password itself never reaches the store), and whether the account is disabled. A new
-//! password or a disabled account ends the account's sessions in the same transaction.
+//! Admin accounts of the web panel: a username, an argon2id hash in PHC form (the
+//! password itself never reaches the store), a role ([`AdminRole`]) and whether the account
+//! is disabled. A new password or a disabled account ends the account's sessions in the
+//! same transaction.
 
 use std::fmt;
 
@@ -11,6 +12,37 @@ use crate::codec::ms;
 use crate::sql::{Cols, Dialect, Sql};
 use crate::*;
 
+/// What an admin account may do.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum AdminRole {
+    /// Reports, placements, posts and sources; no payments, refunds, broadcasts, prompt,
+    /// categories or accounts.
+    Moderator,
+    /// Everything.
+    Admin,
+}
+
+impl AdminRole {
+    pub const ALL: [AdminRole; 2] = [AdminRole::Admin, AdminRole::Moderator];
+
+    /// As stored and typed: `admin`, `moderator`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Admin => "admin",
+            Self::Moderator => "moderator",
+        }
+    }
+
+    pub fn parse(raw: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|r| r.as_str() == raw)
+    }
+
+    /// Whether this role may do what `needed` allows (an admin may do a moderator's work).
+    pub fn allows(self, needed: AdminRole) -> bool {
+        self >= needed
+    }
+}
+
 /// One admin account. `Debug` leaves the hash out.
 #[derive(Clone, PartialEq, Eq)]
 pub struct AdminRow {
@@ -18,6 +50,7 @@ pub struct AdminRow {
     pub username: String,
     /// argon2id, PHC string form (`$argon2id$v=19$…`).
     pub password_hash: String,
+    pub role: AdminRole,
     pub created_at: DateTime<Utc>,
     pub updated_at: DateTime<Utc>,
     /// When the account was disabled (`jobwire admin disable`): it cannot log in then.
@@ -32,6 +65,7 @@ impl fmt::Debug for AdminRow {
             .field("id", &self.id)
             .field("username", &self.username)
             .field("password_hash", &"<redacted>")
+            .field("role", &self.role)
             .field("created_at", &self.created_at)
             .field("updated_at", &self.updated_at)
             .field("disabled_at", &self.disabled_at)
@@ -48,6 +82,7 @@ pub trait AdminStore: Send + Sync {
         &self,
         username: &str,
         password_hash: &str,
+        role: AdminRole,
         now: DateTime<Utc>,
     ) -> Result<Option<i64>>;
 
@@ -71,12 +106,18 @@ pub trait AdminStore: Send + Sync {
     async fn disable_admin(&self, username: &str, now: DateTime<Utc>) -> Result<bool>;
 }
 
+/// A stored role; an unknown word (a newer version's role) is read as the narrowest.
+pub(crate) fn role_of(raw: &str) -> AdminRole {
+    AdminRole::parse(raw).unwrap_or(AdminRole::Moderator)
+}
+
 fn admin_row<DB: Dialect>(row: &DB::Row, sessions: bool) -> Result<AdminRow> {
     let c = Cols::<DB>::new(row);
     Ok(AdminRow {
         id: c.id()?,
         username: c.text("username")?,
         password_hash: c.text("password_hash")?,
+        role: role_of(&c.text("role")?),
         created_at: c.time("created_at")?,
         updated_at: c.time("updated_at")?,
         disabled_at: c.opt_time("disabled_at")?,
@@ -90,15 +131,17 @@ impl<DB: Dialect> AdminStore for SqlStore<DB> {
         &self,
         username: &str,
         password_hash: &str,
+        role: AdminRole,
         now: DateTime<Utc>,
     ) -> Result<Option<i64>> {
         let row = Sql::<DB>::new(
-            "INSERT INTO admins (username, password_hash, created_at, updated_at)
-             VALUES ($1, $2, $3, $3) ON CONFLICT (username) DO NOTHING RETURNING id",
+            "INSERT INTO admins (username, password_hash, role, created_at, updated_at)
+             VALUES ($1, $2, $4, $3, $3) ON CONFLICT (username) DO NOTHING RETURNING id",
         )
         .text(username)
         .text(password_hash)
         .int(ms(now))
+        .text(role.as_str())
         .fetch_optional(&self.write)
         .await?;
         row.map(|row| Cols::<DB>::new(&row).id()).transpose()
@@ -106,7 +149,7 @@ impl<DB: Dialect> AdminStore for SqlStore<DB> {
 
     async fn admin_by_username(&self, username: &str) -> Result<Option<AdminRow>> {
         let row = Sql::<DB>::new(
-            "SELECT id, username, password_hash, created_at, updated_at, disabled_at
+            "SELECT id, username, password_hash, role, created_at, updated_at, disabled_at
              FROM admins WHERE username = $1",
         )
         .text(username)
@@ -117,7 +160,7 @@ impl<DB: Dialect> AdminStore for SqlStore<DB> {
 
     async fn admins(&self, now: DateTime<Utc>) -> Result<Vec<AdminRow>> {
         let rows = Sql::<DB>::new(
-            "SELECT a.id, a.username, a.password_hash, a.created_at, a.updated_at,
+            "SELECT a.id, a.username, a.password_hash, a.role, a.created_at, a.updated_at,
                     a.disabled_at,
                     (SELECT COUNT(*) FROM admin_sessions s
                      WHERE s.admin_id = a.id AND s.expires_at > $1) AS sessions

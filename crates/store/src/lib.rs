@@ -40,7 +40,7 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 
-pub use admins::{AdminRow, AdminStore};
+pub use admins::{AdminRole, AdminRow, AdminStore};
 pub use billing::{
     AccessPeriodId, AccessPeriodRow, BillingCounts, BillingStore, Grant, InvoiceRow, LedgerId,
     LedgerKind, LedgerRow, LedgerSource, NewInvoice, NewLedgerEntry, PaymentOutcome, access_of,

@@ -16,6 +16,8 @@ use crate::*;
 pub struct SessionRow {
     pub admin_id: i64,
     pub username: String,
+    /// The account's role, read with the session (a changed role applies at once).
+    pub role: crate::AdminRole,
     /// The token every state change of this session must carry.
     pub csrf: String,
     pub created_at: DateTime<Utc>,
@@ -28,6 +30,7 @@ impl fmt::Debug for SessionRow {
         f.debug_struct("SessionRow")
             .field("admin_id", &self.admin_id)
             .field("username", &self.username)
+            .field("role", &self.role)
             .field("csrf", &"<redacted>")
             .field("last_seen_at", &self.last_seen_at)
             .field("expires_at", &self.expires_at)
@@ -318,7 +321,7 @@ impl<DB: Dialect> PanelStore for SqlStore<DB> {
 
     async fn session(&self, token_hash: &str, now: DateTime<Utc>) -> Result<Option<SessionRow>> {
         let row = Sql::<DB>::new(
-            "SELECT s.admin_id, a.username, s.csrf, s.created_at, s.last_seen_at, s.expires_at
+            "SELECT s.admin_id, a.username, a.role, s.csrf, s.created_at, s.last_seen_at, s.expires_at
              FROM admin_sessions s JOIN admins a ON a.id = s.admin_id
              WHERE s.token_hash = $1 AND s.expires_at > $2 AND a.disabled_at IS NULL",
         )
@@ -331,6 +334,7 @@ impl<DB: Dialect> PanelStore for SqlStore<DB> {
             Ok(SessionRow {
                 admin_id: c.int("admin_id")?,
                 username: c.text("username")?,
+                role: crate::admins::role_of(&c.text("role")?),
                 csrf: c.text("csrf")?,
                 created_at: c.time("created_at")?,
                 last_seen_at: c.time("last_seen_at")?,

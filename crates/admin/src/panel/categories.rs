@@ -17,7 +17,7 @@ use jobwire_core::CategorySlug;
 use jobwire_store::{CategoryFields, CategoryRow};
 use serde::Deserialize;
 
-use super::pages::when;
+use super::when;
 use super::{AuditNote, Chrome, Ctx, PageResult, Panel, PanelError, form_field, see_other};
 
 /// The longest name, in characters (a button label in the bots).
@@ -119,8 +119,8 @@ fn line(row: &CategoryRow) -> Line {
 /// The stored categories in the configured order (those the configuration no longer names
 /// are left out), and the bots to choose from.
 async fn lines(panel: &Panel) -> Result<(Vec<Line>, Vec<String>), PanelError> {
-    let rows = panel.store()?.categories().await?;
-    let setup = panel.api.category_setup().cloned().unwrap_or_default();
+    let rows = panel.store().categories().await?;
+    let setup = panel.state.category_setup().clone();
     let mut order = setup.order.clone();
     if order.is_empty() {
         order = panel.categories();
@@ -216,7 +216,7 @@ pub async fn update(
         ));
     }
     panel
-        .store()?
+        .store()
         .update_category(&slug, &fields, &ctx.session.username, Utc::now())
         .await?
         .ok_or(PanelError::NotFound)?;

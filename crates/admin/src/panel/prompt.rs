@@ -16,8 +16,8 @@ use jobwire_core::CategorySlug;
 use jobwire_store::{PostId, PromptVersionRow};
 use serde::Deserialize;
 
-use super::pages::{snippet, when};
 use super::{AuditNote, Chrome, Ctx, PageResult, Panel, PanelError, form_field, see_other};
+use super::{snippet, when};
 
 /// The longest version name, in characters.
 pub const MAX_NAME_CHARS: usize = 64;
@@ -151,7 +151,7 @@ async fn render(
     copy_of: Option<&str>,
     flash: Option<String>,
 ) -> PageResult {
-    let store = panel.store()?;
+    let store = panel.store();
     let rows = store.prompt_versions().await?;
     let current = store.current_prompt_version().await?;
     let current_id = current.as_ref().map(|c| c.id);
@@ -189,7 +189,7 @@ async fn render(
         name: shown.name.unwrap_or_else(|| next_name(base_name, &taken)),
         text: shown.text.unwrap_or_else(|| base_text.to_owned()),
         form_error: shown.form_error,
-        can_try: panel.api.prompt_lab().is_some(),
+        can_try: panel.state.prompt_lab().is_some(),
         tried: shown.tried,
         try_error: shown.try_error,
         answer: shown.answer,
@@ -272,7 +272,7 @@ pub async fn create(State(panel): State<Arc<Panel>>, ctx: Ctx, body: Bytes) -> P
         )
         .await;
     }
-    let store = panel.store()?;
+    let store = panel.store();
     let Some(row) = store
         .create_prompt_version(&name, &text, &ctx.session.username, Utc::now())
         .await?
@@ -304,7 +304,7 @@ pub async fn activate(
     ctx: Ctx,
     Path(id): Path<i64>,
 ) -> PageResult {
-    let store = panel.store()?;
+    let store = panel.store();
     let version = store
         .prompt_version(id)
         .await?
@@ -360,7 +360,7 @@ pub async fn try_it(State(panel): State<Arc<Panel>>, ctx: Ctx, body: Bytes) -> P
         Err(Refusal::Panel(e)) => return Err(e),
     };
     let mut r = render(&panel, ctx.chrome("/prompt"), shown, status, None, None).await?;
-    if status == StatusCode::OK && panel.api.prompt_lab().is_some() {
+    if status == StatusCode::OK && panel.state.prompt_lab().is_some() {
         let tried = form_field(&body, "with").unwrap_or_default();
         r.extensions_mut().insert(AuditNote {
             action: "prompt.try",
@@ -393,10 +393,10 @@ impl From<jobwire_store::StoreError> for Refusal {
 
 /// Tries the form's prompt on its text; `None` when no LLM is configured.
 async fn trial(panel: &Panel, form: &TryForm, edited: &str) -> Result<Option<TryAnswer>, Refusal> {
-    let Some(lab) = panel.api.prompt_lab() else {
+    let Some(lab) = panel.state.prompt_lab() else {
         return Ok(None);
     };
-    let store = panel.store()?;
+    let store = panel.store();
     let (tried, template): (String, String) = match form.with.as_str() {
         "edited" | "" => {
             check_template(edited).map_err(|e| Refusal::Input(e.to_string()))?;

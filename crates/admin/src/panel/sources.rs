@@ -15,7 +15,7 @@ use jobwire_core::rules::{ChannelRules, CompiledRules, RuleDecision, Term};
 use jobwire_core::source::{SourceEdit, SourceErrors, SourceInput, terms};
 use jobwire_store::{ChannelId, ChannelRow, SourceStats};
 
-use super::pages::snippet;
+use super::snippet;
 use super::{AuditNote, Chrome, Ctx, PageResult, Panel, PanelError, form_field, see_other};
 
 /// How many of a source's posts the preview runs the rules over.
@@ -92,9 +92,8 @@ struct SourceLine {
 
 impl SourceLine {
     fn new(row: ChannelRow, stats: Option<&SourceStats>) -> Self {
-        let when = |t: Option<chrono::DateTime<Utc>>| {
-            t.map(|t| super::pages::when(&t)).unwrap_or_default()
-        };
+        let when =
+            |t: Option<chrono::DateTime<Utc>>| t.map(|t| super::when(&t)).unwrap_or_default();
         Self {
             joined: stats.map(|s| when(s.joined_at)).unwrap_or_default(),
             last_post: stats.map(|s| when(s.last_post_at)).unwrap_or_default(),
@@ -154,7 +153,7 @@ async fn render_list(
     errors: Option<SourceErrors>,
     status: StatusCode,
 ) -> PageResult {
-    let store = panel.store()?;
+    let store = panel.store();
     let now = Utc::now();
     let stats = store
         .source_stats(now - chrono::Duration::days(7), now)
@@ -224,7 +223,7 @@ pub async fn add(State(panel): State<Arc<Panel>>, ctx: Ctx, body: Bytes) -> Page
             .await;
         }
     };
-    let store = panel.store()?;
+    let store = panel.store();
     if let Some(known) = store.source_by_handle(&spec.handle).await?
         && known.removed_at.is_none()
         && known.kind != jobwire_core::source::SourceKind::External
@@ -285,7 +284,7 @@ struct Preview {
 
 async fn source_row(panel: &Panel, id: i64) -> Result<ChannelRow, PanelError> {
     panel
-        .store()?
+        .store()
         .source(ChannelId::from(id))
         .await?
         .filter(|c| c.removed_at.is_none())
@@ -317,7 +316,7 @@ async fn preview_of(
         .filter_map(|t| Term::parse(t).ok())
         .collect();
     let posts = panel
-        .store()?
+        .store()
         .channel_recent_texts(source.id, PREVIEW_POSTS)
         .await?;
     let mut lines = Vec::with_capacity(posts.len());
@@ -430,7 +429,7 @@ pub async fn update(
         edit.exclude.join(", ")
     );
     panel
-        .store()?
+        .store()
         .update_source(source.id, &edit, Utc::now())
         .await?
         .ok_or(PanelError::NotFound)?;
@@ -458,7 +457,7 @@ pub async fn set_enabled(
         exclude: source.exclude.clone(),
     };
     panel
-        .store()?
+        .store()
         .update_source(source.id, &edit, Utc::now())
         .await?
         .ok_or(PanelError::NotFound)?;
@@ -478,7 +477,7 @@ pub async fn set_enabled(
 /// `POST /sources/{id}/remove`: no longer read or listed; its posts stay.
 pub async fn remove(State(panel): State<Arc<Panel>>, Path(id): Path<i64>) -> PageResult {
     let source = source_row(&panel, id).await?;
-    panel.store()?.remove_source(source.id, Utc::now()).await?;
+    panel.store().remove_source(source.id, Utc::now()).await?;
     let mut r = see_other("/sources");
     r.extensions_mut().insert(AuditNote {
         action: "source.remove",

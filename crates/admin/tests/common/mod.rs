@@ -9,7 +9,7 @@ use axum::Router;
 use axum::body::Body;
 use axum::extract::ConnectInfo;
 use axum::http::{Request, StatusCode, header};
-use jobwire_admin::{AdminApi, Panel, PanelOptions};
+use jobwire_admin::{AdminSettings, AdminState, Panel};
 use jobwire_store::{SqliteStore, Store};
 use tower::ServiceExt;
 
@@ -18,7 +18,7 @@ pub const PASSWORD: &str = "correct horse battery";
 
 pub struct Bed {
     pub app: Router,
-    pub api: Arc<AdminApi>,
+    pub api: Arc<AdminState>,
     pub panel: Arc<Panel>,
     pub store: Arc<dyn Store>,
     _dir: tempfile::TempDir,
@@ -39,8 +39,11 @@ pub struct Login {
 }
 
 /// The panel with the categories `web` and `design`, the API's bearer token `token`, and
-/// whatever `attach` adds to the API before the router is built.
-pub async fn open(token: Option<&str>, attach: impl FnOnce(&Arc<AdminApi>)) -> Bed {
+/// whatever `configure` adds to the settings before the state is built.
+pub async fn open(
+    token: Option<&str>,
+    configure: impl FnOnce(AdminSettings) -> AdminSettings,
+) -> Bed {
     let dir = tempfile::tempdir().unwrap();
     let store: Arc<dyn Store> = Arc::new(
         SqliteStore::open_path(&dir.path().join("jobwire.db"))
@@ -49,21 +52,20 @@ pub async fn open(token: Option<&str>, attach: impl FnOnce(&Arc<AdminApi>)) -> B
     );
     jobwire_admin::accounts::apply(
         store.as_ref(),
-        jobwire_admin::accounts::Change::Create,
+        jobwire_admin::accounts::Change::Create(jobwire_store::AdminRole::Admin),
         "ops",
         PASSWORD,
     )
     .await
     .unwrap();
-    let api = AdminApi::new(
+    let settings = AdminSettings::new(
         token.map(str::to_owned),
         ["web".to_owned(), "design".to_owned()],
     );
-    api.attach_store(store.clone());
-    attach(&api);
-    let panel = Panel::new(api.clone(), PanelOptions::default());
+    let api = configure(settings).build(store.clone());
+    let panel = Panel::new(api.clone());
     Bed {
-        app: jobwire_admin::router(api.clone(), panel.clone()),
+        app: jobwire_admin::router_with_panel(panel.clone()),
         api,
         panel,
         store,
@@ -132,7 +134,24 @@ impl Bed {
 
     /// Logs `ops` in; the session and the CSRF token of its pages.
     pub async fn login(&self) -> Login {
-        let a = self.try_login("ops", PASSWORD).await;
+        self.login_as("ops").await
+    }
+
+    /// Makes the account `username` with `role` (password [`PASSWORD`]).
+    pub async fn add_account(&self, username: &str, role: jobwire_store::AdminRole) {
+        jobwire_admin::accounts::apply(
+            self.store.as_ref(),
+            jobwire_admin::accounts::Change::Create(role),
+            username,
+            PASSWORD,
+        )
+        .await
+        .unwrap();
+    }
+
+    /// Logs `username` in (password [`PASSWORD`]); the session and its CSRF token.
+    pub async fn login_as(&self, username: &str) -> Login {
+        let a = self.try_login(username, PASSWORD).await;
         assert_eq!(a.status, StatusCode::SEE_OTHER, "{}", a.body);
         let set = a.headers[header::SET_COOKIE].to_str().unwrap().to_owned();
         let cookie = set.split(';').next().unwrap().to_owned();

@@ -407,9 +407,15 @@ fn a_malformed_export_message_is_reported_skipped_and_counted_unless_strict() {
 
 /// `jobwire admin create` with `password` on standard input.
 fn admin(action: &str, username: &str, password: &str, db: &str) -> Output {
+    admin_with(action, &[], username, password, db)
+}
+
+/// [`admin`] with more arguments (`--role moderator`).
+fn admin_with(action: &str, extra: &[&str], username: &str, password: &str, db: &str) -> Output {
     use std::io::Write as _;
     let mut child = Command::new(env!("CARGO_BIN_EXE_jobwire"))
         .args(["admin", action, "--username", username, "--password-stdin"])
+        .args(extra)
         .env_remove("JOBWIRE_CONFIG")
         .env("RUST_LOG", "info")
         .env("JOBWIRE__DATABASE__URL", db)
@@ -461,6 +467,33 @@ async fn an_admin_account_is_created_from_a_password_on_stdin_and_never_shown() 
         "wrong password!",
         &row.password_hash
     ));
+    assert_eq!(
+        row.role,
+        jobwire_store::AdminRole::Admin,
+        "the default role"
+    );
+
+    // `--role moderator` makes a moderator; a role that does not exist is refused.
+    let out = admin_with(
+        "create",
+        &["--role", "moderator"],
+        "erin",
+        &format!("{secret}\n"),
+        &db,
+    );
+    assert!(out.status.success(), "{}", shown(&out));
+    let erin = store.admin_by_username("erin").await.unwrap().unwrap();
+    assert_eq!(erin.role, jobwire_store::AdminRole::Moderator);
+    let out = admin_with(
+        "create",
+        &["--role", "owner"],
+        "frank",
+        &format!("{secret}\n"),
+        &db,
+    );
+    assert!(!out.status.success());
+    assert!(shown(&out).contains("moderator"), "{}", shown(&out));
+    assert_eq!(store.admin_by_username("frank").await.unwrap(), None);
 
     // A second account of the same name (any case), a short password, a bad name and a
     // missing --password-stdin are refused with one clear line each; nothing changes.
@@ -600,6 +633,7 @@ async fn a_new_password_or_disabling_ends_the_admins_sessions_and_list_shows_the
     assert_eq!(lines.len(), 2, "{listed}");
     assert!(
         lines[0].starts_with("alice")
+            && lines[0].contains(" admin ")
             && lines[0].contains("active")
             && lines[0].contains("sessions 2"),
         "{listed}"

@@ -1336,6 +1336,7 @@ pub async fn check_admin_accounts(store: &dyn Store) {
         .create_admin(
             "alice",
             "$argon2id$v=19$m=19456,t=2,p=1$c2FsdA$aGFzaA",
+            AdminRole::Admin,
             t0(),
         )
         .await
@@ -1343,7 +1344,12 @@ pub async fn check_admin_accounts(store: &dyn Store) {
         .expect("a new account");
     assert_eq!(
         store
-            .create_admin("alice", "$argon2id$other", t0() + secs(1))
+            .create_admin(
+                "alice",
+                "$argon2id$other",
+                AdminRole::Moderator,
+                t0() + secs(1)
+            )
             .await
             .unwrap(),
         None,
@@ -1351,8 +1357,15 @@ pub async fn check_admin_accounts(store: &dyn Store) {
     );
     let a = store.admin_by_username("alice").await.unwrap().unwrap();
     assert_eq!(
-        (a.id, a.username.as_str(), a.created_at, a.updated_at),
-        (id, "alice", t0(), t0())
+        (
+            a.id,
+            a.username.as_str(),
+            a.role,
+            a.created_at,
+            a.updated_at
+        ),
+        (id, "alice", AdminRole::Admin, t0(), t0()),
+        "a taken username keeps its role too"
     );
     assert_eq!(
         a.password_hash,
@@ -1381,7 +1394,7 @@ pub async fn check_admin_accounts(store: &dyn Store) {
 
     // A new password ends the account's sessions, and only its own.
     let bob = store
-        .create_admin("bob", "$argon2id$bob", t0())
+        .create_admin("bob", "$argon2id$bob", AdminRole::Moderator, t0())
         .await
         .unwrap()
         .unwrap();
@@ -1403,11 +1416,23 @@ pub async fn check_admin_accounts(store: &dyn Store) {
         .await
         .unwrap()
         .into_iter()
-        .map(|a| (a.username, a.sessions, a.disabled_at))
+        .map(|a| (a.username, a.role, a.sessions, a.disabled_at))
         .collect();
     assert_eq!(
         listed,
-        [("alice".to_owned(), 2, None), ("bob".to_owned(), 1, None)]
+        [
+            ("alice".to_owned(), AdminRole::Admin, 2, None),
+            ("bob".to_owned(), AdminRole::Moderator, 1, None)
+        ]
+    );
+    // A session carries its account's role.
+    assert_eq!(
+        store.session("b1", t0()).await.unwrap().map(|s| s.role),
+        Some(AdminRole::Moderator)
+    );
+    assert_eq!(
+        store.session("a1", t0()).await.unwrap().map(|s| s.role),
+        Some(AdminRole::Admin)
     );
     assert!(
         store

@@ -8,7 +8,12 @@ use super::*;
 
 async fn admin(store: &dyn Store) -> i64 {
     store
-        .create_admin("ops", "$argon2id$v=19$m=19456,t=2,p=1$x$y", t0())
+        .create_admin(
+            "ops",
+            "$argon2id$v=19$m=19456,t=2,p=1$x$y",
+            AdminRole::Admin,
+            t0(),
+        )
         .await
         .unwrap()
         .unwrap()
