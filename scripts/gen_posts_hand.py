@@ -216,4 +216,99 @@ B5 = [
 ("@mixed_it_gigs", "job", ["mobile"], "ru", "Нужно опубликовать готовое приложение в App Store — у нас нет опыта, есть сборка и аккаунт разработчика. Заплатим 5к за помощь"),
 ]
 
-HAND = B1 + B2 + B3 + B4 + B5
+B6 = [
+("@redaktsiya_udalenno", "job", ["texts"], "ru", "В медиа про путешествия нужен автор: репортажи и гайды по городам, 2-3 материала в месяц, гонорар 7000 за текст. Пришлите 2 ссылки на опубликованное"),
+("@redaktsiya_udalenno", "job", ["texts"], "ru", "Ищем литературного редактора на рассылку (еженедельно, ~4 тыс знаков): вычитать, подсократить, придумать заголовок. 1500₽ за выпуск"),
+("@redaktsiya_udalenno", "job", ["texts", "marketing"], "ru", "Нужен автор email-рассылок для онлайн-школы английского: серия из 7 писем на прогрев к запуску + темы писем. 14 000₽"),
+("@redaktsiya_udalenno", "job", ["texts"], "ru", "Требуется сценарист для YouTube-канала о финансах: 4 сценария в месяц по 10-12 минут хронометража, с фактчекингом. Ставка 5000₽ за сценарий"),
+("@redaktsiya_udalenno", "resume", [], "ru", "Журналист и редактор, 10 лет в деловых СМИ. Пишу кейсы, интервью, колонки для руководителей. Возьму пару проектов в месяц. @editor_pavel"),
+("@redaktsiya_udalenno", "chatter", [], "ru", "Поделитесь, как вы ищете эксперта для интервью, когда материал срочный, а никто не отвечает?"),
+("@redaktsiya_udalenno", "job", ["texts"], "ru", "Нужно написать тексты для сайта клиники (главная, 6 услуг, о нас) — около 20 тыс знаков. Медицинское образование будет плюсом. 18к"),
+("@redaktsiya_udalenno", "ad", [], "ru", "Редакторская школа: 8 недель, разбор ваших текстов, трудоустройство лучших. Старт потока 1 числа, запись в боте @red_school_bot"),
+
+("@copy_and_content_en", "job", ["texts"], "en", "Need product descriptions for 60 items in our outdoor gear shop, 80-120 words each, SEO keywords provided. $8 per description."),
+("@copy_and_content_en", "job", ["texts"], "en", "Looking for a proofreader to go through a 70k-word fantasy novel before it goes to beta readers. Budget $700."),
+("@copy_and_content_en", "job", ["texts", "marketing"], "en", "B2B SaaS needs 4 long-form SEO articles a month (2,000+ words) on HR software topics. $250 per article, briefs provided."),
+("@copy_and_content_en", "job", ["texts", "video"], "en", "Script writer for an explainer video (90 seconds) about our accounting app, plus a shot list for the animator. $300."),
+("@copy_and_content_en", "resume", [], "en", "Content writer | health & wellness | 300+ articles published | fast turnaround. Samples on request → @writes_by_nina"),
+("@copy_and_content_en", "chatter", [], "en", "Do clients actually read the AI detection reports or is it just a checkbox?"),
+("@copy_and_content_en", "job", ["texts"], "en", "Grant writer needed for a small nonprofit — one application, due in 3 weeks. Paying $1,200."),
+
+("@web_zakazy_spb", "job", ["web"], "ru", "Нужно поднять скорость загрузки сайта на WordPress: сейчас PageSpeed 35 на мобиле, хотим хотя бы 80. Оплата за результат, 12к"),
+("@web_zakazy_spb", "job", ["web"], "ru", "Доработка интернет-магазина на OpenCart: фильтр по характеристикам и выгрузка товаров из YML. Бюджет 20 000 ₽. Пишите @stroymag_spb"),
+("@web_zakazy_spb", "job", ["web"], "ru", "Перенести сайт на новый хостинг, настроить SSL и почту на домене. Работы на пару часов, 3000₽"),
+("@web_zakazy_spb", "job", ["web", "design"], "ru", "Нужен редизайн главной страницы сайта турагентства и вёрстка на Битриксе. Макет делаете вы. 45-50к"),
+("@web_zakazy_spb", "job", ["web"], "ru", "Ищем бэкенд-разработчика на Django: личный кабинет для учеников онлайн-школы, оплата через Продамус. Почасовка 1500-2000₽"),
+("@web_zakazy_spb", "resume", [], "ru", "Фронтендер (React, TypeScript), 3 года коммерческого опыта. Ищу проектную работу или part-time. GitHub в профиле @front_timur"),
+("@web_zakazy_spb", "chatter", [], "ru", "Кто-нибудь ещё верстает письма для рассылок? Outlook опять всё поломал, как вы с ним живёте"),
+("@web_zakazy_spb", "job", ["web"], "ru", "Сайт на Тильде: подключить оплату через Тинькофф и сделать корзину с промокодами. Оплачу 4000"),
+("@web_zakazy_spb", "ad", [], "ru", "Создадим сайт для вашего бизнеса за 3 дня! Шаблоны от 9900₽, домен в подарок. Студия «Сайт Быстро», звоните"),
+
+("@automation_bots_en", "job", ["bots"], "en", "Need a Python script to auto-download invoices from 4 supplier portals every Monday and rename them by date. ~$150."),
+("@automation_bots_en", "job", ["bots"], "en", "Telegram bot for our gym: class schedule, booking, and a waitlist with auto-notify when a spot opens. $600."),
+("@automation_bots_en", "job", ["bots", "data"], "en", "Scrape Google Maps for all dental clinics in 5 cities (name, phone, website, rating) and deliver as CSV. $120."),
+("@automation_bots_en", "job", ["bots"], "en", "Zapier expert wanted: connect Typeform → HubSpot → Slack with some branching logic. Should be quick for the right person, $80."),
+("@automation_bots_en", "resume", [], "en", "I automate boring stuff: Python, Selenium, APIs, Google Apps Script. 200+ scripts delivered. Tell me what eats your time → @autom8_ben"),
+("@automation_bots_en", "chatter", [], "en", "Is Telegram rate limiting bots harder lately? My broadcast to 3k users takes forever now"),
+("@automation_bots_en", "job", ["bots", "ai"], "en", "Build an n8n workflow that reads incoming support emails, classifies them with GPT, and creates tickets in Jira. Budget $400."),
+("@automation_bots_en", "ad", [], "en", "No-code bot builder — launch your Telegram shop in 10 minutes, no programming. Free plan available!"),
+
+("@smm_i_target", "job", ["marketing"], "ru", "Ищем таргетолога для салона красоты в Екатеринбурге, запуск рекламы в ВК, бюджет на рекламу 20к, оплата работы 12к в месяц"),
+("@smm_i_target", "job", ["marketing"], "ru", "Нужен SMM-специалист на ведение телеграм-канала юриста: контент-план, 4 поста в неделю, посевы. 25 000₽/мес"),
+("@smm_i_target", "job", ["marketing", "design"], "ru", "Нужно оформить и запустить сообщество ВК для пиццерии: обложка, аватар, меню-виджет и первые 10 постов. 15к"),
+("@smm_i_target", "resume", [], "ru", "Таргетолог, ВК и Яндекс. Лиды для онлайн-школ от 150₽. Кейсы с цифрами, честные отчёты. Пишите @target_ksenia"),
+("@smm_i_target", "chatter", [], "ru", "Что сейчас с охватами в ВК клипах? У нас просели в 3 раза после нового года"),
+("@smm_i_target", "job", ["marketing"], "ru", "Нужен специалист по посевам в телеграме: закупить рекламу в 15 каналах по нашей нише (недвижимость), подобрать каналы без ботов. Оплата 10к + бюджет"),
+("@smm_i_target", "ad", [], "ru", "Продвижение в Telegram: 1000 живых подписчиков за 990₽! Гарантия, без отписок. Заказать у @nakrutka_fast"),
+("@smm_i_target", "job", ["marketing", "texts"], "ru", "Ищем SEO-специалиста: собрать семантику для сайта мебельной фабрики и написать ТЗ копирайтеру на 30 страниц. 30 тыс"),
+]
+
+B7 = [
+("@design_jobs_worldwide", "job", ["design"], "en", "Packaging design for a craft beer line — 3 labels + a 6-pack carrier. Dieline provided. $900, 3 weeks."),
+("@design_jobs_worldwide", "job", ["design"], "en", "Need a UI designer to redo the onboarding screens of our fitness app (7 screens) following our existing design system. $35/hr."),
+("@design_jobs_worldwide", "job", ["design", "marketing"], "en", "Looking for someone to design Facebook/Instagram ad creatives (12 static + 4 carousel) and suggest copy angles. $500."),
+("@design_jobs_worldwide", "resume", [], "en", "Brand identity designer — logos, guidelines, packaging. 8 yrs. Recently did a coffee roaster and a pet food brand. Portfolio: studio-fern.example"),
+("@design_jobs_worldwide", "chatter", [], "en", "Figma just changed their pricing again. Anyone moving to Penpot?"),
+("@design_jobs_worldwide", "job", ["design"], "en", "Etsy seller needs 5 printable planner pages designed, minimalist style. $60 total."),
+
+("@mobile_zakazy_ru", "job", ["mobile"], "ru", "Нужен iOS-разработчик: добавить в приложение вход через Apple ID и исправить баг с клавиатурой на iPhone SE. Оплата 25к"),
+("@mobile_zakazy_ru", "job", ["mobile"], "ru", "Ищем Flutter-разработчика на поддержку приложения фитнес-клуба: мелкие доработки, обновления под новые версии ОС. 40 часов в месяц по 1500"),
+("@mobile_zakazy_ru", "job", ["mobile", "design"], "ru", "Надо сделать дизайн и разработку простого приложения-каталога для нашего магазина (Android и iOS). Бюджет до 200 тыс., сроки 2 месяца"),
+("@mobile_zakazy_ru", "resume", [], "ru", "Android-разработчик, Kotlin, Jetpack Compose, 5 лет. Доведу ваше приложение до релиза в Google Play и RuStore. @kotlin_artem"),
+("@mobile_zakazy_ru", "chatter", [], "ru", "RuStore реально даёт трафик или это для галочки? Кто публиковался?"),
+
+("@podrabotka_studenty", "job", ["assistant"], "ru", "Нужен человек на приём заявок в WhatsApp для службы доставки цветов, вечерние смены с 18 до 22. 700₽ за смену"),
+("@podrabotka_studenty", "job", ["data"], "ru", "Подработка: внести данные из бумажных анкет (отсканированы) в Google-таблицу, около 500 анкет. 10₽ за анкету"),
+("@podrabotka_studenty", "job", ["texts"], "ru", "Ищу студента филфака для проверки курсовых на орфографию и оформление по ГОСТу, 5 работ, по 800р"),
+("@podrabotka_studenty", "ad", [], "ru", "Заработок для студентов от 1000₽ в день без вложений!!! Только переписка с клиентами. Подробности у менеджера @dohod_bez_vlozheniy"),
+("@podrabotka_studenty", "chatter", [], "ru", "Кто-то уже получал выплаты с этого канала? Хочу понять, не развод ли"),
+("@podrabotka_studenty", "resume", [], "ru", "Студентка 3 курса, ищу подработку на удалёнке: могу делать презентации, набирать тексты, вести соцсети. Свободна по вечерам @stud_yana"),
+("@podrabotka_studenty", "ad", [], "ru", "Помогу с дипломом и курсовыми — антиплагиат от 80%, сроки от 2 дней. Пишите, цены приятные"),
+
+("@freelance_questions", "chatter", [], "en", "How do you price a logo if the client only wants 'something simple'? $50? $500?"),
+("@freelance_questions", "chatter", [], "en", "Client asking me to sign an NDA AND a non-compete for a $200 gig. Red flag?"),
+("@freelance_questions", "chatter", [], "en", "What's a fair rate to translate 1,000 words EN→FR these days? Asking for a quote I got"),
+("@freelance_questions", "chatter", [], "en", "Anyone tried building a Telegram bot with no code? Wondering if it's worth learning Python instead"),
+("@freelance_questions", "chatter", [], "en", "Just finished my first paid video editing gig 🎉 $80 for a 5-minute vlog. Small but it's a start"),
+
+("@voprosy_frilanseram", "chatter", [], "ru", "Сколько стоит сделать телеграм-бота для записи? Хочу понимать порядок цен, прежде чем искать исполнителя"),
+("@voprosy_frilanseram", "chatter", [], "ru", "Нормально ли брать 100% предоплату за логотип у нового клиента?"),
+("@voprosy_frilanseram", "chatter", [], "ru", "Как вы оформляете самозанятость, если клиент из другой страны платит на карту?"),
+("@voprosy_frilanseram", "chatter", [], "ru", "Сдала заказ на монтаж, а клиент говорит что «не то настроение». Переделывать бесплатно?"),
+("@voprosy_frilanseram", "ad", [], "ru", "Бесплатный чек-лист «10 ошибок фрилансера при переговорах» — забирайте в нашем боте @frilans_checklist_bot"),
+
+("@audio_podcast_jobs", "job", ["audio"], "en", "Podcast editor needed: weekly interview show, ~50 min, remove ums, level audio, add intro/outro. $60/episode."),
+("@audio_podcast_jobs", "job", ["audio"], "en", "Looking for a British male voice for a 3-minute e-learning module. Script ready, need it by Thursday. $150."),
+("@audio_podcast_jobs", "job", ["audio", "video"], "en", "Sound designer for an indie animated short (6 min): foley, ambience, final mix. Budget $1,000."),
+("@audio_podcast_jobs", "resume", [], "en", "Mixing & mastering engineer — hip-hop, pop, indie. 48h turnaround. Before/after samples in my pinned post"),
+("@audio_podcast_jobs", "chatter", [], "en", "Is the Shure SM7B still worth it for podcasting or are the cheaper dynamics just as good now?"),
+
+("@va_i_assistenty", "job", ["assistant"], "ru", "Ищу личного ассистента для эксперта-психолога: запись клиентов, напоминания, переписка, ведение таблицы оплат. 4 часа в день, 25к/мес"),
+("@va_i_assistenty", "job", ["assistant"], "ru", "Требуется менеджер по продажам на входящие заявки (онлайн-курсы), созвоны с клиентами, % от продаж + фикс 15к"),
+("@va_i_assistenty", "job", ["assistant", "texts"], "ru", "Нужна помощница в блог: отвечать на комментарии, готовить черновики постов по моим голосовым, искать гостей для эфиров. 20 тыс"),
+("@va_i_assistenty", "resume", [], "ru", "Онлайн-помощник руководителя: документы, CRM, созвоны, поиск подрядчиков. Работаю по МСК, с 9 до 18. @pomoshnik_anna"),
+("@va_i_assistenty", "chatter", [], "ru", "Как правильно брать оплату за ассистирование — почасово или фикс в месяц? Клиент предлагает фикс, но задач всё больше"),
+("@va_i_assistenty", "job", ["assistant"], "ru", "Модератор для отзывов на маркетплейсе: отвечать на отзывы покупателей по шаблонам, ~50 в день. 10 000 ₽ в месяц"),
+]
+
+HAND = B1 + B2 + B3 + B4 + B5 + B6 + B7
