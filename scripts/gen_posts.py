@@ -29,6 +29,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import gen_posts_banks as B  # noqa: E402
+import gen_posts_hand as H  # noqa: E402
 
 CATS = list(B.TASKS)
 SEED = 30
@@ -364,8 +365,19 @@ def compose(names, unseen, rng, prefix):
     return [{k: r[k] for k in order} for r in rows]
 
 
+def hand_rows():
+    """The posts of scripts/gen_posts_hand.py, written one by one, in their order."""
+    order = ["id", "channel", "text", "is_job", "kind", "categories", "lang", "dup_group"]
+    rows = []
+    for n, (channel, kind, cats, lang, text) in enumerate(H.HAND, 1):
+        row = {"id": f"h{n:03d}", "channel": channel, "text": text, "is_job": kind == "job",
+               "kind": kind, "categories": list(cats), "lang": lang, "dup_group": None}
+        rows.append({k: row[k] for k in order})
+    return rows
+
+
 def generate():
-    train = compose(TRAIN_CHANNELS, False, random.Random(SEED), "t")
+    train = compose(TRAIN_CHANNELS, False, random.Random(SEED), "t") + hand_rows()
     unseen = compose(UNSEEN_CHANNELS, True, random.Random(SEED + 1), "u")
     assert not {r["channel"] for r in train} & {r["channel"] for r in unseen}
     return train, unseen

