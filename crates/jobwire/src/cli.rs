@@ -1,6 +1,5 @@
 //! The command line.
 
-use std::net::SocketAddr;
 use std::path::PathBuf;
 
 use anyhow::Context;
@@ -196,7 +195,7 @@ pub enum Command {
     FakeTelegram {
         /// Address to serve the Bot API on (point [telegram] api_url at it).
         #[arg(long, default_value = "127.0.0.1:8081")]
-        listen: SocketAddr,
+        listen: std::net::SocketAddr,
         /// Lift every rate limit.
         #[arg(long)]
         no_limits: bool,
@@ -221,7 +220,7 @@ pub enum Command {
     FakeLlm {
         /// Address to serve the API on (its base URL is http://ADDR/v1).
         #[arg(long, default_value = "127.0.0.1:8082")]
-        listen: SocketAddr,
+        listen: std::net::SocketAddr,
         /// Labeled JSONL whose labels are the answers (default: the shipped data/dev.jsonl).
         #[arg(long)]
         oracle: Option<PathBuf>,

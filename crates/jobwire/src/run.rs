@@ -3,7 +3,6 @@
 
 use std::path::Path;
 use std::sync::Arc;
-use std::time::Duration;
 
 use anyhow::Context;
 #[cfg(feature = "testbed")]
@@ -300,7 +299,7 @@ pub async fn import(
 pub async fn fake_telegram(
     listen: std::net::SocketAddr,
     limits: Option<RateLimits>,
-    latency: Duration,
+    latency: std::time::Duration,
 ) -> anyhow::Result<()> {
     let server = FakeTelegram::start(
         listen,
@@ -328,8 +327,8 @@ pub async fn fake_telegram(
 pub async fn fake_llm(
     listen: std::net::SocketAddr,
     oracle: Option<&Path>,
-    latency: Duration,
-    speed: (Duration, u32),
+    latency: std::time::Duration,
+    speed: (std::time::Duration, u32),
     faults: FaultPlan,
     seed: u64,
 ) -> anyhow::Result<()> {
