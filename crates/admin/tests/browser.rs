@@ -8,6 +8,8 @@
 #![cfg(jobwire_browser_tests)]
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+mod common;
+
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::Stdio;
@@ -24,7 +26,7 @@ use jobwire_store::{
 };
 use serde_json::json;
 
-const PASSWORD: &str = "correct horse battery";
+use common::PASSWORD;
 
 /// chromedriver on a free port, killed when dropped.
 struct Driver {
@@ -125,45 +127,7 @@ struct Seeded {
 impl Seeded {
     /// A paid placement of `chat` waiting for approval.
     async fn placement(&self, chat: i64, title: &str, charge: &str) -> i64 {
-        let draft = jobwire_store::PlacementDraft {
-            lang: "en".into(),
-            title: Some(title.into()),
-            body: Some("A landing page on Tilda, the design is ready, one week.".into()),
-            budget: None,
-            contact: Some("@coffee_hr".into()),
-            categories: vec![jobwire_core::CategorySlug::parse("web").unwrap()],
-        };
-        let p = self
-            .store
-            .save_placement_draft(chat, &draft, Utc::now())
-            .await
-            .unwrap();
-        let nonce = format!("nonce-{charge}");
-        self.store
-            .invoice_placement(p.id, chat, 100, &nonce, Utc::now())
-            .await
-            .unwrap()
-            .unwrap();
-        let entry = jobwire_store::NewLedgerEntry {
-            kind: jobwire_store::LedgerKind::Payment,
-            charge_id: charge.to_owned(),
-            provider_charge_id: None,
-            chat_id: chat,
-            plan_id: Some("placement".into()),
-            nonce: Some(nonce),
-            amount: 100,
-            currency: "XTR".into(),
-            is_recurring: false,
-            is_first_recurring: false,
-            subscription_expires_at: None,
-            source: jobwire_store::LedgerSource::Update,
-            raw: "{}".into(),
-        };
-        self.store
-            .apply_placement_payment(&entry, Some(p.id), Some(true), Utc::now())
-            .await
-            .unwrap();
-        p.id
+        common::paid_placement(self.store.as_ref(), chat, title, None, charge).await
     }
 
     async fn post(&self, channel: &str, text: &str) -> PostId {

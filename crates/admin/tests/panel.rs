@@ -1042,45 +1042,7 @@ async fn an_admin_renames_a_category_moves_it_to_another_bot_and_the_change_is_a
 impl Bed {
     /// A paid placement of `chat` waiting for approval (categories `web`, 100 Stars).
     async fn placement_awaiting(&self, chat: i64, title: &str, charge: &str) -> i64 {
-        let draft = jobwire_store::PlacementDraft {
-            lang: "en".into(),
-            title: Some(title.into()),
-            body: Some("A landing page on Tilda, the design is ready, one week.".into()),
-            budget: Some("300 USD".into()),
-            contact: Some("@coffee_hr".into()),
-            categories: vec![CategorySlug::parse("web").unwrap()],
-        };
-        let p = self
-            .store
-            .save_placement_draft(chat, &draft, Utc::now())
-            .await
-            .unwrap();
-        let nonce = format!("nonce-{charge}");
-        self.store
-            .invoice_placement(p.id, chat, 100, &nonce, Utc::now())
-            .await
-            .unwrap()
-            .unwrap();
-        let entry = jobwire_store::NewLedgerEntry {
-            kind: jobwire_store::LedgerKind::Payment,
-            charge_id: charge.to_owned(),
-            provider_charge_id: None,
-            chat_id: chat,
-            plan_id: Some("placement".into()),
-            nonce: Some(nonce),
-            amount: 100,
-            currency: "XTR".into(),
-            is_recurring: false,
-            is_first_recurring: false,
-            subscription_expires_at: None,
-            source: jobwire_store::LedgerSource::Update,
-            raw: "{}".into(),
-        };
-        self.store
-            .apply_placement_payment(&entry, Some(p.id), Some(true), Utc::now())
-            .await
-            .unwrap();
-        p.id
+        common::paid_placement(self.store.as_ref(), chat, title, Some("300 USD"), charge).await
     }
 }
 

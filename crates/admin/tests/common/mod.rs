@@ -211,3 +211,50 @@ pub fn retry_after(a: &Answer) -> u64 {
         .parse()
         .unwrap()
 }
+
+/// A placement of `chat` paid for and waiting for approval: categories `web`, 100 Stars,
+/// `charge` its Telegram charge id.
+pub async fn paid_placement(
+    store: &dyn Store,
+    chat: i64,
+    title: &str,
+    budget: Option<&str>,
+    charge: &str,
+) -> i64 {
+    let now = chrono::Utc::now();
+    let draft = jobwire_store::PlacementDraft {
+        lang: "en".into(),
+        title: Some(title.into()),
+        body: Some("A landing page on Tilda, the design is ready, one week.".into()),
+        budget: budget.map(Into::into),
+        contact: Some("@coffee_hr".into()),
+        categories: vec![jobwire_core::CategorySlug::parse("web").unwrap()],
+    };
+    let p = store.save_placement_draft(chat, &draft, now).await.unwrap();
+    let nonce = format!("nonce-{charge}");
+    store
+        .invoice_placement(p.id, chat, 100, &nonce, now)
+        .await
+        .unwrap()
+        .unwrap();
+    let entry = jobwire_store::NewLedgerEntry {
+        kind: jobwire_store::LedgerKind::Payment,
+        charge_id: charge.to_owned(),
+        provider_charge_id: None,
+        chat_id: chat,
+        plan_id: Some("placement".into()),
+        nonce: Some(nonce),
+        amount: 100,
+        currency: "XTR".into(),
+        is_recurring: false,
+        is_first_recurring: false,
+        subscription_expires_at: None,
+        source: jobwire_store::LedgerSource::Update,
+        raw: "{}".into(),
+    };
+    store
+        .apply_placement_payment(&entry, Some(p.id), Some(true), now)
+        .await
+        .unwrap();
+    p.id
+}
