@@ -109,6 +109,16 @@ where
     }
 }
 
+/// Types `text` into the element at `at`.
+async fn type_into(c: &Client, at: Locator<'_>, text: &str) {
+    c.find(at).await.unwrap().send_keys(text).await.unwrap();
+}
+
+/// Clicks the element at `at`.
+async fn click(c: &Client, at: Locator<'_>) {
+    c.find(at).await.unwrap().click().await.unwrap();
+}
+
 async fn text_of(c: &Client, css: &str) -> String {
     match c.find(Locator::Css(css)).await {
         Ok(e) => e.text().await.unwrap_or_default(),
@@ -240,58 +250,23 @@ async fn an_admins_day_in_the_panel() {
     c.goto(&format!("{base}/sources")).await.unwrap();
     assert_eq!(path(&c).await, "/login");
     shot(&c, "01-login").await;
-    c.find(Locator::Id("username"))
-        .await
-        .unwrap()
-        .send_keys("ops")
-        .await
-        .unwrap();
-    c.find(Locator::Id("password"))
-        .await
-        .unwrap()
-        .send_keys("wrong password!")
-        .await
-        .unwrap();
-    c.find(Locator::Css("button[type=submit]"))
-        .await
-        .unwrap()
-        .click()
-        .await
-        .unwrap();
+    type_into(&c, Locator::Id("username"), "ops").await;
+    type_into(&c, Locator::Id("password"), "wrong password!").await;
+    click(&c, Locator::Css("button[type=submit]")).await;
     eventually("the wrong password is refused", || async {
         text_of(&c, ".flash-error").await.contains("Wrong")
     })
     .await;
-    c.find(Locator::Id("password"))
-        .await
-        .unwrap()
-        .send_keys(PASSWORD)
-        .await
-        .unwrap();
-    c.find(Locator::Css("button[type=submit]"))
-        .await
-        .unwrap()
-        .click()
-        .await
-        .unwrap();
+    type_into(&c, Locator::Id("password"), PASSWORD).await;
+    click(&c, Locator::Css("button[type=submit]")).await;
     eventually("logged in, back on /sources", || async {
         path(&c).await == "/sources"
     })
     .await;
 
     // Add a channel and see it listed.
-    c.find(Locator::Id("address"))
-        .await
-        .unwrap()
-        .send_keys("https://t.me/Rust_Jobs")
-        .await
-        .unwrap();
-    c.find(Locator::Id("add-source"))
-        .await
-        .unwrap()
-        .click()
-        .await
-        .unwrap();
+    type_into(&c, Locator::Id("address"), "https://t.me/Rust_Jobs").await;
+    click(&c, Locator::Id("add-source")).await;
     eventually("on the new source's page", || async {
         path(&c).await.starts_with("/sources/")
     })
@@ -382,12 +357,7 @@ async fn an_admins_day_in_the_panel() {
         text_of(&c, "#preview-count").await == "4 / 4"
     })
     .await;
-    c.find(Locator::Id("include"))
-        .await
-        .unwrap()
-        .send_keys("дизайн")
-        .await
-        .unwrap();
+    type_into(&c, Locator::Id("include"), "дизайн").await;
     eventually("only the designer post passes", || async {
         text_of(&c, "#preview-count").await == "1 / 4"
     })
@@ -401,22 +371,12 @@ async fn an_admins_day_in_the_panel() {
         .clear()
         .await
         .unwrap();
-    c.find(Locator::Id("exclude"))
-        .await
-        .unwrap()
-        .send_keys("курс")
-        .await
-        .unwrap();
+    type_into(&c, Locator::Id("exclude"), "курс").await;
     eventually("two posts with курс are excluded", || async {
         text_of(&c, "#preview-count").await == "2 / 4"
     })
     .await;
-    c.find(Locator::Id("save-rules"))
-        .await
-        .unwrap()
-        .click()
-        .await
-        .unwrap();
+    click(&c, Locator::Id("save-rules")).await;
     eventually("saved", || async {
         c.current_url().await.unwrap().query() == Some("saved=1")
     })
@@ -463,20 +423,10 @@ async fn an_admins_day_in_the_panel() {
     c.goto(&format!("{base}/reports")).await.unwrap();
     assert!(text_of(&c, ".report").await.contains("это реклама"));
     shot(&c, "06-reports").await;
-    c.find(Locator::Css(
+    click(&c, Locator::Css(
         ".report select[name=kind] option[value=ad], .report select[name=kind] option:nth-child(3)",
-    ))
-    .await
-    .unwrap()
-    .click()
-    .await
-    .unwrap();
-    c.find(Locator::Css(".report form[action$='/accept'] button"))
-        .await
-        .unwrap()
-        .click()
-        .await
-        .unwrap();
+    )).await;
+    click(&c, Locator::Css(".report form[action$='/accept'] button")).await;
     eventually("no reports left", || async {
         text_of(&c, "#no-reports").await.contains("No reports")
     })
@@ -489,14 +439,13 @@ async fn an_admins_day_in_the_panel() {
     let refused = seed.placement(616, "Logo contest", "ch-2").await;
     c.goto(&format!("{base}/placements")).await.unwrap();
     shot(&c, "16-placements").await;
-    c.find(Locator::Css(&format!(
-        "#placement-{approved} form[action$='/approve'] button"
-    )))
-    .await
-    .unwrap()
-    .click()
-    .await
-    .unwrap();
+    click(
+        &c,
+        Locator::Css(&format!(
+            "#placement-{approved} form[action$='/approve'] button"
+        )),
+    )
+    .await;
     eventually("the approved one leaves the queue", || async {
         path(&c).await == "/placements"
             && c.find(Locator::Id(&format!("placement-{approved}")))
@@ -504,20 +453,19 @@ async fn an_admins_day_in_the_panel() {
                 .is_err()
     })
     .await;
-    c.find(Locator::Id(&format!("reason-{refused}")))
-        .await
-        .unwrap()
-        .send_keys("We do not publish contests.")
-        .await
-        .unwrap();
-    c.find(Locator::Css(&format!(
-        "#placement-{refused} form[action$='/refuse'] button"
-    )))
-    .await
-    .unwrap()
-    .click()
-    .await
-    .unwrap();
+    type_into(
+        &c,
+        Locator::Id(&format!("reason-{refused}")),
+        "We do not publish contests.",
+    )
+    .await;
+    click(
+        &c,
+        Locator::Css(&format!(
+            "#placement-{refused} form[action$='/refuse'] button"
+        )),
+    )
+    .await;
     eventually("the queue is empty", || async {
         !text_of(&c, "#no-placements").await.is_empty()
     })
@@ -567,18 +515,13 @@ async fn an_admins_day_in_the_panel() {
     c.goto(&format!("{base}/payments")).await.unwrap();
     shot(&c, "22-payments").await;
     let refund_form = "form[action='/payments/stx-2/refund']";
-    c.find(Locator::Css(&format!("{refund_form} input[name=reason]")))
-        .await
-        .unwrap()
-        .send_keys("charged twice")
-        .await
-        .unwrap();
-    c.find(Locator::Css(&format!("{refund_form} button")))
-        .await
-        .unwrap()
-        .click()
-        .await
-        .unwrap();
+    type_into(
+        &c,
+        Locator::Css(&format!("{refund_form} input[name=reason]")),
+        "charged twice",
+    )
+    .await;
+    click(&c, Locator::Css(&format!("{refund_form} button"))).await;
     eventually("the refunded payment has no refund button", || async {
         path(&c).await == "/payments" && c.find(Locator::Css(refund_form)).await.is_err()
     })
@@ -606,24 +549,14 @@ async fn an_admins_day_in_the_panel() {
         store.upsert_subscriber(&spec, Utc::now()).await.unwrap();
     }
     c.goto(&format!("{base}/broadcasts")).await.unwrap();
-    c.find(Locator::Id("b-text"))
-        .await
-        .unwrap()
-        .send_keys("<b>New:</b> daily digests are here")
-        .await
-        .unwrap();
-    c.find(Locator::Css("#b-category option[value=web]"))
-        .await
-        .unwrap()
-        .click()
-        .await
-        .unwrap();
-    c.find(Locator::Id("b-preview"))
-        .await
-        .unwrap()
-        .click()
-        .await
-        .unwrap();
+    type_into(
+        &c,
+        Locator::Id("b-text"),
+        "<b>New:</b> daily digests are here",
+    )
+    .await;
+    click(&c, Locator::Css("#b-category option[value=web]")).await;
+    click(&c, Locator::Id("b-preview")).await;
     eventually("the preview", || async {
         path(&c).await == "/broadcasts/preview"
     })
@@ -631,12 +564,7 @@ async fn an_admins_day_in_the_panel() {
     let reach = text_of(&c, "#reach").await;
     assert_eq!(reach, "3", "{}", text_of(&c, ".flash-error").await);
     shot(&c, "26-broadcast-preview").await;
-    c.find(Locator::Id("b-send"))
-        .await
-        .unwrap()
-        .click()
-        .await
-        .unwrap();
+    click(&c, Locator::Id("b-send")).await;
     eventually("the broadcast is listed with its 3 recipients", || async {
         text_of(&c, "#broadcast-list").await.contains("0 / 3")
     })
@@ -645,18 +573,8 @@ async fn an_admins_day_in_the_panel() {
 
     // Admins: add a moderator; its password is shown once.
     c.goto(&format!("{base}/admins")).await.unwrap();
-    c.find(Locator::Id("new-username"))
-        .await
-        .unwrap()
-        .send_keys("bob")
-        .await
-        .unwrap();
-    c.find(Locator::Id("add-admin"))
-        .await
-        .unwrap()
-        .click()
-        .await
-        .unwrap();
+    type_into(&c, Locator::Id("new-username"), "bob").await;
+    click(&c, Locator::Id("add-admin")).await;
     eventually("the new password is shown", || async {
         text_of(&c, "#password-value").await.len() >= 20
     })
@@ -709,12 +627,7 @@ async fn an_admins_day_in_the_panel() {
 
     // Logging out ends access.
     c.goto(&format!("{base}/")).await.unwrap();
-    c.find(Locator::Id("logout"))
-        .await
-        .unwrap()
-        .click()
-        .await
-        .unwrap();
+    click(&c, Locator::Id("logout")).await;
     eventually("back on the login", || async { path(&c).await == "/login" }).await;
     c.goto(&format!("{base}/posts")).await.unwrap();
     assert_eq!(path(&c).await, "/login");
@@ -728,24 +641,9 @@ async fn an_admins_day_in_the_panel() {
     )
     .await
     .unwrap();
-    c.find(Locator::Id("username"))
-        .await
-        .unwrap()
-        .send_keys("mod")
-        .await
-        .unwrap();
-    c.find(Locator::Id("password"))
-        .await
-        .unwrap()
-        .send_keys(PASSWORD)
-        .await
-        .unwrap();
-    c.find(Locator::Css("button[type=submit]"))
-        .await
-        .unwrap()
-        .click()
-        .await
-        .unwrap();
+    type_into(&c, Locator::Id("username"), "mod").await;
+    type_into(&c, Locator::Id("password"), PASSWORD).await;
+    click(&c, Locator::Css("button[type=submit]")).await;
     eventually("the moderator is in", || async {
         path(&c).await == "/posts"
     })
