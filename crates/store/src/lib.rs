@@ -21,6 +21,7 @@ mod channels;
 mod codec;
 mod deliveries;
 mod learning;
+mod migrations;
 mod panel;
 mod placements;
 mod postgres;

@@ -28,7 +28,7 @@ use crate::row_by_row::{UPSERT_RENDER, initial_status};
 use crate::sql::{Dialect, Sql, sqlx_values};
 use crate::*;
 
-static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("../../migrations/postgres");
+use crate::migrations::POSTGRES_MIGRATOR as MIGRATOR;
 
 /// How often a transaction that lost a deadlock or a serialization conflict is run again.
 const TRANSACTION_ATTEMPTS: u32 = 5;

@@ -16,7 +16,7 @@ use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, S
 use crate::sql::{Dialect, sqlx_values};
 use crate::*;
 
-static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("../../migrations/sqlite");
+use crate::migrations::SQLITE_MIGRATOR as MIGRATOR;
 
 /// SQLite implementation of [`Store`].
 pub type SqliteStore = SqlStore<Sqlite>;
