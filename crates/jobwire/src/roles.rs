@@ -355,7 +355,11 @@ pub async fn spawn_bot(
     let bots = start_bots(settings, categories, parts, sup.shutdown_token())
         .await
         .context("starting the bots")?;
-    if let Some(bots) = bots {
+    if let Some((bots, webhook_server)) = bots {
+        if let Some(task) = webhook_server {
+            let token = sup.shutdown_token();
+            sup.watch("webhook server", task, &token);
+        }
         let live = bots.clone();
         categories.on_change(move |cats| {
             let cats: Vec<_> = cats
@@ -484,7 +488,7 @@ pub async fn start_bots(
     categories: &CategoryHub,
     parts: &Parts,
     shutdown: CancellationToken,
-) -> anyhow::Result<Option<jobwire_bot::Bots>> {
+) -> anyhow::Result<Option<(jobwire_bot::Bots, Option<tokio::task::JoinHandle<()>>)>> {
     let store = parts.store.clone();
     let queue = Some(parts.queue.clone());
     let redis = parts.redis.clone();
@@ -581,12 +585,13 @@ pub async fn start_bots(
         shutdown.clone(),
     )
     .await?;
+    let mut webhook_server = None;
     if webhook {
         let listen = settings.bot_role.webhook_listen;
         let listener = tokio::net::TcpListener::bind(listen)
             .await
             .with_context(|| format!("telegram.webhook_listen: cannot bind {listen}"))?;
-        crate::http::spawn(
+        webhook_server = Some(crate::http::spawn(
             listener,
             crate::http::slow_down_unauthorized(bots.webhook_router(), "webhook server"),
             crate::http::HttpLimits {
@@ -595,8 +600,8 @@ pub async fn start_bots(
             },
             shutdown,
             "webhook server",
-        );
+        ));
         tracing::info!(%listen, "bots take webhooks on /telegram/<bot>");
     }
-    Ok(Some(bots))
+    Ok(Some((bots, webhook_server)))
 }

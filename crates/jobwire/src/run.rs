@@ -15,26 +15,25 @@ use crate::pipeline::{self, Pipeline, Role};
 use crate::server::Health;
 
 /// Resolves on SIGINT or SIGTERM.
-pub async fn shutdown_signal() {
-    let ctrl_c = tokio::signal::ctrl_c();
+pub async fn shutdown_signal() -> std::io::Result<()> {
     #[cfg(unix)]
     {
-        let mut term =
-            match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-                Ok(s) => s,
-                Err(_) => {
-                    let _ = ctrl_c.await;
-                    return;
-                }
-            };
+        let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
         tokio::select! {
-            _ = ctrl_c => {}
-            _ = term.recv() => {}
+            interrupted = tokio::signal::ctrl_c() => match interrupted {
+                Ok(()) => Ok(()),
+                // No Ctrl-C handler (no terminal, say): SIGTERM still stops the process.
+                Err(_) => {
+                    term.recv().await;
+                    Ok(())
+                }
+            },
+            _ = term.recv() => Ok(()),
         }
     }
     #[cfg(not(unix))]
     {
-        let _ = ctrl_c.await;
+        tokio::signal::ctrl_c().await
     }
 }
 
@@ -108,7 +107,7 @@ pub async fn run_roles(
         }
         admin
     });
-    let (_, admin_mount) = crate::server::serve_admin_later(
+    let served = crate::server::serve_admin_later(
         settings.admin_listen,
         health.clone(),
         shutdown.clone(),
@@ -119,12 +118,25 @@ pub async fn run_roles(
         },
     )
     .await?;
-    tokio::spawn({
+    let admin_mount = served.mount;
+    // Started before the supervisor exists (the health server answers while the services
+    // are still being connected to); handed to it below, once it does.
+    let signals = tokio::spawn({
         let shutdown = shutdown.clone();
         async move {
-            shutdown_signal().await;
-            tracing::info!("shutting down: finishing what is in flight");
-            shutdown.cancel();
+            tokio::select! {
+                signal = shutdown_signal() => match signal {
+                    Ok(()) => {
+                        tracing::info!("shutting down: finishing what is in flight");
+                        shutdown.cancel();
+                    }
+                    // The supervisor then stops the process (one that cannot be stopped
+                    // gently is not left running).
+                    Err(e) => tracing::error!(error = %e, "cannot listen for SIGTERM and Ctrl-C"),
+                },
+                // A stage ended the process.
+                _ = shutdown.cancelled() => {}
+            }
         }
     });
     // Train before connecting, so a bad training file fails at once.
@@ -151,6 +163,12 @@ pub async fn run_roles(
     tracing::info!(?redrive, "re-drove unfinished work");
     health.set("pipeline", Ok(()));
     let (watched, token) = (health.clone(), running.shutdown_token());
+    running
+        .supervisor()
+        .watch("health server", served.task, &shutdown);
+    running
+        .supervisor()
+        .watch("signal listener", signals, &shutdown);
     running.supervisor().spawn("dependency watch", async move {
         pipeline::watch_dependencies(parts, watched, token).await;
         Ok(())
@@ -179,8 +197,10 @@ pub async fn run_roles(
         e = running.stage_ended() => Some(e),
     };
     health.set("pipeline", Err("shutting down".to_owned()));
-    running.shutdown().await?;
+    // Also when a stage ended the process: the health server and the signal listener stop
+    // with this token, and the supervisor's drain waits for them.
     shutdown.cancel();
+    running.shutdown().await?;
     match ended {
         Some(e) => Err(e),
         None => Ok(()),
@@ -316,7 +336,9 @@ pub async fn fake_telegram(
         server.url(),
         server.url()
     );
-    shutdown_signal().await;
+    shutdown_signal()
+        .await
+        .context("listening for SIGTERM and Ctrl-C")?;
     server.shutdown().await;
     Ok(())
 }
@@ -353,7 +375,9 @@ pub async fn fake_llm(
     .await
     .with_context(|| format!("--listen {listen}"))?;
     println!("fake OpenAI-compatible API on {}", server.url());
-    shutdown_signal().await;
+    shutdown_signal()
+        .await
+        .context("listening for SIGTERM and Ctrl-C")?;
     server.shutdown().await;
     Ok(())
 }

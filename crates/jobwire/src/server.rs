@@ -258,7 +258,9 @@ pub async fn serve_roles_with(
         }
         None => None,
     };
-    serve_mounting(listen, health, shutdown, mount, limits).await
+    // Tests and the test bed: the server stops with `shutdown`, nobody watches it.
+    let (addr, _task) = serve_mounting(listen, health, shutdown, mount, limits).await?;
+    Ok(addr)
 }
 
 /// What `jobwire run` serves before the database answers: health and metrics, and, with the
@@ -270,7 +272,7 @@ pub async fn serve_admin_later(
     shutdown: CancellationToken,
     admin: Option<&jobwire_admin::AdminSettings>,
     limits: HttpLimits,
-) -> anyhow::Result<(SocketAddr, Option<AdminMount>)> {
+) -> anyhow::Result<ServedLater> {
     let mount = match admin {
         Some(settings) => {
             settings.check_token()?;
@@ -278,8 +280,19 @@ pub async fn serve_admin_later(
         }
         None => None,
     };
-    let addr = serve_mounting(listen, health, shutdown, mount.clone(), limits).await?;
-    Ok((addr, mount))
+    let (addr, task) = serve_mounting(listen, health, shutdown, mount.clone(), limits).await?;
+    Ok(ServedLater { addr, mount, task })
+}
+
+/// What [`serve_admin_later`] started.
+#[derive(Debug)]
+pub struct ServedLater {
+    /// The bound address.
+    pub addr: SocketAddr,
+    /// Where the admin state goes once built (with the admin role).
+    pub mount: Option<AdminMount>,
+    /// The server's task, for the supervisor to watch once it exists.
+    pub task: tokio::task::JoinHandle<()>,
 }
 
 async fn serve_mounting(
@@ -288,7 +301,7 @@ async fn serve_mounting(
     shutdown: CancellationToken,
     mount: Option<AdminMount>,
     limits: HttpLimits,
-) -> anyhow::Result<SocketAddr> {
+) -> anyhow::Result<(SocketAddr, tokio::task::JoinHandle<()>)> {
     let (app, routes) = match mount {
         Some(mount) => (
             router(health).merge(mount.fallback()),
@@ -300,7 +313,7 @@ async fn serve_mounting(
         .await
         .map_err(|e| anyhow::anyhow!("admin.listen: cannot bind {listen}: {e}"))?;
     let addr = listener.local_addr()?;
-    http::spawn(listener, app, limits, shutdown, "health server");
+    let task = http::spawn(listener, app, limits, shutdown, "health server");
     tracing::info!(%addr, "health and metrics on {routes}");
-    Ok(addr)
+    Ok((addr, task))
 }

@@ -11,13 +11,17 @@
 //!   from 500 ms to one minute; while it is down `/readyz` reports it not ready with the
 //!   reason, and it becomes ready again once a restart has run for ten seconds.
 //!
+//! - [`Supervisor::watch`] — a task started before the supervisor existed (the HTTP servers,
+//!   which answer `/readyz` while the services are connected to; the signal listener). Its
+//!   end before shutdown, or its panic, stops the process as a stage's does.
+//!
 //! On shutdown the token is cancelled and every task gets to finish what it holds.
 
 use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
-use tokio::task::JoinSet;
+use tokio::task::{JoinHandle, JoinSet};
 use tokio_util::sync::CancellationToken;
 
 use crate::server::Health;
@@ -92,6 +96,29 @@ impl Supervisor {
         F: Future<Output = anyhow::Result<()>> + Send + 'static,
     {
         self.tasks.spawn(async move { (name, task.await) });
+    }
+
+    /// Watches a task already running (an HTTP server, the signal listener) that should run
+    /// until `until` is cancelled (the token it was started with): ending before that, or
+    /// panicking, stops the process like a stage. If shutdown has to abort the watch, the task
+    /// is aborted with it.
+    pub fn watch(&mut self, name: &'static str, task: JoinHandle<()>, until: &CancellationToken) {
+        let (until, ours) = (until.clone(), self.shutdown.clone());
+        self.tasks.spawn(async move {
+            let mut task = tokio_util::task::AbortOnDropHandle::new(task);
+            let outcome = match (&mut task).await {
+                Ok(()) if until.is_cancelled() => {
+                    // An expected end is not news for `ended`: it is reported at the
+                    // supervisor's own shutdown, which comes right after.
+                    ours.cancelled().await;
+                    Ok(())
+                }
+                Ok(()) => Err(anyhow::anyhow!("{name} ended before shutdown")),
+                Err(e) if e.is_panic() => Err(anyhow::anyhow!("{name} panicked: {e}")),
+                Err(e) => Err(anyhow::anyhow!("{name} was cancelled: {e}")),
+            };
+            (name, outcome)
+        });
     }
 
     /// Starts a task that is restarted with backoff whenever it fails, panics or returns
@@ -316,6 +343,58 @@ mod tests {
         sup.spawn("send stage", async { Ok(()) });
         let error = sup.ended().await.to_string();
         assert_eq!(error, "send stage stopped unexpectedly");
+    }
+
+    #[tokio::test]
+    async fn a_watched_server_that_stops_or_panics_stops_the_process() {
+        let mut sup = Supervisor::new(CancellationToken::new(), None);
+        let token = CancellationToken::new();
+        sup.watch("health server", tokio::spawn(async {}), &token);
+        let error = format!("{:#}", sup.ended().await);
+        assert!(
+            error.contains("health server ended before shutdown"),
+            "{error}"
+        );
+
+        let mut sup = Supervisor::new(CancellationToken::new(), None);
+        sup.watch(
+            "webhook server",
+            tokio::spawn(async { panic!("bind lost") }),
+            &token,
+        );
+        let error = format!("{:#}", sup.ended().await);
+        assert!(error.contains("webhook server panicked"), "{error}");
+    }
+
+    #[tokio::test]
+    async fn a_watched_server_ends_quietly_at_shutdown_and_is_aborted_if_it_lingers() {
+        // `run`'s token (SIGTERM cancels it) and the supervisor's own, as in `run.rs`.
+        let (until, ours) = (CancellationToken::new(), CancellationToken::new());
+        let mut sup = Supervisor::new(ours, None).with_backoff(FAST);
+        let token = until.clone();
+        sup.watch(
+            "health server",
+            tokio::spawn(async move { token.cancelled().await }),
+            &until,
+        );
+        let stubborn = tokio::spawn(std::future::pending::<()>());
+        let abort = stubborn.abort_handle();
+        sup.watch("stubborn server", stubborn, &until);
+        until.cancel();
+        // The health server has ended with its token: that is no stage ending the process.
+        assert!(
+            tokio::time::timeout(Duration::from_millis(300), sup.ended())
+                .await
+                .is_err(),
+            "an expected end is reported as an ended task"
+        );
+        tokio::time::timeout(Duration::from_secs(5), sup.shutdown())
+            .await
+            .expect("shutdown ends after the grace period");
+        eventually("the lingering server is aborted", SOON, || async {
+            abort.is_finished()
+        })
+        .await;
     }
 
     #[tokio::test]

@@ -1095,7 +1095,7 @@ async fn the_admin_routes_answer_once_their_state_is_built() {
     let _ = rustls::crypto::ring::default_provider().install_default();
     let settings = AdminSettings::new(Some(TOKEN.to_owned()), ["web".to_owned()]);
     let shutdown = CancellationToken::new();
-    let (addr, mount) = serve_admin_later(
+    let served = serve_admin_later(
         "127.0.0.1:0".parse().unwrap(),
         Health::new(),
         shutdown.clone(),
@@ -1104,6 +1104,7 @@ async fn the_admin_routes_answer_once_their_state_is_built() {
     )
     .await
     .unwrap();
+    let (addr, mount) = (served.addr, served.mount);
     let mount = mount.expect("the admin role is mounted later");
     let client = reqwest::Client::new();
     let get = |path: &str| {
