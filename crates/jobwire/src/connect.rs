@@ -5,6 +5,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Context;
+use backon::{BackoffBuilder, ExponentialBuilder};
 use jobwire_queue::Queue;
 use jobwire_store::Store;
 use tokio_util::sync::CancellationToken;
@@ -141,8 +142,14 @@ where
     F: FnMut() -> Fut,
     Fut: std::future::Future<Output = anyhow::Result<T>>,
 {
-    let mut wait = Duration::from_millis(500);
+    let mut waits = ExponentialBuilder::new()
+        .with_min_delay(Duration::from_millis(500))
+        .with_max_delay(Duration::from_secs(10))
+        .without_max_times()
+        .build();
     loop {
+        // `without_max_times`: the waits never run out; 10 s is a safe stand-in all the same.
+        let wait = waits.next().unwrap_or(Duration::from_secs(10));
         match attempt().await {
             Ok(v) => {
                 health.set(component, Ok(()));
@@ -163,7 +170,6 @@ where
             Err(e) => return Err(e),
         }
         tokio::time::sleep(wait).await;
-        wait = (wait * 2).min(Duration::from_secs(10));
     }
 }
 
