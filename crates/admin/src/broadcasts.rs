@@ -1,6 +1,7 @@
 //! Broadcasts from the operator: the message checked with Telegram's own HTML parser, the
-//! audience chosen (all subscribers, or those of a category, plan or language), the
-//! recipients stored; the send stage sends them (`jobwire_deliver::broadcast`).
+//! audience chosen (all subscribers, or those of a category, plan or language, or those
+//! active in the last N days), the recipients stored; the send stage sends them
+//! (`jobwire_deliver::broadcast`).
 
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
@@ -29,7 +30,14 @@ pub struct Audience {
     pub plan: Option<String>,
     /// Subscribers whose Telegram reads this language (`ru`, `en`).
     pub language: Option<String>,
+    /// Subscribers who did something in the bots in the last this many days: saved their
+    /// settings, reported a post, hid an author, paid, or wrote from a client in another
+    /// language (see `SubscriberStore::active_chats_since`).
+    pub active_days: Option<u32>,
 }
+
+/// Longest "active in the last N days" window, in days (ten years).
+pub const MAX_ACTIVE_DAYS: u32 = 3650;
 
 impl Audience {
     pub fn to_json(&self) -> Value {
@@ -37,6 +45,7 @@ impl Audience {
             "category": self.category.as_ref().map(CategorySlug::as_str),
             "plan": self.plan,
             "language": self.language,
+            "active_days": self.active_days,
         })
     }
 }
@@ -56,6 +65,8 @@ pub enum BroadcastError {
     UnknownPlan(String),
     #[error("unknown language {0:?}: use ru or en")]
     UnknownLanguage(String),
+    #[error("active in the last {0} days: use 1 to {MAX_ACTIVE_DAYS} days")]
+    BadActiveDays(u32),
     #[error("nobody matches this audience")]
     NoRecipients,
     #[error("no bot can send it: configure telegram.main_bot or a category bot")]
@@ -156,6 +167,11 @@ pub async fn recipients(
     {
         return Err(BroadcastError::UnknownLanguage(l.clone()));
     }
+    if let Some(d) = audience.active_days
+        && !(1..=MAX_ACTIVE_DAYS).contains(&d)
+    {
+        return Err(BroadcastError::BadActiveDays(d));
+    }
     let now = Utc::now();
     let routes = &setup.routes;
     let main = setup.main_bot.clone();
@@ -178,6 +194,14 @@ pub async fn recipients(
             .collect(),
         None => HashSet::new(),
     };
+    let active: Option<HashSet<i64>> = match audience.active_days {
+        Some(d) => Some(
+            store
+                .active_chats_since(now - chrono::Duration::days(i64::from(d)))
+                .await?,
+        ),
+        None => None,
+    };
     let mut blocked: HashMap<i64, Vec<String>> = HashMap::new();
     for b in store.bot_blocks(None).await? {
         blocked.entry(b.chat_id).or_default().push(b.bot);
@@ -198,6 +222,9 @@ pub async fn recipients(
             continue;
         }
         if audience.plan.is_some() && !on_plan.contains(&sub.chat_id) {
+            continue;
+        }
+        if active.as_ref().is_some_and(|a| !a.contains(&sub.chat_id)) {
             continue;
         }
         let cannot = blocked.get(&sub.chat_id);

@@ -41,6 +41,7 @@ texts! {
     broadcasts_unavailable: "Broadcasts are not available in this process (no bots configured).", "Рассылки недоступны в этом процессе (боты не настроены).";
     broadcast_text: "Message (Telegram HTML: <b>, <i>, <a href>, …)", "Сообщение (HTML Telegram: <b>, <i>, <a href>, …)";
     language: "Language", "Язык";
+    active_days: "Active in the last N days", "Активны за последние N дней";
     send: "Send", "Отправить";
     reaches: "Reaches chats:", "Дойдёт до чатов:";
     broadcast_history: "Broadcasts (progress refreshed every 2 s)", "Рассылки (ход обновляется каждые 2 с)";
@@ -61,6 +62,11 @@ texts! {
     revenue_per_plan: "Revenue per plan (payments less refunds)", "Выручка по тарифам (платежи минус возвраты)";
     revenue_per_month: "Revenue per month", "Выручка по месяцам";
     reconciliation: "Found by reconciliation with Telegram", "Найдено сверкой с Telegram";
+    card_buttons: "The buttons under the card", "Кнопки под карточкой";
+    last_reconciliation: "Last reconciliation", "Последняя сверка";
+    found: "found", "найдено";
+    transactions_read: "Telegram transactions read", "прочитано транзакций Telegram";
+    never: "never", "не было";
     reconciliation_hint: "Payments and refunds Telegram had and the ledger lacked, applied by the reconciliation (newest first).", "Платежи и возвраты, которые были у Telegram и не было в журнале; применены сверкой (сначала новые).";
     role: "Role", "Роль";
     sessions: "Sessions", "Сессии";
@@ -78,7 +84,7 @@ texts! {
     refuse_reason: "Reason (the employer reads it)", "Причина (её прочтёт работодатель)";
     reach: "Reach", "Охват";
     refunded: "Refunded", "Возвращено";
-    as_posted: "As it will be posted", "Как будет опубликовано";
+    as_posted: "The card as subscribers will see it", "Карточка, как её увидят подписчики";
     nav_subscribers: "Subscribers", "Подписчики";
     nav_dead_letters: "Dead letters", "Сбои";
     nav_audit: "Audit log", "Журнал";

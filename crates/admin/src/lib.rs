@@ -24,6 +24,7 @@ pub mod ops;
 pub mod panel;
 pub mod password_check;
 pub mod state;
+pub mod tg_preview;
 
 use std::sync::Arc;
 

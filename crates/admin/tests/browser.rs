@@ -1,7 +1,9 @@
 //! The panel in a real browser: headless Chromium driven over WebDriver (chromedriver from
 //! `JOBWIRE_TEST_CHROMEDRIVER`), the panel served on 127.0.0.1 with a SQLite store. One
 //! admin's working session, step by step, with a screenshot of every page (desktop and
-//! phone width) in `JOBWIRE_SCREENSHOTS` (default `target/screenshots`).
+//! phone width) in `JOBWIRE_SCREENSHOTS` (default `target/screenshots`). Telegram is the
+//! project's fake Bot API with the bots and the broadcast sender running against it, so
+//! what the panel decides reaches the chats as it would in production.
 //!
 //! Compiled in when `JOBWIRE_TEST_CHROMEDRIVER` is set (see build.rs); `.ci/run` installs
 //! Debian's chromium and chromium-driver and sets it.
@@ -9,15 +11,16 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod common;
+#[path = "browser/telegram.rs"]
+mod telegram;
+#[path = "browser/webdriver.rs"]
+mod webdriver;
 
 use std::net::SocketAddr;
-use std::path::PathBuf;
-use std::process::Stdio;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
 
 use chrono::Utc;
-use fantoccini::{Client, ClientBuilder, Locator};
+use fantoccini::Locator;
 use jobwire_admin::AdminSettings;
 use jobwire_core::{CategorySlug, PostKind};
 use jobwire_store::{
@@ -27,119 +30,14 @@ use jobwire_store::{
 use serde_json::json;
 
 use common::PASSWORD;
-
-/// chromedriver on a free port, killed when dropped.
-struct Driver {
-    child: tokio::process::Child,
-    port: u16,
-}
-
-async fn driver() -> Driver {
-    let path = std::env::var("JOBWIRE_TEST_CHROMEDRIVER").expect("JOBWIRE_TEST_CHROMEDRIVER");
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    let child = tokio::process::Command::new(&path)
-        .arg(format!("--port={port}"))
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .kill_on_drop(true)
-        .spawn()
-        .unwrap_or_else(|e| panic!("starting {path}: {e}"));
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while tokio::net::TcpStream::connect(("127.0.0.1", port))
-        .await
-        .is_err()
-    {
-        assert!(
-            Instant::now() < deadline,
-            "chromedriver did not listen on {port}"
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    Driver { child, port }
-}
-
-async fn browser(driver: &Driver) -> Client {
-    let mut caps = serde_json::Map::new();
-    let binary =
-        std::env::var("JOBWIRE_TEST_CHROMIUM").unwrap_or_else(|_| "/usr/bin/chromium".into());
-    caps.insert(
-        "goog:chromeOptions".into(),
-        json!({
-            "binary": binary,
-            "args": ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-                     "--window-size=1280,900", "--lang=en-US"],
-        }),
-    );
-    ClientBuilder::new(hyper_util::client::legacy::connect::HttpConnector::new())
-        .capabilities(caps)
-        .connect(&format!("http://127.0.0.1:{}", driver.port))
-        .await
-        .expect("a WebDriver session")
-}
-
-fn shots_dir() -> PathBuf {
-    let dir = std::env::var_os("JOBWIRE_SCREENSHOTS")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| {
-            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../target/screenshots")
-        });
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
-
-async fn shot(c: &Client, name: &str) {
-    let png = c.screenshot().await.unwrap();
-    std::fs::write(shots_dir().join(format!("{name}.png")), png).unwrap();
-}
-
-/// Waits until `check` holds (htmx swaps and page loads are asynchronous).
-async fn eventually<F, Fut>(what: &str, mut check: F)
-where
-    F: FnMut() -> Fut,
-    Fut: std::future::Future<Output = bool>,
-{
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while !check().await {
-        assert!(Instant::now() < deadline, "timed out waiting for: {what}");
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-}
-
-/// Types `text` into the element at `at`.
-async fn type_into(c: &Client, at: Locator<'_>, text: &str) {
-    c.find(at).await.unwrap().send_keys(text).await.unwrap();
-}
-
-/// Clicks the element at `at`.
-async fn click(c: &Client, at: Locator<'_>) {
-    c.find(at).await.unwrap().click().await.unwrap();
-}
-
-async fn text_of(c: &Client, css: &str) -> String {
-    match c.find(Locator::Css(css)).await {
-        Ok(e) => e.text().await.unwrap_or_default(),
-        Err(_) => String::new(),
-    }
-}
-
-async fn path(c: &Client) -> String {
-    c.current_url().await.unwrap().path().to_owned()
-}
+use telegram::Telegram;
+use webdriver::{browser, click, driver, eventually, path, shot, text_of, type_into};
 
 struct Seeded {
     store: Arc<dyn Store>,
 }
 
 impl Seeded {
-    /// A paid placement of `chat` waiting for approval.
-    async fn placement(&self, chat: i64, title: &str, charge: &str) -> i64 {
-        common::paid_placement(self.store.as_ref(), chat, title, None, charge).await
-    }
-
     async fn post(&self, channel: &str, text: &str) -> PostId {
         let ch = self.store.source_by_handle(channel).await.unwrap().unwrap();
         let n = Utc::now().timestamp_nanos_opt().unwrap_or(0).to_string();
@@ -203,7 +101,10 @@ async fn an_admins_day_in_the_panel() {
         )
         .await
         .unwrap();
-    // A Bot API that says yes to everything (`refundStarPayment` included).
+    // Telegram: the fake Bot API, the bots and the broadcast sender.
+    let tg = Telegram::start(store.clone()).await;
+    // The admin's own refunds go to a Bot API that says yes to everything: the ledger's
+    // subscription payments below are seeded, not paid at the fake.
     let yes =
         axum::Router::new().fallback(|| async { axum::Json(json!({"ok": true, "result": true})) });
     let telegram = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
@@ -434,10 +335,18 @@ async fn an_admins_day_in_the_panel() {
     let decided = store.reports(None, 10).await.unwrap();
     assert_eq!(decided[0].status.as_str(), "accepted");
 
-    // Placements: approve one, refuse another with a reason.
-    let approved = seed.placement(515, "Landing page", "ch-1").await;
-    let refused = seed.placement(616, "Logo contest", "ch-2").await;
+    // Placements, paid through the main bot: approve one, refuse another with a reason.
+    let approved = tg.paid_placement(515, "Landing page").await;
+    let refused = tg.paid_placement(616, "Logo contest").await;
     c.goto(&format!("{base}/placements")).await.unwrap();
+    // Each waits as the card subscribers will get: rendered, with its buttons.
+    let card = text_of(&c, &format!("#card-{approved}")).await;
+    assert!(
+        card.contains("Direct placement")
+            && card.contains("Landing page")
+            && card.contains("Not a vacancy"),
+        "{card}"
+    );
     shot(&c, "16-placements").await;
     click(
         &c,
@@ -475,13 +384,36 @@ async fn an_admins_day_in_the_panel() {
             .await
             .contains("We do not publish contests.")
     );
+    // The main bot refunds the refused one and tells the employer why, in their chat.
+    eventually("the employer reads the reason in Telegram", || async {
+        tg.main_bot_said(616)
+            .iter()
+            .any(|m| m.contains("We do not publish contests."))
+    })
+    .await;
+    let refunds = tg.fake.refunds(telegram::MAIN_ID);
+    assert_eq!(
+        refunds.iter().map(|r| r.user_id).collect::<Vec<_>>(),
+        [616],
+        "the refused one is refunded, the approved one is not"
+    );
     let p = store.placement(refused).await.unwrap().unwrap();
     assert_eq!(
         (p.status.as_str(), p.reason.as_deref()),
-        ("refused", Some("We do not publish contests."))
+        ("refunded", Some("We do not publish contests."))
+    );
+    assert!(
+        !tg.main_bot_said(515)
+            .iter()
+            .any(|m| m.contains("We do not publish")),
+        "the approved employer is told nothing of a refusal"
     );
     let p = store.placement(approved).await.unwrap().unwrap();
-    assert_eq!(p.status.as_str(), "approved");
+    assert!(
+        matches!(p.status.as_str(), "approved" | "published"),
+        "{}",
+        p.status.as_str()
+    );
 
     // Payments: refund one from the ledger, with a reason.
     for (charge, chat, amount) in [("stx-1", 4242, 80), ("stx-2", 5151, 250)] {
@@ -514,6 +446,20 @@ async fn an_admins_day_in_the_panel() {
     }
     c.goto(&format!("{base}/payments")).await.unwrap();
     shot(&c, "22-payments").await;
+    // The main bot reconciled with Telegram when it started (the fake had no transactions
+    // then); the page says when and what it found.
+    let last = text_of(&c, "#last-reconciliation").await;
+    assert!(
+        last.starts_with("Last reconciliation: 20") && last.contains("found 0"),
+        "{last}"
+    );
+    c.execute(
+        "document.getElementById('last-reconciliation').scrollIntoView()",
+        vec![],
+    )
+    .await
+    .unwrap();
+    shot(&c, "29-payments-reconciliation").await;
     let refund_form = "form[action='/payments/stx-2/refund']";
     type_into(
         &c,
@@ -534,7 +480,8 @@ async fn an_admins_day_in_the_panel() {
             .is_some()
     );
 
-    // Broadcasts: to the 3 of 5 subscribers in `web` (Ann and two more), previewed, then sent.
+    // Broadcasts: to the 3 of 5 subscribers in `web` (Ann and two more), previewed (the
+    // message rendered as Telegram shows it), sent, and watched until all 3 went out.
     for (chat, cat) in [(1, "web"), (2, "web"), (4, "design"), (5, "design")] {
         let spec = jobwire_store::SubscriberSpec {
             chat_id: chat,
@@ -563,13 +510,29 @@ async fn an_admins_day_in_the_panel() {
     .await;
     let reach = text_of(&c, "#reach").await;
     assert_eq!(reach, "3", "{}", text_of(&c, ".flash-error").await);
+    assert_eq!(text_of(&c, "#preview-html b").await, "New:");
+    assert_eq!(
+        text_of(&c, "#preview-html").await,
+        "New: daily digests are here"
+    );
     shot(&c, "26-broadcast-preview").await;
     click(&c, Locator::Id("b-send")).await;
-    eventually("the broadcast is listed with its 3 recipients", || async {
-        text_of(&c, "#broadcast-list").await.contains("0 / 3")
+    eventually("the live progress reaches 3 sent of 3", || async {
+        path(&c).await == "/broadcasts" && text_of(&c, "#broadcast-list td.sent").await == "3 / 3"
     })
     .await;
+    assert_eq!(text_of(&c, "#broadcast-list td.left").await, "0");
     shot(&c, "27-broadcasts").await;
+    for chat in [777, 1, 2] {
+        assert_eq!(
+            tg.said_to(chat),
+            ["New: daily digests are here"],
+            "chat {chat}"
+        );
+    }
+    for chat in [4, 5] {
+        assert!(tg.said_to(chat).is_empty(), "chat {chat} is not in web");
+    }
 
     // Admins: add a moderator; its password is shown once.
     c.goto(&format!("{base}/admins")).await.unwrap();
@@ -674,4 +637,5 @@ async fn an_admins_day_in_the_panel() {
 
     c.close().await.unwrap();
     drop(d.child);
+    tg.stop().await;
 }

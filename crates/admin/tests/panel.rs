@@ -1456,7 +1456,11 @@ async fn an_admin_previews_sends_and_stops_a_broadcast() {
         "{}",
         p.body
     );
-    assert!(p.body.contains("New: a digest &#38; more"));
+    assert!(
+        p.body.contains("<b>New:</b> a digest &#38; more"),
+        "rendered as Telegram shows it: {}",
+        p.body
+    );
     assert!(
         bed.store
             .broadcasts(10, Utc::now())

@@ -604,7 +604,7 @@ async fn billing_loop(
             }
             _ = reconcile.tick() => {
                 match reconciler.reconcile_once(&main).await {
-                    Ok(n) if n > 0 => tracing::warn!(applied = n, "reconciliation applied what the ledger lacked"),
+                    Ok(run) if run.found() > 0 => tracing::warn!(payments = run.payments, refunds = run.refunds, "reconciliation applied what the ledger lacked"),
                     Ok(_) => {}
                     Err(e) => tracing::warn!(error = %e, "reconciliation failed; trying again"),
                 }

@@ -329,6 +329,7 @@ async fn broadcast_command(
                     .context("--category")?,
                 plan: plan.clone(),
                 language: language.clone(),
+                active_days: None,
             };
             let b = create(&settings.broadcast_setup(), store, &text, &audience).await?;
             println!("{}", progress_line(&b));

@@ -17,6 +17,10 @@ use crate::sql::{Cols, Dialect, Sql};
 use crate::subscribers::BUMP_SUBSCRIBERS_VERSION;
 use crate::*;
 
+mod reconciliation;
+
+pub use reconciliation::ReconciliationRun;
+
 /// An invoice jobwire is about to send: its nonce is stored first, so pre-checkout can tell
 /// a payload jobwire issued from a forged or replayed one.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -304,6 +308,12 @@ pub trait BillingStore: Send + Sync {
 
     /// Billing figures since `since`.
     async fn billing_counts(&self, since: DateTime<Utc>) -> Result<BillingCounts>;
+
+    /// Stores a finished reconciliation with Telegram, replacing the one before.
+    async fn record_reconciliation(&self, run: &ReconciliationRun) -> Result<()>;
+
+    /// The last finished reconciliation with Telegram; `None` before the first.
+    async fn last_reconciliation(&self) -> Result<Option<ReconciliationRun>>;
 }
 
 /// The ledger insert of one event: one row per `(charge_id, kind)`, and one refund per
@@ -686,6 +696,14 @@ impl<DB: Dialect> BillingStore for SqlStore<DB> {
         .execute(&self.write)
         .await?;
         Ok(inserted > 0)
+    }
+
+    async fn record_reconciliation(&self, run: &ReconciliationRun) -> Result<()> {
+        reconciliation::record(self, run).await
+    }
+
+    async fn last_reconciliation(&self) -> Result<Option<ReconciliationRun>> {
+        reconciliation::last(self).await
     }
 
     async fn billing_counts(&self, since: DateTime<Utc>) -> Result<BillingCounts> {

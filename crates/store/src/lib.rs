@@ -44,7 +44,8 @@ use async_trait::async_trait;
 pub use admins::{AdminRole, AdminRow, AdminStore};
 pub use billing::{
     AccessPeriodId, AccessPeriodRow, BillingCounts, BillingStore, Grant, InvoiceRow, LedgerId,
-    LedgerKind, LedgerRow, LedgerSource, NewInvoice, NewLedgerEntry, PaymentOutcome, access_of,
+    LedgerKind, LedgerRow, LedgerSource, NewInvoice, NewLedgerEntry, PaymentOutcome,
+    ReconciliationRun, access_of,
 };
 pub use broadcasts::{
     BroadcastProgress, BroadcastRow, BroadcastStatus, BroadcastStore, RecipientOutcome,

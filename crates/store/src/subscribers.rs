@@ -71,6 +71,14 @@ pub trait SubscriberStore: Send + Sync {
 
     /// Every chat's language, by chat (one read for a whole audience).
     async fn chat_languages(&self) -> Result<std::collections::HashMap<i64, String>>;
+
+    /// The chats whose user did something in the bots at `since` or later (one read for a
+    /// whole audience): saved their settings (the subscriber row changed), reported a post,
+    /// hid an author, paid, or wrote from a client in another language.
+    async fn active_chats_since(
+        &self,
+        since: DateTime<Utc>,
+    ) -> Result<std::collections::HashSet<i64>>;
 }
 
 #[async_trait]
@@ -112,6 +120,23 @@ impl<DB: Dialect> SubscriberStore for SqlStore<DB> {
                 Ok((c.int("chat_id")?, c.text("lang")?))
             })
             .collect()
+    }
+
+    async fn active_chats_since(
+        &self,
+        since: DateTime<Utc>,
+    ) -> Result<std::collections::HashSet<i64>> {
+        let chats = Sql::<DB>::new(
+            "SELECT chat_id FROM subscribers WHERE updated_at >= $1
+             UNION SELECT chat_id FROM reports WHERE created_at >= $1
+             UNION SELECT chat_id FROM hidden_authors WHERE created_at >= $1
+             UNION SELECT chat_id FROM payments WHERE kind = 'payment' AND created_at >= $1
+             UNION SELECT chat_id FROM chat_languages WHERE updated_at >= $1",
+        )
+        .int(ms(since))
+        .fetch_each(&self.read, |c| c.int("chat_id"))
+        .await?;
+        Ok(chats.into_iter().collect())
     }
 
     async fn upsert_subscriber(

@@ -26,6 +26,8 @@ struct BroadcastBody {
     category: Option<String>,
     plan: Option<String>,
     language: Option<String>,
+    /// Only subscribers active in the last this many days.
+    active_days: Option<u32>,
 }
 
 pub(super) async fn list_broadcasts(State(api): State<Arc<AdminState>>) -> ApiResult {
@@ -47,7 +49,7 @@ pub(super) async fn show_broadcast(
     ok(json!({ "broadcast": crate::broadcasts::to_json(&b) }))
 }
 
-/// `POST /api/broadcasts` `{text, category?, plan?, language?}` (201).
+/// `POST /api/broadcasts` `{text, category?, plan?, language?, active_days?}` (201).
 pub(super) async fn create_broadcast(
     State(api): State<Arc<AdminState>>,
     Who(actor): Who,
@@ -63,6 +65,7 @@ pub(super) async fn create_broadcast(
             .map_err(|e| ApiError::bad_request(e.to_string()))?,
         plan: body.plan,
         language: body.language,
+        active_days: body.active_days,
     };
     let b = api.start_broadcast(&actor, &body.text, &audience).await?;
     Ok((

@@ -56,7 +56,8 @@ impl AdminState {
     }
 
     /// What a broadcast would be, without starting it: the message as its readers see it
-    /// (the visible text after Telegram's HTML parsing) and how many chats it reaches.
+    /// (page HTML written from what Telegram's HTML parser finds in it, see
+    /// [`crate::tg_preview`]) and how many chats it reaches.
     pub async fn preview_broadcast(
         &self,
         text: &str,
@@ -68,12 +69,11 @@ impl AdminState {
             other => OpError::BadInput(other.to_string()),
         };
         crate::broadcasts::check_html(text).map_err(bad)?;
-        let (visible, _) =
-            jobwire_core::tghtml::parse_html(text).map_err(|e| OpError::BadInput(e.to_string()))?;
+        let shown = crate::tg_preview::render(text).map_err(OpError::BadInput)?;
         let reached = crate::broadcasts::recipients(setup, &self.store, audience)
             .await
             .map_err(bad)?;
-        Ok((visible, reached.len()))
+        Ok((shown, reached.len()))
     }
 
     /// Checks the message and the audience and starts the broadcast.

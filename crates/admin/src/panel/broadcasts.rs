@@ -1,6 +1,7 @@
 //! Broadcasts (`GET /broadcasts`, admins only): write a message (Telegram HTML, checked by
-//! Telegram's parser), choose the audience (language, plan, category), preview what its
-//! readers see and how many chats it reaches, send it; watch each broadcast's progress
+//! Telegram's parser), choose the audience (language, plan, category, active in the last N
+//! days), preview what its readers see (the message rendered as Telegram shows it) and how
+//! many chats it reaches, send it; watch each broadcast's progress
 //! (sent, blocked, failed, left; refreshed every 2 s) and pause, resume or stop it. The
 //! send stage sends them and survives restarts (`jobwire_deliver::broadcast`).
 
@@ -46,11 +47,14 @@ struct Draft {
     language: String,
     plan: String,
     category: String,
+    /// Days, as typed (empty: anyone).
+    active_days: String,
 }
 
-/// A preview: the visible text and the chats it reaches.
+/// A preview: the message as its readers see it (page HTML from
+/// [`crate::tg_preview::render`], safe to insert) and the chats it reaches.
 struct Preview {
-    visible: String,
+    html: String,
     reach: usize,
 }
 
@@ -79,12 +83,13 @@ fn line(b: &BroadcastRow) -> Line {
         id: b.id,
         status: b.status.as_str(),
         text: snippet(&b.text, 120),
-        audience: ["language", "plan", "category"]
+        audience: ["language", "plan", "category", "active_days"]
             .iter()
             .filter_map(|k| {
-                b.audience
-                    .get(k)
-                    .and_then(|v| v.as_str())
+                let v = b.audience.get(k)?;
+                v.as_str()
+                    .map(str::to_owned)
+                    .or_else(|| v.as_u64().map(|n| n.to_string()))
                     .map(|v| format!("{k} {v}"))
             })
             .collect::<Vec<_>>()
@@ -159,6 +164,7 @@ fn draft_of(body: &Bytes) -> Draft {
         language: field("language").trim().to_owned(),
         plan: field("plan").trim().to_owned(),
         category: field("category").trim().to_owned(),
+        active_days: field("active_days").trim().to_owned(),
     }
 }
 
@@ -171,6 +177,15 @@ fn audience(d: &Draft) -> Result<Audience, OpError> {
             .map_err(|e| OpError::BadInput(e.to_string()))?,
         plan: some(&d.plan),
         language: some(&d.language),
+        active_days: some(&d.active_days)
+            .map(|n| {
+                n.parse::<u32>().map_err(|_| {
+                    OpError::BadInput(format!(
+                        "active in the last N days: a whole number of days, not {n:?}"
+                    ))
+                })
+            })
+            .transpose()?,
     })
 }
 
@@ -183,8 +198,8 @@ pub async fn preview(State(panel): State<Arc<Panel>>, ctx: Ctx, body: Bytes) -> 
         Err(e) => Err(e),
     };
     match result {
-        Ok((visible, reach)) => {
-            page_with(&panel, &ctx, draft, Some(Preview { visible, reach }), None).await
+        Ok((html, reach)) => {
+            page_with(&panel, &ctx, draft, Some(Preview { html, reach }), None).await
         }
         Err(OpError::Store(e)) => Err(e.into()),
         Err(e) => page_with(&panel, &ctx, draft, None, Some(e.to_string())).await,

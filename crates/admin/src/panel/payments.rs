@@ -1,7 +1,7 @@
 //! Payments (`GET /payments`, admins only): the ledger filtered by user, plan, kind and
 //! date; revenue per plan and per month (payments less refunds, per currency); refunds of
-//! Stars payments with a reason; what reconciliation with Telegram found (the ledger rows
-//! it added).
+//! Stars payments with a reason; when reconciliation with Telegram last ran and what it
+//! found (its counts, and the ledger rows reconciliation added).
 
 use std::collections::{BTreeMap, HashSet};
 use std::sync::Arc;
@@ -50,6 +50,9 @@ struct PaymentsPage {
     /// `("2026-12", "250 XTR, …")`, newest first.
     per_month: Vec<(String, String)>,
     reconciled: Vec<Line>,
+    /// The last reconciliation: `(when, transactions read, payments and refunds found)`;
+    /// `None` before the first.
+    last_run: Option<(String, u64, u64)>,
 }
 
 fn text(s: &Option<String>) -> Option<&str> {
@@ -149,6 +152,11 @@ async fn page_with(panel: &Panel, ctx: &Ctx, q: LedgerQuery, error: Option<Strin
         .take(20)
         .map(line)
         .collect();
+    let last_run = panel
+        .store()
+        .last_reconciliation()
+        .await?
+        .map(|run| (when(&run.finished_at), run.transactions, run.found()));
     let mut b = ctx.chrome("/payments");
     let failed = error.is_some();
     b.flash_error = error;
@@ -164,6 +172,7 @@ async fn page_with(panel: &Panel, ctx: &Ctx, q: LedgerQuery, error: Option<Strin
             .map(|(m, s)| (m.clone(), sums(s)))
             .collect(),
         reconciled,
+        last_run,
     }
     .into_response();
     if failed {

@@ -1,5 +1,6 @@
 //! Placements (`GET /placements`): employers' paid posts waiting for approval, oldest
-//! first, each as it will be posted, with its employer, paid categories and amount;
+//! first, each as the card subscribers will see (the card's messages rendered as Telegram
+//! shows them, and its buttons), with its employer, paid categories and amount;
 //! approving, or refusing with a reason the employer reads (the main bot refunds it); the
 //! history with each placement's reach and refund.
 
@@ -10,8 +11,10 @@ use askama_web::WebTemplate;
 use axum::body::Bytes;
 use axum::extract::{Path, State};
 use axum::response::IntoResponse;
+use chrono::Utc;
 use jobwire_core::CategorySlug;
 use jobwire_store::{PlacementRow, PlacementStatus};
+use teloxide::types::InlineKeyboardMarkup;
 
 use super::{Chrome, Ctx, PageResult, Panel, done, form_field, when};
 use crate::ops::{Decision, PlacementId};
@@ -23,8 +26,11 @@ struct Waiting {
     categories: String,
     amount: String,
     paid: String,
-    /// The post's text as it will be published (shown as text).
-    text: String,
+    /// The card's messages as subscribers will see them: page HTML from
+    /// [`crate::tg_preview`], safe to insert.
+    card: Vec<String>,
+    /// The labels of the buttons under the card, row by row.
+    buttons: Vec<Vec<String>>,
 }
 
 /// One placement of the history.
@@ -63,16 +69,36 @@ fn amount(p: &PlacementRow) -> String {
     p.stars.map(|s| format!("{s} XTR")).unwrap_or_default()
 }
 
-/// The text the placement is published with.
-fn text(p: &PlacementRow) -> String {
-    let d = &p.draft;
-    jobwire_core::placement::compose(
-        d.title.as_deref().unwrap_or_default(),
-        d.body.as_deref().unwrap_or_default(),
-        d.budget.as_deref().filter(|b| !b.is_empty()),
-        d.contact.as_deref().unwrap_or_default(),
-        d.lang == "en",
-    )
+/// The card's messages as the deliver stage sends them (`jobwire_core::format::render` of
+/// the placement's card), rendered for the page.
+fn card(p: &PlacementRow, names: &[(CategorySlug, String)]) -> Vec<String> {
+    let categories = p
+        .draft
+        .categories
+        .iter()
+        .map(|c| {
+            names
+                .iter()
+                .find(|(slug, _)| slug == c)
+                .map_or_else(|| c.to_string(), |(_, name)| name.clone())
+        })
+        .collect();
+    let card = jobwire_bot::placements::card(p, categories, p.paid_at.unwrap_or_else(Utc::now));
+    jobwire_core::format::render(&card)
+        .iter()
+        .map(|part| crate::tg_preview::render_or_escape(part))
+        .collect()
+}
+
+/// The labels of a card's buttons, as the deliver stage builds them, in `lang`.
+fn button_labels(lang: &str) -> Vec<Vec<String>> {
+    let keyboard: InlineKeyboardMarkup =
+        jobwire_deliver::keyboard::card_keyboard(Some(lang), 0, None, &[]);
+    keyboard
+        .inline_keyboard
+        .iter()
+        .map(|row| row.iter().map(|b| b.text.clone()).collect())
+        .collect()
 }
 
 /// `GET /placements`.
@@ -82,6 +108,14 @@ pub async fn page(State(panel): State<Arc<Panel>>, ctx: Ctx) -> PageResult {
         .placements(Some(PlacementStatus::AwaitingApproval), 500)
         .await?;
     waiting.sort_by_key(|p| (p.paid_at.unwrap_or(p.created_at), p.id));
+    let names: Vec<(CategorySlug, String)> = store
+        .categories()
+        .await?
+        .into_iter()
+        .map(|c| (c.slug, c.name))
+        .collect();
+    let b = ctx.chrome("/placements");
+    let buttons = button_labels(b.t.code);
     let queue = waiting
         .iter()
         .map(|p| Waiting {
@@ -90,7 +124,8 @@ pub async fn page(State(panel): State<Arc<Panel>>, ctx: Ctx) -> PageResult {
             categories: categories(p),
             amount: amount(p),
             paid: p.paid_at.as_ref().map(when).unwrap_or_default(),
-            text: text(p),
+            card: card(p, &names),
+            buttons: buttons.clone(),
         })
         .collect();
     let mut history = Vec::new();
@@ -124,12 +159,7 @@ pub async fn page(State(panel): State<Arc<Panel>>, ctx: Ctx) -> PageResult {
             post: p.post_id.map(|id| id.get()),
         });
     }
-    Ok(PlacementsPage {
-        b: ctx.chrome("/placements"),
-        queue,
-        history,
-    }
-    .into_response())
+    Ok(PlacementsPage { b, queue, history }.into_response())
 }
 
 /// `POST /placements/{id}/approve`.

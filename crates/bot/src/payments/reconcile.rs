@@ -8,7 +8,7 @@ use async_trait::async_trait;
 use chrono::Duration;
 use jobwire_core::billing::InvoicePayload;
 use jobwire_core::clock::Clock;
-use jobwire_store::{LedgerKind, LedgerSource, NewLedgerEntry, Store};
+use jobwire_store::{LedgerKind, LedgerSource, NewLedgerEntry, ReconciliationRun, Store};
 use teloxide::prelude::*;
 use teloxide::types::{StarTransaction, TransactionPartner, TransactionPartnerUserKind};
 
@@ -45,11 +45,31 @@ pub(crate) struct Reconciler {
     pub kinds: Vec<Arc<dyn PaymentKind>>,
 }
 
+/// What reconciling one Stars transaction did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Found {
+    /// The ledger had it, or it is not jobwire's.
+    Nothing,
+    /// A payment the ledger lacked, applied now.
+    Payment,
+    /// A refund the ledger lacked, applied now.
+    Refund,
+}
+
 impl Reconciler {
     /// Reads Telegram's Stars transactions (newest first) and applies every payment and refund
-    /// the ledger lacks, telling the admins of each. Returns how many were applied.
-    pub(crate) async fn reconcile_once(&self, main: &BotRuntime) -> Result<usize, BotError> {
-        let mut applied = 0;
+    /// the ledger lacks, telling the admins of each. The finished run is stored (the panel's
+    /// payments page shows the last one) and returned.
+    pub(crate) async fn reconcile_once(
+        &self,
+        main: &BotRuntime,
+    ) -> Result<ReconciliationRun, BotError> {
+        let mut run = ReconciliationRun {
+            finished_at: self.clock.now(),
+            transactions: 0,
+            payments: 0,
+            refunds: 0,
+        };
         for page in 0..RECONCILE_PAGES {
             let list = main
                 .bot
@@ -60,16 +80,26 @@ impl Reconciler {
                 .map_err(|e| main.error(&e))?;
             let n = list.transactions.len();
             for tx in &list.transactions {
-                applied += self.reconcile_one(tx).await?;
+                run.transactions += 1;
+                match self.reconcile_one(tx).await? {
+                    Found::Nothing => {}
+                    Found::Payment => run.payments += 1,
+                    Found::Refund => run.refunds += 1,
+                }
             }
             if n < 100 {
                 break;
             }
         }
-        Ok(applied)
+        run.finished_at = self.clock.now();
+        // What the run did stands whether or not it can be noted.
+        if let Err(e) = self.store.record_reconciliation(&run).await {
+            tracing::warn!(error = %e, "could not store the reconciliation's outcome");
+        }
+        Ok(run)
     }
 
-    async fn reconcile_one(&self, tx: &StarTransaction) -> Result<usize, BotError> {
+    async fn reconcile_one(&self, tx: &StarTransaction) -> Result<Found, BotError> {
         let raw = serde_json::to_string(tx).unwrap_or_default();
         let charge = tx.id.0.clone();
         // An incoming invoice payment from a user.
@@ -82,7 +112,7 @@ impl Reconciler {
                 .await?
                 .is_some()
             {
-                return Ok(0);
+                return Ok(Found::Nothing);
             }
             let chat_id = i64::try_from(u.user.id.0).unwrap_or(i64::MAX);
             let payload = pay.invoice_payload.clone().unwrap_or_default();
@@ -122,9 +152,9 @@ impl Reconciler {
                     "jobwire: Telegram has payment {charge} ({} ⭐, user {chat_id}) that the ledger lacked; applied it",
                     tx.amount
                 ));
-                return Ok(1);
+                return Ok(Found::Payment);
             }
-            return Ok(0);
+            return Ok(Found::Nothing);
         }
         // A refund to a user (its id is the original charge's).
         if let Some(TransactionPartner::User(u)) = &tx.receiver {
@@ -132,10 +162,10 @@ impl Reconciler {
             if have(LedgerKind::Refund).await?.is_some()
                 || have(LedgerKind::Refunded).await?.is_some()
             {
-                return Ok(0);
+                return Ok(Found::Nothing);
             }
             let Some(paid) = have(LedgerKind::Payment).await? else {
-                return Ok(0); // a refund of something jobwire never sold
+                return Ok(Found::Nothing); // a refund of something jobwire never sold
             };
             let chat_id = i64::try_from(u.user.id.0).unwrap_or(i64::MAX);
             let entry = NewLedgerEntry {
@@ -173,9 +203,9 @@ impl Reconciler {
                 self.alerts.send(format!(
                     "jobwire: Telegram refunded payment {charge} (user {chat_id}) without the ledger knowing; access ended"
                 ));
-                return Ok(1);
+                return Ok(Found::Refund);
             }
         }
-        Ok(0)
+        Ok(Found::Nothing)
     }
 }

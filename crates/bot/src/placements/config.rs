@@ -1,12 +1,14 @@
-//! `[placements]` as the bots run with it, and the post a placement becomes.
+//! `[placements]` as the bots run with it, the post a placement becomes, and its card.
 
 use std::collections::BTreeMap;
 use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
+use chrono::{DateTime, Utc};
 use jobwire_core::CategorySlug;
 use jobwire_core::PostId;
+use jobwire_core::format::JobCard;
 use jobwire_core::placement;
 use jobwire_store::PlacementRow;
 
@@ -61,6 +63,27 @@ pub(crate) fn text_of(p: &PlacementRow) -> String {
         d.contact.as_deref().unwrap_or_default(),
         d.lang == "en",
     )
+}
+
+/// The card of a placement as subscribers will see it: a direct placement (no channel),
+/// in the categories named `categories`, posted at `posted_at`, with what the post's text
+/// tells (budget, contact, …). The employer's preview in the bot and the admins'
+/// moderation queue both show it (`jobwire_core::format::render` makes the messages).
+pub fn card(p: &PlacementRow, categories: Vec<String>, posted_at: DateTime<Utc>) -> JobCard {
+    let text = text_of(p);
+    let extraction = jobwire_core::extract::extract(&text);
+    JobCard {
+        title: None,
+        text,
+        channel: String::new(),
+        channel_url: None,
+        url: None,
+        categories,
+        posted_at,
+        extraction: (!extraction.is_empty()).then_some(extraction),
+        resume: false,
+        direct: true,
+    }
 }
 
 pub(crate) fn lang_of(p: &PlacementRow) -> Lang {

@@ -5,14 +5,14 @@
 //! store, so an employer can continue on any bot process.
 
 use jobwire_core::CategorySlug;
-use jobwire_core::format::{JobCard, render};
+use jobwire_core::format::render;
 use jobwire_core::placement::{self, MAX_CATEGORIES, PlacementPayload};
 use jobwire_store::{PlacementDraft, PlacementRow};
 use teloxide::prelude::*;
 use teloxide::types::{InlineKeyboardButton, InlineKeyboardMarkup, LabeledPrice, MessageId};
 
 use super::Placements;
-use super::config::{PlacementsConfig, text_of};
+use super::config::PlacementsConfig;
 use crate::BotError;
 use crate::callbacks::{Callback, PlaceStep, button};
 use crate::dialogue::DialogueState;
@@ -255,20 +255,7 @@ impl Placements {
                 .await?;
             return self.place_categories(turn, &saved, None).await;
         };
-        let text = text_of(p);
-        let extraction = jobwire_core::extract::extract(&text);
-        let card = JobCard {
-            title: None,
-            text: text.clone(),
-            channel: String::new(),
-            channel_url: None,
-            url: None,
-            categories: self.categories.names(&p.draft.categories),
-            posted_at: self.now(),
-            extraction: (!extraction.is_empty()).then_some(extraction),
-            resume: false,
-            direct: true,
-        };
+        let card = super::config::card(p, self.categories.names(&p.draft.categories), self.now());
         for part in render(&card) {
             turn.send(part, None).await;
         }

@@ -12,6 +12,7 @@ use jobwire_core::subscriber::MinBudget;
 use jobwire_core::{CategorySlug, PostKind};
 use jobwire_store::*;
 
+mod activity;
 mod billing;
 mod categories;
 mod panel;
@@ -19,6 +20,7 @@ mod placements;
 mod prompts;
 mod recovery;
 mod sources;
+pub use activity::*;
 pub use billing::*;
 pub use categories::*;
 pub use panel::*;
@@ -90,6 +92,8 @@ macro_rules! every_check {
             check_panel_extends_and_ends_access,
             check_prompt_versions,
             check_categories,
+            check_active_chats_since,
+            check_reconciliation_runs,
         );
     };
 }
