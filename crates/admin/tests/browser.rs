@@ -103,20 +103,9 @@ async fn an_admins_day_in_the_panel() {
         .unwrap();
     // Telegram: the fake Bot API, the bots and the broadcast sender.
     let tg = Telegram::start(store.clone()).await;
-    // The admin's own refunds go to a Bot API that says yes to everything: the ledger's
-    // subscription payments below are seeded, not paid at the fake.
-    let yes =
-        axum::Router::new().fallback(|| async { axum::Json(json!({"ok": true, "result": true})) });
-    let telegram = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let telegram_url: url::Url = format!("http://{}/", telegram.local_addr().unwrap())
-        .parse()
-        .unwrap();
-    tokio::spawn(async move { axum::serve(telegram, yes).await });
     let api = AdminSettings::new(None, ["web".to_owned(), "design".to_owned()])
-        .main_bot(
-            telegram_url,
-            "555:MAINmainMAINmainMAINmainMAIN".to_owned().into(),
-        )
+        // The admin's refunds go through the main bot to the fake, as in production.
+        .main_bot(tg.fake.url(), telegram::MAIN_TOKEN.to_owned().into())
         .broadcasts(jobwire_admin::broadcasts::BroadcastSetup {
             routes: ["web", "design"]
                 .iter()
@@ -460,7 +449,17 @@ async fn an_admins_day_in_the_panel() {
     .await
     .unwrap();
     shot(&c, "29-payments-reconciliation").await;
-    let refund_form = "form[action='/payments/stx-2/refund']";
+    // The approved employer's payment, made at the fake and recorded by the bot: refunded
+    // from the ledger, through the main bot, at Telegram.
+    let charge = store
+        .placement(approved)
+        .await
+        .unwrap()
+        .unwrap()
+        .charge_id
+        .expect("the approved placement was paid");
+    let refund_form = format!("form[action='/payments/{charge}/refund']");
+    let refund_form = refund_form.as_str();
     type_into(
         &c,
         Locator::Css(&format!("{refund_form} input[name=reason]")),
@@ -474,10 +473,20 @@ async fn an_admins_day_in_the_panel() {
     .await;
     assert!(
         store
-            .ledger_entry("stx-2", jobwire_store::LedgerKind::Refund)
+            .ledger_entry(&charge, jobwire_store::LedgerKind::Refund)
             .await
             .unwrap()
             .is_some()
+    );
+    let refunds = tg.fake.refunds(telegram::MAIN_ID);
+    assert_eq!(
+        refunds.iter().map(|r| r.user_id).collect::<Vec<_>>(),
+        [616, 515],
+        "Telegram refunded the refused placement (the bot) and the payment refunded from the ledger"
+    );
+    assert_eq!(
+        refunds[1].charge_id, charge,
+        "the charge refunded at Telegram"
     );
 
     // Broadcasts: to the 3 of 5 subscribers in `web` (Ann and two more), previewed (the
