@@ -354,6 +354,11 @@ pub enum BroadcastAction {
         /// Only subscribers whose Telegram reads this language (ru or en).
         #[arg(long)]
         language: Option<String>,
+        /// Only subscribers active in the last N days (1 to 3650): settings saved, a
+        /// report, a hidden author, a payment or a new language in that time, as the panel's
+        /// audience filter counts them.
+        #[arg(long, value_name = "N")]
+        active_days: Option<u32>,
     },
     /// Progress: sent, failed, blocked, remaining, rate and ETA (all broadcasts without an id).
     Status {

@@ -318,6 +318,7 @@ async fn broadcast_command(
             category,
             plan,
             language,
+            active_days,
         } => {
             let text = std::fs::read_to_string(text_file)
                 .with_context(|| format!("reading {}", text_file.display()))?;
@@ -329,7 +330,7 @@ async fn broadcast_command(
                     .context("--category")?,
                 plan: plan.clone(),
                 language: language.clone(),
-                active_days: None,
+                active_days: *active_days,
             };
             let b = create(&settings.broadcast_setup(), store, &text, &audience).await?;
             println!("{}", progress_line(&b));

@@ -191,6 +191,20 @@ async fn a_broadcast_killed_halfway_reaches_everyone_once_after_a_restart() {
     let (dir, db, config) = world(&telegram, RECIPIENTS).await;
     let text = dir.path().join("news.html");
     std::fs::write(&text, "<b>jobwire</b> news: placements are open").unwrap();
+    // An audience window out of range is refused before anything is stored.
+    let refused = Command::new(env!("CARGO_BIN_EXE_jobwire"))
+        .args(["broadcast", "send", "--active-days", "0", "--config"])
+        .arg(&config)
+        .arg("--text-file")
+        .arg(&text)
+        .env("JOBWIRE_BOT_DEV_TOKEN", bot_token(0))
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&refused.stderr);
+    assert!(
+        !refused.status.success() && said.contains("days"),
+        "{refused:?}"
+    );
     let started = Command::new(env!("CARGO_BIN_EXE_jobwire"))
         .args(["broadcast", "send", "--config"])
         .arg(&config)
