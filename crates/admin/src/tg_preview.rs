@@ -46,15 +46,6 @@ pub fn render_or_escape(text: &str) -> String {
     render(text).unwrap_or_else(|_| escape(text))
 }
 
-/// A link target shown on the page: `http`, `https` and `tg` addresses only.
-fn safe_href(url: &str) -> Option<&str> {
-    let lower = url.trim_start().to_ascii_lowercase();
-    ["http://", "https://", "tg:"]
-        .iter()
-        .any(|scheme| lower.starts_with(scheme))
-        .then_some(url)
-}
-
 /// The opening and closing tag of an entity; `None` for what shows as plain text.
 fn tags(kind: &EntityKind, covered: &str) -> Option<(String, &'static str)> {
     let simple = |open: &str, close: &'static str| Some((open.to_owned(), close));
@@ -81,7 +72,8 @@ fn tags(kind: &EntityKind, covered: &str) -> Option<(String, &'static str)> {
 }
 
 fn link(url: &str) -> Option<(String, &'static str)> {
-    safe_href(url).map(|url| {
+    // The check a card's links pass (http, https, tg; no spaces or control characters).
+    jobwire_core::format::safe_url(url).map(|url| {
         (
             format!(
                 "<a href=\"{}\" rel=\"nofollow noopener noreferrer\" target=\"_blank\">",
