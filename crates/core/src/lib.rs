@@ -12,6 +12,7 @@ pub mod billing;
 pub mod card;
 pub mod category;
 pub mod channel_ref;
+pub mod config;
 pub mod clock;
 pub mod dataset;
 pub mod dedup;

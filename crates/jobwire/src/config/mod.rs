@@ -49,6 +49,15 @@ pub enum ConfigError {
     Invalid { key: String, message: String },
 }
 
+impl From<jobwire_core::config::InvalidKey> for ConfigError {
+    fn from(e: jobwire_core::config::InvalidKey) -> Self {
+        ConfigError::Invalid {
+            key: e.key,
+            message: e.message,
+        }
+    }
+}
+
 fn invalid(key: impl Into<String>, message: impl Into<String>) -> ConfigError {
     ConfigError::Invalid {
         key: key.into(),
