@@ -14,6 +14,7 @@
 
 pub mod cascade;
 mod classifier;
+pub mod config;
 mod error;
 pub mod eval;
 pub mod events;
@@ -25,4 +26,5 @@ pub mod stage;
 pub use classifier::{
     Classified, Classifier, ClassifyInput, DEFAULT_LEARN_MIN_CONFIDENCE, Settled, collect_in_order,
 };
+pub use config::{ClassifierConfig, ClassifierKind, ClassifierSection};
 pub use error::ClassifyError;

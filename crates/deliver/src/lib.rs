@@ -12,6 +12,7 @@
 //! rendered parts to chats and records what happened.
 
 pub mod broadcast;
+pub mod config;
 pub mod events;
 pub mod keyboard;
 pub mod limits;
@@ -21,6 +22,7 @@ pub mod rows;
 pub mod stage;
 pub mod waits;
 
+pub use config::{BotSection, RedisConfig, RedisSection};
 pub use limits::{BotLimiter, Limiter, RateLimitConfig};
 pub use redis_limiter::RedisLimiter;
 pub use stage::{BotConfig, SendStage, SendStageConfig};

@@ -4,6 +4,7 @@
 //! imports a Telegram Desktop JSON export. Both stream their files, so their size is not
 //! bounded by memory. [`FeedSource`] polls RSS and Atom feeds (see [`feed`]).
 
+pub mod channels;
 pub mod feed;
 pub mod jsonl;
 pub mod retry;
@@ -12,6 +13,7 @@ pub mod sources;
 pub mod stage;
 pub mod tdesktop;
 
+pub use channels::{ChannelConfig, ChannelSection};
 pub use feed::{
     FeedConfig, FeedError, FeedHandle, FeedItem, FeedJobFacts, FeedSource, FeedState, FeedStatus,
 };

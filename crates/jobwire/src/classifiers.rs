@@ -2,7 +2,6 @@
 //! the service runs), the LLM client when configured, and how the two are combined.
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use anyhow::Context;
 use jobwire_classify::Classifier;
@@ -11,7 +10,7 @@ use jobwire_classify::cascade::{
 };
 use jobwire_classify::llm::LlmClassifier;
 use jobwire_classify::local::{LocalModel, TrainOptions};
-use jobwire_classify::retrain::{RetrainConfig, Retrainer};
+use jobwire_classify::retrain::Retrainer;
 use jobwire_core::dataset::LabeledPost;
 use jobwire_store::Store;
 
@@ -148,7 +147,7 @@ pub fn classifiers(settings: &Settings) -> anyhow::Result<Classifiers> {
         (Some(llm), ClassifierKind::Llm) => (Some(crate::llm::build(llm)?), ClassifierMode::Llm),
         (Some(llm), ClassifierKind::Auto | ClassifierKind::Cascade) => (
             Some(crate::llm::build(llm)?),
-            ClassifierMode::Cascade(settings.classifier.cascade_config()),
+            ClassifierMode::Cascade(settings.classifier.cascade),
         ),
         _ => (None, ClassifierMode::Local),
     };
@@ -174,12 +173,7 @@ pub fn retrainer(
         TrainOptions::default(),
         store,
         classifiers.local.clone(),
-        RetrainConfig {
-            interval: Duration::from_secs(c.retrain_interval_secs.max(1)),
-            llm_weight: c.llm_example_weight,
-            human_weight: c.human_example_weight,
-            ..RetrainConfig::default()
-        },
+        c.retrain.clone(),
     );
     if let Some(llm) = &classifiers.llm {
         let llm = llm.clone();

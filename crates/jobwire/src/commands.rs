@@ -201,14 +201,14 @@ pub async fn execute(cli: Cli) -> anyhow::Result<()> {
                     (0.0..=1.0).contains(t),
                     "--threshold must be between 0 and 1"
                 );
-                settings.classifier.cascade_threshold = *t;
+                settings.classifier.cascade.threshold = *t;
             }
             if let Some(t) = category_threshold {
                 anyhow::ensure!(
                     (0.0..=1.0).contains(t),
                     "--category-threshold must be between 0 and 1"
                 );
-                settings.classifier.cascade_category_threshold = *t;
+                settings.classifier.cascade.category_threshold = *t;
             }
             let data = crate::eval::load_dataset(dataset)?;
             if *simulate_learning {

@@ -279,7 +279,7 @@ pub async fn run(
             let cascade = Cascade::new(
                 Arc::new(LiveLocal::new(model)),
                 llm.clone(),
-                settings.classifier.cascade_config(),
+                settings.classifier.cascade,
                 None,
             );
             let before = llm.stats();
@@ -312,7 +312,7 @@ pub async fn run(
                 opts.seed,
                 &TrainOptions::default(),
                 asked,
-                settings.classifier.cascade_config(),
+                settings.classifier.cascade,
                 opts.folds,
                 &move || {
                     let s = counter.stats();
@@ -474,10 +474,10 @@ pub async fn run_simulation(
         llm,
         &LearningOptions {
             every: so.every,
-            config: c.cascade_config(),
+            config: c.cascade,
             retrain: RetrainConfig {
-                llm_weight: c.llm_example_weight,
-                human_weight: c.human_example_weight,
+                llm_weight: c.retrain.llm_weight,
+                human_weight: c.retrain.human_weight,
                 ..RetrainConfig::default()
             },
             seed: so.seed,
@@ -505,7 +505,7 @@ pub async fn simulate(
     so: &SimulateOptions,
 ) -> anyhow::Result<()> {
     let sim = run_simulation(settings, data, so).await?;
-    let config = settings.classifier.cascade_config();
+    let config = settings.classifier.cascade;
     println!(
         "learning from its own traffic: {} posts streamed ({} left out: in the training data), \
          retrained every {} posts, cascade at {:.2} / {:.2}",

@@ -14,58 +14,12 @@ use jobwire_intake::feed::{FeedConfig, FeedSource, FeedState, RetryPolicy, retry
 use jobwire_intake::sources::{SourcesSnapshot, SourcesWatch, first_read};
 use jobwire_intake::stage::IntakeStage;
 use jobwire_store::{ChannelRow, SourceKind, SourceNote, Store};
-use serde::Deserialize;
 use tokio_util::sync::CancellationToken;
 
 const STATE_NAMESPACE: &str = "feed";
 
-/// One `[[feeds]]` entry: seeds a source of kind feed on the first start (afterwards the
-/// database holds it as the admin left it). Its `Debug` shows the URL's host only: the URL may hold a token.
-#[derive(Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct FeedSection {
-    /// The channel name its posts carry (`feed:larajobs`); unique.
-    pub name: String,
-    /// The feed URL; may hold a token (Upwork's `securityToken`), so it is never printed.
-    pub url: String,
-    /// Seconds between polls (jitter is added on top).
-    #[serde(default = "d600")]
-    pub interval_secs: u64,
-    #[serde(default = "d60")]
-    pub jitter_secs: u64,
-    /// Deliver what the feed already holds on its first poll (default: mark it seen).
-    #[serde(default)]
-    pub backfill: bool,
-}
-
-impl std::fmt::Debug for FeedSection {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("FeedSection")
-            .field("name", &self.name)
-            .field("host", &self.to_config().host())
-            .field("interval_secs", &self.interval_secs)
-            .field("jitter_secs", &self.jitter_secs)
-            .field("backfill", &self.backfill)
-            .finish()
-    }
-}
-
-fn d600() -> u64 {
-    600
-}
-fn d60() -> u64 {
-    60
-}
-
-impl FeedSection {
-    pub fn to_config(&self) -> FeedConfig {
-        let mut config = FeedConfig::new(self.name.clone(), self.url.clone());
-        config.interval = Duration::from_secs(self.interval_secs.max(30));
-        config.jitter = Duration::from_secs(self.jitter_secs);
-        config.backfill = self.backfill;
-        config
-    }
-}
+/// `[[feeds]]` entries are defined beside the feed poller, in jobwire-intake.
+pub use jobwire_intake::feed::FeedSection;
 
 /// Builds the feed source of `feeds` with the states saved by the last run.
 pub async fn source(feeds: &[FeedSection], store: &dyn Store) -> anyhow::Result<FeedSource> {

@@ -148,13 +148,7 @@ impl Pipeline {
 
         let shutdown = CancellationToken::new();
         let mut tasks = Supervisor::new(shutdown.clone(), parts.health.clone());
-        let dedup = settings
-            .dedup
-            .enabled
-            .then(|| jobwire_core::dedup::DedupConfig {
-                window: chrono::Duration::hours(settings.dedup.window_hours.max(1) as i64),
-                ..jobwire_core::dedup::DedupConfig::default()
-            });
+        let dedup = settings.dedup.clone();
         let intake = Arc::new(IntakeStage::with_dedup(store.clone(), queue.clone(), dedup));
 
         // Re-drive before any consumer starts. One process owns everything in the embedded

@@ -68,6 +68,43 @@ pub struct SchedulerTiming {
     pub stuck_after: Duration,
 }
 
+/// `[scheduler]` as the file writes it.
+#[derive(Debug, Clone, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+#[serde(default)]
+pub struct SchedulerSection {
+    /// How often held deliveries and waiting posts are checked, in milliseconds.
+    pub tick_ms: u64,
+    /// A delivery left `sending` this long (its sender died, or its status could not be
+    /// written) is sent again, in both modes. Longer than any send.
+    pub lease_secs: u64,
+    /// A post left `queued` or `job`, or a delivery left `pending`, this long is published
+    /// again: its message was most likely lost between the commit and the publish. Consumers
+    /// skip what was already done, so a false alarm costs a little work, not a duplicate.
+    pub stuck_after_secs: u64,
+}
+
+impl Default for SchedulerSection {
+    fn default() -> Self {
+        Self {
+            tick_ms: 1000,
+            lease_secs: 120,
+            stuck_after_secs: 600,
+        }
+    }
+}
+
+impl SchedulerSection {
+    /// The pacing: a tick of at least 10 ms, a lease and a stuck age of at least 1 s.
+    pub fn resolve(&self) -> SchedulerTiming {
+        SchedulerTiming {
+            tick: Duration::from_millis(self.tick_ms.max(10)),
+            lease: Duration::from_secs(self.lease_secs.max(1)),
+            stuck_after: Duration::from_secs(self.stuck_after_secs.max(1)),
+        }
+    }
+}
+
 /// Runs the scheduler until `shutdown`. A failed tick is logged and tried again at the next.
 pub async fn scheduler(
     store: Arc<dyn Store>,

@@ -9,7 +9,7 @@ use std::time::Duration;
 use anyhow::Context;
 use chrono::Utc;
 use jobwire_classify::cascade::AlertFn;
-use jobwire_classify::stage::{ClassifyStage, ClassifyStageConfig};
+use jobwire_classify::stage::ClassifyStage;
 use jobwire_core::source::MIN_FEED_INTERVAL_SECS;
 use jobwire_deliver::{SendStage, SendStageConfig};
 use jobwire_fanout::FanoutStage;
@@ -101,8 +101,8 @@ pub fn configured_sources(settings: &Settings) -> anyhow::Result<Vec<SourceSpec>
             exclude: ch.map(|c| c.exclude.clone()).unwrap_or_default(),
             feed: Some(FeedSettings {
                 url: f.url.clone(),
-                interval_secs: f.interval_secs.max(MIN_FEED_INTERVAL_SECS),
-                jitter_secs: f.jitter_secs,
+                interval_secs: f.interval.as_secs().max(MIN_FEED_INTERVAL_SECS),
+                jitter_secs: f.jitter.as_secs(),
                 backfill: f.backfill,
             }),
         });
@@ -251,14 +251,7 @@ pub fn spawn_classifier(
         queue.clone(),
         primary,
         fallback,
-        ClassifyStageConfig {
-            concurrency: c.concurrency,
-            fallback_after: c.fallback_after,
-            retry_base: Duration::from_millis(c.retry_base_ms.max(1)),
-            retry_max: Duration::from_secs(c.retry_max_secs.max(1)),
-            batch_linger: Duration::from_millis(c.batch_linger_ms),
-            learn_from_llm: c.learn_from_llm,
-        },
+        c.stage.clone(),
     ));
     let token = sup.shutdown_token();
     sup.spawn("classify stage", async move {

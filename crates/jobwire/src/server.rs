@@ -19,6 +19,51 @@ use tokio_util::sync::CancellationToken;
 use crate::http::{self, HttpLimits};
 use jobwire_admin::AdminState;
 
+/// `[admin]`: where this server listens, and how the panel treats cookies and proxies.
+#[derive(Debug, Clone, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+#[serde(default)]
+pub struct AdminSection {
+    /// Where `/healthz`, `/readyz` and `/metrics` are served (port 0: any free port), and,
+    /// by the admin role, the web panel and the admin API.
+    pub listen: SocketAddr,
+    /// Mark the panel's session cookie `Secure` (default; browsers accept it on
+    /// `http://localhost` and `http://127.0.0.1` too). `false` only for a panel reached over
+    /// plain HTTP elsewhere; the start-up warns about it.
+    pub secure_cookies: bool,
+    /// Reverse proxies (IP addresses or CIDR networks) whose `X-Forwarded-For` names the
+    /// client, for the login and token limits and the per-client connection limit. Empty
+    /// (default): the header is never read, every client is its TCP peer.
+    pub trusted_proxies: Vec<String>,
+}
+
+impl Default for AdminSection {
+    fn default() -> Self {
+        Self {
+            listen: SocketAddr::from(([127, 0, 0, 1], 9464)),
+            secure_cookies: true,
+            trusted_proxies: Vec::new(),
+        }
+    }
+}
+
+impl AdminSection {
+    /// The trusted proxies, parsed; the key of the first that is not an address or network.
+    pub fn resolve_trusted_proxies(
+        &self,
+    ) -> Result<Vec<ipnet::IpNet>, jobwire_core::config::InvalidKey> {
+        self.trusted_proxies
+            .iter()
+            .enumerate()
+            .map(|(i, raw)| {
+                http::parse_trusted_proxy(raw).map_err(|e| {
+                    jobwire_core::config::InvalidKey::new(format!("admin.trusted_proxies[{i}]"), e)
+                })
+            })
+            .collect()
+    }
+}
+
 /// The process-wide Prometheus recorder (installed once; later calls share it).
 pub fn prometheus() -> Option<PrometheusHandle> {
     static HANDLE: OnceLock<Option<PrometheusHandle>> = OnceLock::new();

@@ -423,7 +423,11 @@ async fn doctor_checks_sessions_channels_and_the_alert_target() {
          [[channels]]\nhandle = \"https://example.com/feed.xml\"\n",
     )
     .unwrap()
-    .channels;
+    .channels
+    .iter()
+    .enumerate()
+    .map(|(i, c)| c.resolve(i).unwrap())
+    .collect();
     let session = dir.path().join("parser1.session");
     let mtproto = section(&format!(
         "channels = [\"@rustjobs\", \"t.me/c/1/2\"]\nadmin_chat_id = {ADMIN_CHAT}\n\

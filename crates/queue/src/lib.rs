@@ -12,6 +12,7 @@
 //! configured URL (`memory://` here; `amqp://` in the distributed mode).
 
 mod amqp;
+mod config;
 mod dead_letters;
 mod memory;
 mod topology;
@@ -24,6 +25,7 @@ use std::time::Duration;
 use async_trait::async_trait;
 
 pub use amqp::{AmqpConfig, AmqpQueue};
+pub use config::{QueueConfig, QueueSection};
 pub use dead_letters::{DeadLetterSink, WithDeadLetters};
 pub use memory::MemoryQueue;
 

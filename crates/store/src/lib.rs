@@ -19,6 +19,7 @@ mod cards;
 mod categories;
 mod channels;
 mod codec;
+mod config;
 mod deliveries;
 mod learning;
 mod migrations;
@@ -53,6 +54,7 @@ pub use broadcasts::{
 pub use cards::{CardReport, CardStore, HiddenAuthorRow, RecentJob};
 pub use categories::{CategoryFields, CategoryRow, CategoryStore};
 pub use channels::ChannelStore;
+pub use config::DatabaseSection;
 pub use deliveries::{DeliveryStore, RecentSend};
 pub use learning::LearningStore;
 pub use panel::{

@@ -79,6 +79,7 @@ mod feature_set;
 mod features;
 mod index;
 mod pairwise;
+mod section;
 mod stem;
 
 #[cfg(test)]
@@ -91,6 +92,7 @@ pub use feature_set::{FeatureKind, Fingerprint, FingerprintError};
 pub use features::fingerprint;
 pub use index::DuplicateIndex;
 pub use pairwise::{PairwiseScores, clusters_from_links, pairwise_scores};
+pub use section::DedupSection;
 
 /// Settings of near-duplicate detection.
 #[derive(Debug, Clone, PartialEq)]

@@ -24,6 +24,7 @@
 mod facts;
 mod poller;
 mod raw;
+mod section;
 mod source;
 mod state;
 pub mod text;
@@ -38,6 +39,7 @@ use jobwire_core::IncomingPost;
 pub use crate::retry::{RetryPolicy, retry_until_stopped};
 pub use facts::{Budget, BudgetKind, FeedJobFacts};
 pub use poller::{FeedPoller, Fetched, MAX_ITEMS_PER_POLL};
+pub use section::FeedSection;
 pub use source::{
     FEED_ITEMS_TOTAL, FEED_POLLS_TOTAL, FeedHandle, FeedSource, MAX_CONCURRENT_POLLS,
 };

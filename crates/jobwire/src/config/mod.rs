@@ -6,10 +6,11 @@
 //! what parsing cannot (references between sections, tokens present) and produces the
 //! [`Settings`] the roles are built from.
 //!
-//! The code is split by job: `sections` holds the file's sections and their defaults
-//! (`telegram` and `llm` hold those two sections with what they resolve to), `resolve`
-//! checks them and builds [`Settings`] (in `settings`), and `env` is the seam secrets are
-//! read through.
+//! Each section lives in the crate it configures, with its defaults and its checks (a
+//! `resolve` that names the key of a bad value); `sections` only gathers them into
+//! [`Config`] (`telegram` and `llm` hold what the binary keeps of those two), `resolve`
+//! checks what spans sections and builds [`Settings`] (in `settings`) from the resolved
+//! parts, and `env` is the seam secrets are read through.
 
 use std::path::Path;
 
@@ -25,13 +26,20 @@ mod telegram;
 #[cfg(test)]
 mod tests;
 
+pub use crate::recovery::SchedulerSection;
+pub use crate::server::AdminSection;
 pub use env::{Environment, ProcessEnv};
+pub use jobwire_classify::{ClassifierConfig, ClassifierKind, ClassifierSection};
+pub use jobwire_core::category_section::{Category, CategorySection};
+pub use jobwire_core::dedup::DedupSection;
+pub use jobwire_deliver::{BotSection, RedisConfig, RedisSection};
+pub use jobwire_intake::feed::FeedSection;
+pub use jobwire_intake::{ChannelConfig, ChannelSection};
+pub use jobwire_queue::QueueSection;
+pub use jobwire_store::DatabaseSection;
 pub use llm::{LlmFallbackSection, LlmSection, LlmSettings};
-pub use sections::{
-    AdminSection, BotSection, CategorySection, ChannelSection, ClassifierKind, ClassifierSection,
-    Config, DatabaseSection, DedupSection, QueueSection, RedisSection, SchedulerSection,
-};
-pub use settings::{Category, Settings};
+pub use sections::Config;
+pub use settings::Settings;
 pub use telegram::{BotRoleSettings, TelegramSection, UpdatesMode, WEBHOOK_SECRET_ENV};
 
 /// The built-in taxonomy (slug, display name, description), kept in core.

@@ -5,12 +5,11 @@ use std::collections::HashSet;
 use std::time::Duration;
 
 use jobwire_core::CategorySlug;
-use jobwire_deliver::{BotConfig, RateLimitConfig};
+use jobwire_deliver::RateLimitConfig;
 
 use super::{
-    BotRoleSettings, Category, CategorySection, ClassifierKind, Config, ConfigError,
-    DEFAULT_CATEGORIES, Environment, LlmSettings, Settings, UpdatesMode, WEBHOOK_SECRET_ENV,
-    invalid, redact_url,
+    BotRoleSettings, CategorySection, ClassifierKind, Config, ConfigError, Environment,
+    FeedSection, LlmSettings, RedisSection, Settings, UpdatesMode, WEBHOOK_SECRET_ENV, invalid,
 };
 
 impl Config {
@@ -19,147 +18,35 @@ impl Config {
         let mut bots = Vec::new();
         let mut names = HashSet::new();
         for (i, b) in self.bots.iter().enumerate() {
-            let key = format!("bots[{i}].name");
-            if b.name.is_empty()
-                || !b
-                    .name
-                    .chars()
-                    .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
-            {
-                return Err(invalid(
-                    key,
-                    format!(
-                        "{:?} is not a valid bot name (letters, digits, '_', '-')",
-                        b.name
-                    ),
-                ));
-            }
+            let bot = b.resolve(i, |var| env.var(var))?;
             if !names.insert(b.name.clone()) {
-                return Err(invalid(key, format!("bot {:?} is defined twice", b.name)));
-            }
-            let var = b.token_env.clone().unwrap_or_else(|| {
-                format!(
-                    "JOBWIRE_BOT_{}_TOKEN",
-                    b.name.to_ascii_uppercase().replace('-', "_")
-                )
-            });
-            let token = env.var(&var).ok_or_else(|| {
-                invalid(
-                    format!("bots[{i}] ({})", b.name),
-                    format!("environment variable {var} is not set (bot tokens are read only from the environment)"),
-                )
-            })?;
-            let (id, secret) = token.split_once(':').unwrap_or(("", ""));
-            if id.parse::<u64>().is_err() || secret.len() < 20 {
                 return Err(invalid(
-                    format!("bots[{i}] ({})", b.name),
-                    format!("{var} does not look like a bot token (expected <digits>:<secret>)"),
+                    format!("bots[{i}].name"),
+                    format!("bot {:?} is defined twice", b.name),
                 ));
             }
-            bots.push(BotConfig {
-                name: b.name.clone(),
-                token: token.into(),
-            });
+            bots.push(bot);
         }
-
-        let sections: Vec<CategorySection> = if self.categories.is_empty() {
-            let bot = self
-                .bots
-                .first()
-                .map(|b| b.name.clone())
-                .unwrap_or_default();
-            DEFAULT_CATEGORIES
-                .iter()
-                .map(|(slug, name, description)| CategorySection {
-                    slug: (*slug).to_owned(),
-                    name: (*name).to_owned(),
-                    description: (*description).to_owned(),
-                    bot: bot.clone(),
-                    digest: true,
-                })
-                .collect()
-        } else {
-            self.categories.clone()
-        };
-        let mut categories = Vec::new();
-        let mut slugs = HashSet::new();
-        for (i, c) in sections.iter().enumerate() {
-            let slug = CategorySlug::parse(&c.slug)
-                .map_err(|e| invalid(format!("categories[{i}].slug"), e.to_string()))?;
-            if !slugs.insert(slug.clone()) {
-                return Err(invalid(
-                    format!("categories[{i}].slug"),
-                    format!("{slug} is defined twice"),
-                ));
-            }
-            if !bots.is_empty() && !names.contains(&c.bot) {
-                return Err(invalid(
-                    format!("categories[{i}].bot"),
-                    format!("no bot named {:?} in [[bots]]", c.bot),
-                ));
-            }
-            categories.push(Category {
-                slug,
-                name: c.name.clone(),
-                description: c.description.clone(),
-                bot: c.bot.clone(),
-                digest: c.digest,
-            });
-        }
+        let bot_names: Vec<&str> = self.bots.iter().map(|b| b.name.as_str()).collect();
+        let categories = CategorySection::resolve_all(&self.categories, &bot_names)?;
 
         if let Some(m) = &self.mtproto {
             m.channel_refs()?;
         }
-        let mut feed_names = HashSet::new();
-        for (i, f) in self.feeds.iter().enumerate() {
-            let key = format!("feeds[{i}] ({})", f.name);
-            if f.name.trim().is_empty() || !feed_names.insert(f.name.clone()) {
-                return Err(invalid(key, "needs a unique, non-empty name"));
-            }
-            match url::Url::parse(&f.url) {
-                Ok(u) if u.scheme() == "http" || u.scheme() == "https" => {}
-                _ => return Err(invalid(key, "is not an http(s) URL")),
-            }
-        }
-        for (i, ch) in self.channels.iter().enumerate() {
-            jobwire_core::rules::ChannelRules::parse(ch.include.iter(), ch.exclude.iter())
-                .map_err(|e| invalid(format!("channels[{i}] ({})", ch.handle), e.to_string()))?;
-        }
+        let feeds = FeedSection::resolve_all(&self.feeds)?;
+        let channels = self
+            .channels
+            .iter()
+            .enumerate()
+            .map(|(i, ch)| ch.resolve(i))
+            .collect::<Result<Vec<_>, _>>()?;
 
-        let db = self.database.url.expose();
-        if !(db.starts_with("sqlite:")
-            || db.starts_with("postgres://")
-            || db.starts_with("postgresql://"))
-        {
-            return Err(invalid(
-                "database.url",
-                format!(
-                    "{:?} is not supported (use sqlite://PATH or postgres://…)",
-                    redact_url(db)
-                ),
-            ));
-        }
-        let q = self.queue.url.expose();
-        if !(q == "memory://" || q.starts_with("amqp://") || q.starts_with("amqps://")) {
-            return Err(invalid(
-                "queue.url",
-                format!(
-                    "{:?} is not supported (use memory:// or amqp://…)",
-                    redact_url(q)
-                ),
-            ));
-        }
-        if q == "memory://" && !db.starts_with("sqlite:") {
+        let database_url = self.database.resolve()?;
+        let queue = self.queue.resolve()?;
+        if queue.is_memory() && !self.database.is_sqlite() {
             tracing::info!("in-process queue with a shared database: run a single process");
         }
-        if let Some(r) = &self.redis
-            && !(r.url.expose().starts_with("redis://") || r.url.expose().starts_with("rediss://"))
-        {
-            return Err(invalid(
-                "redis.url",
-                format!("{:?} is not a redis:// URL", r.url.to_string()),
-            ));
-        }
+        let redis = self.redis.as_ref().map(RedisSection::resolve).transpose()?;
         let t = &self.telegram;
         for (key, v) in [
             ("telegram.global_per_sec", t.global_per_sec),
@@ -171,26 +58,7 @@ impl Config {
             }
         }
 
-        let c = &self.classifier;
-        for (key, t) in [
-            ("classifier.cascade_threshold", c.cascade_threshold),
-            (
-                "classifier.cascade_category_threshold",
-                c.cascade_category_threshold,
-            ),
-        ] {
-            if !(0.0..=1.0).contains(&t) {
-                return Err(invalid(key, "must be between 0 and 1"));
-            }
-        }
-        for (key, w) in [
-            ("classifier.llm_example_weight", c.llm_example_weight),
-            ("classifier.human_example_weight", c.human_example_weight),
-        ] {
-            if !(w.is_finite() && w >= 0.0) {
-                return Err(invalid(key, "must be a number of at least 0"));
-            }
-        }
+        let classifier = self.classifier.resolve()?;
         let llm = match (&self.llm, self.classifier.kind) {
             (None, ClassifierKind::Llm) => {
                 return Err(invalid(
@@ -288,25 +156,17 @@ impl Config {
         let placements = self
             .placements
             .resolve(bot_role.main_bot.as_deref(), &known)?;
-        let admin_trusted_proxies = self
-            .admin
-            .trusted_proxies
-            .iter()
-            .enumerate()
-            .map(|(i, raw)| {
-                crate::http::parse_trusted_proxy(raw)
-                    .map_err(|e| invalid(format!("admin.trusted_proxies[{i}]"), e))
-            })
-            .collect::<Result<Vec<_>, _>>()?;
+        let admin_trusted_proxies = self.admin.resolve_trusted_proxies()?;
+        let scheduler = self.scheduler.resolve();
         Ok(Settings {
             admin_trusted_proxies,
             digest,
             placements,
             billing,
             bot_role,
-            database_url: self.database.url.clone(),
-            queue_url: self.queue.url.clone(),
-            queue_prefix: self.queue.prefix.clone(),
+            database_url,
+            queue_url: queue.url,
+            queue_prefix: queue.prefix,
             api_url: t.api_url.clone(),
             limits: RateLimitConfig {
                 global_per_sec: t.global_per_sec,
@@ -317,19 +177,19 @@ impl Config {
             },
             request_timeout: Duration::from_secs(u64::from(t.request_timeout_secs.max(1))),
             max_in_flight: t.max_in_flight.max(1),
-            classifier: self.classifier.clone(),
+            classifier,
             llm,
             bots,
             categories,
-            channels: self.channels.clone(),
-            feeds: self.feeds.clone(),
+            channels,
+            feeds,
             mtproto: self.mtproto.clone(),
-            dedup: self.dedup.clone(),
+            dedup: self.dedup.resolve(),
             subscribers_file: self.subscribers_file.clone(),
-            scheduler_tick: Duration::from_millis(self.scheduler.tick_ms.max(10)),
-            lease: Duration::from_secs(self.scheduler.lease_secs.max(1)),
-            stuck_after: Duration::from_secs(self.scheduler.stuck_after_secs.max(1)),
-            redis: self.redis.clone(),
+            scheduler_tick: scheduler.tick,
+            lease: scheduler.lease,
+            stuck_after: scheduler.stuck_after,
+            redis,
             admin_listen: self.admin.listen,
             admin_secure_cookies: self.admin.secure_cookies,
         })

@@ -5,25 +5,15 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use jobwire_core::CategorySlug;
 use jobwire_core::secret::SecretUrl;
 use jobwire_deliver::{BotConfig, RateLimitConfig};
 use jobwire_fanout::CategoryRoute;
 
-use super::{
-    BotRoleSettings, ChannelSection, ClassifierSection, DedupSection, LlmSettings, RedisSection,
-};
+use jobwire_classify::ClassifierConfig;
+use jobwire_intake::ChannelConfig;
+use jobwire_intake::feed::FeedConfig;
 
-/// A category after validation.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Category {
-    pub slug: CategorySlug,
-    pub name: String,
-    pub description: String,
-    pub bot: String,
-    /// Whether the daily public digest includes it.
-    pub digest: bool,
-}
+use super::{BotRoleSettings, Category, LlmSettings, RedisConfig};
 
 /// Everything the roles need, checked.
 #[derive(Debug, Clone)]
@@ -36,23 +26,24 @@ pub struct Settings {
     pub limits: RateLimitConfig,
     pub request_timeout: Duration,
     pub max_in_flight: usize,
-    pub classifier: ClassifierSection,
+    pub classifier: ClassifierConfig,
     pub llm: Option<LlmSettings>,
     pub bots: Vec<BotConfig>,
     /// The bot role: main bot and how updates arrive.
     pub bot_role: BotRoleSettings,
     pub categories: Vec<Category>,
-    pub channels: Vec<ChannelSection>,
-    pub feeds: Vec<crate::feeds::FeedSection>,
+    pub channels: Vec<ChannelConfig>,
+    pub feeds: Vec<FeedConfig>,
     /// The Telegram user accounts of the parser role (`[mtproto]`), and the admin chat.
     pub mtproto: Option<crate::telegram::MtprotoSection>,
-    pub dedup: DedupSection,
+    /// Near-duplicate detection; `None` when `[dedup] enabled = false`.
+    pub dedup: Option<jobwire_core::dedup::DedupConfig>,
     pub subscribers_file: Option<PathBuf>,
     pub scheduler_tick: Duration,
     pub lease: Duration,
     /// Rows in `queued`/`job`/`pending` untouched this long are published again.
     pub stuck_after: Duration,
-    pub redis: Option<RedisSection>,
+    pub redis: Option<RedisConfig>,
     pub admin_listen: std::net::SocketAddr,
     /// `[admin] secure_cookies` (default true).
     pub admin_secure_cookies: bool,

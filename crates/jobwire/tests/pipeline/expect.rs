@@ -35,16 +35,16 @@ pub fn subscribers() -> Vec<SubscriberSpec> {
 
 pub const BLOCKED: i64 = 9;
 
-pub fn channel_rules() -> Vec<jobwire::config::ChannelSection> {
+pub fn channel_rules() -> Vec<jobwire::config::ChannelConfig> {
     vec![
-        jobwire::config::ChannelSection {
+        jobwire::config::ChannelConfig {
             handle: "@udalenka_vakansii".into(),
             title: Some("Удалёнка".into()),
             enabled: true,
             include: vec![],
             exclude: words(&["#резюме", "#ищуработу"]),
         },
-        jobwire::config::ChannelSection {
+        jobwire::config::ChannelConfig {
             handle: "@smm_vakansii".into(),
             title: None,
             enabled: true,
@@ -60,7 +60,7 @@ pub async fn verify(
     store: &dyn jobwire_store::Store,
     telegram: &jobwire_testkit::telegram::FakeTelegram,
     bed: &Bed,
-    channels: &[jobwire::config::ChannelSection],
+    channels: &[jobwire::config::ChannelConfig],
     jobs_seen: u64,
 ) {
     let data = dataset();
