@@ -540,7 +540,7 @@ pub async fn latency(posts: usize) -> anyhow::Result<serde_json::Value> {
     let telegram = fake_telegram(None).await?;
     let (_dir, db) = temp_db()?;
     let bed = Bed {
-        llm: Some(crate::cli::llm_section(&llm.url(), "fake")),
+        llm: Some(crate::config::LlmSection::new(llm.url(), "fake")),
         ..Bed::unlimited()
     };
     let settings = bed.settings(telegram.url(), &db)?;

@@ -11,7 +11,7 @@ use jobwire_store::Store;
 use tokio_util::sync::CancellationToken;
 
 use crate::config::Settings;
-use crate::pipeline::Parts;
+use crate::parts::Parts;
 
 /// Opens the configured store (`sqlite://` or `postgres://`).
 pub async fn open_store(settings: &Settings) -> anyhow::Result<Arc<dyn Store>> {

@@ -27,6 +27,7 @@ pub mod eval;
 pub mod feeds;
 pub mod http;
 pub mod llm;
+pub mod parts;
 pub mod pipeline;
 pub mod preflight;
 pub mod progress;

@@ -8,7 +8,6 @@ use std::time::{Duration, Instant};
 
 use anyhow::Context;
 use chrono::Utc;
-use jobwire_classify::cascade::AlertFn;
 use jobwire_deliver::SendStage;
 use jobwire_deliver::stage::SendCounters;
 use jobwire_intake::stage::IntakeStage;
@@ -21,10 +20,10 @@ pub use crate::classifiers::{
     ClassifierMode, Classifiers, SHIPPED_EXTRA_TRAINING_DATA, SHIPPED_TRAINING_DATA, classifiers,
     retrainer, train_local, training_data,
 };
-use crate::config::Settings;
 pub use crate::connect::{
     connect_with_retry, is_embedded, open_queue, open_store, watch_dependencies,
 };
+pub use crate::parts::Parts;
 pub use crate::roles::{Role, start_bots};
 use crate::roles::{
     seed_sources, spawn_admin, spawn_bot, spawn_classifier, spawn_dispatcher, spawn_parser,
@@ -32,35 +31,6 @@ use crate::roles::{
 };
 use crate::server::Health;
 use crate::supervisor::Supervisor;
-
-/// Everything a running pipeline is made of.
-#[derive(Clone)]
-pub struct Parts {
-    pub settings: Settings,
-    pub store: Arc<dyn Store>,
-    pub queue: Arc<dyn Queue>,
-    /// Shared rate limiters (distributed mode); in-process limiters without it.
-    pub redis: Option<redis::aio::ConnectionManager>,
-    /// Where admin alerts go besides the log (the admin chat), when one is configured.
-    pub admin_alert: Option<AlertFn>,
-    /// The `/readyz` of the process: restarting tasks report themselves not ready there.
-    pub health: Option<Arc<Health>>,
-    /// Where "now" comes from for subscriptions (fan-out's access check, the bots' trials,
-    /// reminders and expiries): the system clock, or a test's manual one.
-    pub clock: Arc<dyn jobwire_core::clock::Clock>,
-}
-
-impl std::fmt::Debug for Parts {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Parts")
-            .field("settings", &self.settings)
-            .field("store", &self.store)
-            .field("queue", &self.queue)
-            .field("redis", &self.redis.is_some())
-            .field("admin_alert", &self.admin_alert.is_some())
-            .finish()
-    }
-}
 
 /// A running pipeline: the stages of the chosen roles in this process.
 pub struct Pipeline {

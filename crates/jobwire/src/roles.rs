@@ -22,7 +22,7 @@ use tokio_util::sync::CancellationToken;
 use crate::categories::CategoryHub;
 use crate::classifiers::{Classifiers, retrainer};
 use crate::config::{Settings, UpdatesMode};
-use crate::pipeline::Parts;
+use crate::parts::Parts;
 use crate::supervisor::Supervisor;
 
 /// The roles a process can run. Every role except the parser can run in as many copies as

@@ -7,7 +7,14 @@ use std::time::Duration;
 use jobwire_core::CategorySlug;
 use jobwire_core::secret::Secret;
 
-use super::DEFAULT_BATCH;
+/// Posts per request by default.
+pub const DEFAULT_BATCH: usize = 30;
+
+/// The most posts one request carries, whatever is configured.
+pub const MAX_BATCH: usize = 50;
+
+/// How many times the posts missing from an answer are asked again.
+pub const MAX_REASKS: u32 = 2;
 
 /// An OpenAI-compatible endpoint and what it costs.
 #[derive(Clone)]
@@ -104,7 +111,7 @@ pub struct LlmConfig {
     pub assumed_confidence: f32,
     /// Post texts are cut to this many characters before they are sent.
     pub max_post_chars: usize,
-    /// Posts per request (clamped to `1..=`[`MAX_BATCH`](super::MAX_BATCH)).
+    /// Posts per request (clamped to `1..=`[`MAX_BATCH`](MAX_BATCH)).
     pub batch_size: usize,
     /// While requests are in flight, how long the oldest post in the pool waits for others
     /// before a request is sent with what there is (the posts go sooner when no request is

@@ -94,6 +94,7 @@ mod accounting;
 mod answer;
 mod config;
 mod fewshot;
+mod inner;
 mod pool;
 mod prompt;
 mod request;
@@ -105,23 +106,23 @@ mod transport;
 use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError, RwLock};
-use std::time::Instant;
 
 use async_trait::async_trait;
 use jobwire_core::{CategorySlug, PostKind};
 use serde::Serialize;
-use serde_json::Value;
-use tokio::sync::{Notify, Semaphore, oneshot};
+use tokio::sync::{Notify, Semaphore};
 
 use crate::classifier::{Settled, classify_as_batch};
 use crate::{Classified, Classifier, ClassifyError, ClassifyInput};
-use accounting::{Counters, Spent};
+use accounting::Counters;
 pub use answer::verdict_of_answer;
-pub use config::{LlmConfig, LlmEndpoint};
+pub use config::{DEFAULT_BATCH, LlmConfig, LlmEndpoint, MAX_BATCH, MAX_REASKS};
 use fewshot::Example;
 pub use fewshot::{FewShot, MAX_EXAMPLES, MIN_SIMILARITY};
 use futures::stream::{BoxStream, FuturesUnordered};
-use pool::{Pool, Waiting};
+pub(crate) use inner::ActivePrompt;
+use inner::Inner;
+use pool::Pool;
 pub use prompt::{
     MAX_TEMPLATE_CHARS, PLACEHOLDERS, PROMPT_TEMPLATE, PROMPT_VERSION, TemplateError,
     check_template, render_system_prompt, response_schema, system_prompt,
@@ -129,16 +130,6 @@ pub use prompt::{
 use request::Endpoint;
 pub use section::{LlmFallbackSection, LlmSection, SectionError};
 pub use steering::looks_like_instructions;
-use transport::Switch;
-
-/// Posts per request by default.
-pub const DEFAULT_BATCH: usize = 30;
-
-/// The most posts one request carries, whatever is configured.
-pub const MAX_BATCH: usize = 50;
-
-/// How many times the posts missing from an answer are asked again.
-pub const MAX_REASKS: u32 = 2;
 
 /// Running totals of an [`LlmClassifier`] (since it was built).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
@@ -172,43 +163,6 @@ pub struct LlmStats {
 /// re-ask rarely costs a request of its own.
 pub struct LlmClassifier {
     inner: Arc<Inner>,
-}
-
-struct Inner {
-    config: LlmConfig,
-    primary: Endpoint,
-    fallback: Option<Endpoint>,
-    /// The prompt of the next request (swapped when another version becomes current).
-    prompt: RwLock<Arc<ActivePrompt>>,
-    /// The categories' descriptions the prompt lists (configured, then as an admin edits
-    /// them; the set of slugs never changes).
-    described: RwLock<Arc<Vec<(CategorySlug, String)>>>,
-    schema: Value,
-    slugs: Vec<CategorySlug>,
-    name: String,
-    examples: RwLock<Arc<Vec<Example>>>,
-    /// Until when the primary is skipped, and why.
-    cooldown: Mutex<Option<(Instant, Switch)>>,
-    counters: Counters,
-    pool: Mutex<Pool>,
-    /// Tells the flusher that the pool changed.
-    wake: Notify,
-    /// One permit per request in flight.
-    slots: Arc<Semaphore>,
-    /// Short ids (`p1`, `p2`, …) are unique over the classifier's life, so a re-asked post
-    /// keeps its id next to new posts.
-    next_id: AtomicU64,
-}
-
-/// A prompt in use: the name recorded with its verdicts and the system prompt made from its
-/// template for the configured categories.
-#[derive(Debug)]
-pub(crate) struct ActivePrompt {
-    pub(crate) version: String,
-    pub(crate) system: String,
-    /// The template it was made from (`None`: the built-in [`PROMPT_TEMPLATE`]), kept to
-    /// render it again when the categories' descriptions change.
-    pub(crate) template: Option<String>,
 }
 
 impl fmt::Debug for LlmClassifier {
@@ -419,86 +373,6 @@ impl LlmClassifier {
     }
 }
 
-/// Where a post's answer comes (when its item arrives, or its request fails).
-type Answer = oneshot::Receiver<Result<Classified, ClassifyError>>;
-
-impl Inner {
-    /// The prompt in use now.
-    fn described(&self) -> Arc<Vec<(CategorySlug, String)>> {
-        self.described
-            .read()
-            .unwrap_or_else(PoisonError::into_inner)
-            .clone()
-    }
-
-    pub(crate) fn current_prompt(&self) -> Arc<ActivePrompt> {
-        self.prompt
-            .read()
-            .unwrap_or_else(PoisonError::into_inner)
-            .clone()
-    }
-
-    /// Puts `posts` into the pool; one receiver per post, in order.
-    fn submit(self: &Arc<Self>, posts: &[ClassifyInput]) -> Vec<Answer> {
-        let (items, waits) = self.waiting(posts);
-        self.enqueue(items, false);
-        waits
-    }
-
-    /// `posts` as they wait in the pool, and one receiver per post, in order.
-    fn waiting(&self, posts: &[ClassifyInput]) -> (Vec<Waiting>, Vec<Answer>) {
-        let want_grams = self.config.few_shot > 0 && !self.current_examples().is_empty();
-        let now = Instant::now();
-        let queued = tokio::time::Instant::now();
-        let mut waits = Vec::with_capacity(posts.len());
-        let items: Vec<Waiting> = posts
-            .iter()
-            .map(|p| {
-                let (tx, rx) = oneshot::channel();
-                waits.push(rx);
-                let n = self.next_id.fetch_add(1, Ordering::Relaxed) + 1;
-                Waiting {
-                    id: format!("p{n}"),
-                    post: p.id.clone(),
-                    alone: steering::looks_like_instructions(prompt::cut(
-                        &p.text,
-                        self.config.max_post_chars,
-                    )),
-                    text: p.text.clone(),
-                    grams: if want_grams {
-                        fewshot::trigrams(&p.text)
-                    } else {
-                        Vec::new()
-                    },
-                    started: now,
-                    queued_at: queued,
-                    reasks: 0,
-                    struck: false,
-                    problem: String::new(),
-                    share: Spent::default(),
-                    tx: Some(tx),
-                }
-            })
-            .collect();
-        (items, waits)
-    }
-
-    fn current_examples(&self) -> Arc<Vec<Example>> {
-        self.examples
-            .read()
-            .unwrap_or_else(PoisonError::into_inner)
-            .clone()
-    }
-
-    fn batch_size(&self) -> usize {
-        self.config.batch_size.clamp(1, MAX_BATCH)
-    }
-
-    fn lock_pool(&self) -> std::sync::MutexGuard<'_, Pool> {
-        self.pool.lock().unwrap_or_else(PoisonError::into_inner)
-    }
-}
-
 #[async_trait]
 impl Classifier for LlmClassifier {
     async fn classify(&self, post: &ClassifyInput) -> Result<Classified, ClassifyError> {
@@ -648,7 +522,7 @@ mod tests {
         assert_eq!(answers.len(), 6);
         let mut kinds = HashSet::new();
         for a in answers {
-            let v: Value = serde_json::from_str(a).unwrap();
+            let v: serde_json::Value = serde_json::from_str(a).unwrap();
             match check_item(&v, &slugs, 0.5) {
                 ItemCheck::Valid(c) => {
                     kinds.insert(c.verdict.kind);

@@ -15,8 +15,10 @@ use tokio::sync::oneshot;
 
 use super::accounting::{Spent, bump};
 use super::answer::{Checked, ItemCheck, check_item, contact_in_post, item_id};
+use super::config::MAX_REASKS;
+use super::inner::Inner;
 use super::request::{Reply, copy_error};
-use super::{Inner, MAX_REASKS, fewshot, prompt};
+use super::{fewshot, prompt};
 use crate::{Classified, ClassifyError};
 
 /// Posts waiting for a request, oldest first (re-asked posts at the front).
@@ -542,7 +544,8 @@ mod tests {
         use futures::future::BoxFuture;
         use jobwire_core::PostKind;
 
-        use super::super::super::{Answer, LlmClassifier, LlmConfig};
+        use super::super::super::inner::Answer;
+        use super::super::super::{LlmClassifier, LlmConfig};
         use super::*;
         use crate::ClassifyInput;
 

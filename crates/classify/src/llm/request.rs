@@ -18,9 +18,10 @@ use serde_json::Value;
 
 use super::accounting::{Spent, bump};
 use super::answer::parse_items;
+use super::config::LlmEndpoint;
+use super::inner::Inner;
 use super::scan::ItemScanner;
 use super::transport::{AttemptError, Transport};
-use super::{Inner, LlmEndpoint};
 use crate::ClassifyError;
 
 /// One endpoint and its HTTP client.

@@ -29,11 +29,11 @@
 //! file that is not JSON at all (or is truncated) ends the import with its line and column.
 
 mod chats;
+mod events;
 mod message;
 mod parser;
 mod posts;
 
-use std::fmt;
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 
@@ -42,29 +42,13 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use jobwire_core::IncomingPost;
 use tokio::sync::mpsc;
 
+use self::events::Event;
+pub use self::events::ImportStats;
 use self::parser::parse_export;
 use crate::source::{Source, SourceError};
 
 /// How many finished batches may wait for the consumer before the parser pauses.
 const CHANNEL_DEPTH: usize = 4;
-
-/// What an import saw, available from [`TdesktopExport::stats`] once it finished.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct ImportStats {
-    /// Chats with a `messages` array.
-    pub chats: usize,
-    /// Messages of any type.
-    pub messages: usize,
-    /// Posts produced (messages of type `message` with text).
-    pub posts: usize,
-    /// Service messages (joins, pins, calls...) and messages of other non-`message` types.
-    pub skipped_service: usize,
-    /// Messages without text (media only).
-    pub skipped_without_text: usize,
-    /// Malformed messages (fields of the wrong type, no id, a bad date), each reported with
-    /// a warning and skipped; a strict import stops at the first instead.
-    pub skipped_malformed: usize,
-}
 
 /// How to read an export.
 #[derive(Debug, Clone, Copy, Default)]
@@ -75,12 +59,6 @@ pub struct ImportOptions {
     pub strict: bool,
 }
 
-enum Event {
-    Batch(Vec<IncomingPost>),
-    Done(ImportStats),
-    Failed(SourceError),
-}
-
 /// A Telegram Desktop export being read. See the [module docs](self).
 #[derive(Debug)]
 pub struct TdesktopExport {
@@ -88,16 +66,6 @@ pub struct TdesktopExport {
     rx: mpsc::Receiver<Event>,
     stats: Option<ImportStats>,
     finished: bool,
-}
-
-impl fmt::Debug for Event {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Event::Batch(b) => write!(f, "Batch({} posts)", b.len()),
-            Event::Done(s) => write!(f, "Done({s:?})"),
-            Event::Failed(e) => write!(f, "Failed({e})"),
-        }
-    }
 }
 
 impl TdesktopExport {

@@ -12,8 +12,8 @@ use serde::de::DeserializeSeed;
 use tokio::sync::mpsc;
 
 use super::chats::{Chat, Object};
+use super::events::{Event, ImportStats};
 use super::posts::Ctx;
-use super::{Event, ImportStats};
 use crate::source::{MAX_BATCH, SourceError};
 
 /// How often (in bytes) the progress bar is moved.

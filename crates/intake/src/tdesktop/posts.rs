@@ -5,8 +5,8 @@ use chrono::{DateTime, NaiveDateTime, Utc};
 use jobwire_core::IncomingPost;
 use tokio::sync::mpsc;
 
+use super::events::{Event, ImportStats};
 use super::message::{IdLike, RawMessage};
-use super::{Event, ImportStats};
 use crate::source::MAX_BATCH;
 
 /// The parsing state shared by all visitors.
