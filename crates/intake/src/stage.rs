@@ -420,7 +420,8 @@ impl IntakeStage {
             reason: reason.to_owned(),
         };
         self.store.add_dead_letter(&letter, Utc::now()).await?;
-        metrics::counter!("jobwire_dead_letters_total", "topic" => DEAD_LETTER_TOPIC).increment(1);
+        metrics::counter!(jobwire_queue::DEAD_LETTERS_TOTAL, "topic" => DEAD_LETTER_TOPIC)
+            .increment(1);
         tracing::error!(
             channel = %post.channel,
             external_id = %post.external_id,

@@ -11,8 +11,8 @@ pub const QUEUE_DEPTH: &str = "jobwire_queue_depth";
 pub const TASK_RESTARTS_TOTAL: &str = "jobwire_task_restarts_total";
 /// `jobwire_republished_total`.
 pub const REPUBLISHED_TOTAL: &str = "jobwire_republished_total";
-/// `jobwire_dead_letters_total{topic}`.
-pub const DEAD_LETTERS_TOTAL: &str = "jobwire_dead_letters_total";
+/// `jobwire_dead_letters_total{topic}` (named in jobwire-queue: intake records it too).
+pub use jobwire_queue::DEAD_LETTERS_TOTAL;
 /// `jobwire_component_ready{component}`.
 pub const COMPONENT_READY: &str = "jobwire_component_ready";
 /// `jobwire_llm_daily_spend_limit_microusd`.

@@ -11,6 +11,11 @@ use async_trait::async_trait;
 
 use crate::{Queue, QueueError, Received, Subscription, Topic};
 
+/// `jobwire_dead_letters_total{topic}`: messages moved to the dead letters. Recorded by every
+/// crate that keeps one (recovery, intake's posts the store refuses); described with the
+/// binary's metrics.
+pub const DEAD_LETTERS_TOTAL: &str = "jobwire_dead_letters_total";
+
 /// Where rejected messages are kept.
 #[async_trait]
 pub trait DeadLetterSink: Send + Sync {

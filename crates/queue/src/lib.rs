@@ -26,7 +26,7 @@ use async_trait::async_trait;
 
 pub use amqp::{AmqpConfig, AmqpQueue};
 pub use config::{QueueConfig, QueueSection};
-pub use dead_letters::{DeadLetterSink, WithDeadLetters};
+pub use dead_letters::{DEAD_LETTERS_TOTAL, DeadLetterSink, WithDeadLetters};
 pub use memory::MemoryQueue;
 
 /// The queues between the stages, in pipeline order.
