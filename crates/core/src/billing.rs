@@ -166,14 +166,7 @@ impl InvoicePayload {
     }
 
     pub fn parse(raw: &str) -> Result<Self, BillingError> {
-        let mut parts = raw.split(':');
-        let (Some(Self::PREFIX), Some(plan), Some(chat), Some(nonce), None) = (
-            parts.next(),
-            parts.next(),
-            parts.next(),
-            parts.next(),
-            parts.next(),
-        ) else {
+        let Some((plan, chat, nonce)) = payload_fields(raw, Self::PREFIX) else {
             return Err(BillingError::Payload);
         };
         let plan = PlanId::parse(plan).map_err(|_| BillingError::Payload)?;
@@ -290,6 +283,25 @@ impl Access {
     /// Whether a trial was ever started.
     pub fn had_trial(&self) -> bool {
         self.periods.iter().any(|p| p.trial)
+    }
+}
+
+/// The three fields of an invoice payload `PREFIX:a:b:c` (a subscription's or a placement's);
+/// `None` for another prefix or another number of fields.
+pub(crate) fn payload_fields<'a>(
+    raw: &'a str,
+    prefix: &str,
+) -> Option<(&'a str, &'a str, &'a str)> {
+    let mut parts = raw.split(':');
+    match (
+        parts.next(),
+        parts.next(),
+        parts.next(),
+        parts.next(),
+        parts.next(),
+    ) {
+        (Some(p), Some(a), Some(b), Some(c), None) if p == prefix => Some((a, b, c)),
+        _ => None,
     }
 }
 

@@ -38,9 +38,19 @@ impl MetricDef {
         labels: &'static [&'static str],
         help: &'static str,
     ) -> Self {
+        Self::plain(name, MetricKind::Counter, labels, help)
+    }
+
+    /// A counter or a gauge: no buckets.
+    const fn plain(
+        name: &'static str,
+        kind: MetricKind,
+        labels: &'static [&'static str],
+        help: &'static str,
+    ) -> Self {
         Self {
             name,
-            kind: MetricKind::Counter,
+            kind,
             labels,
             help,
             buckets: &[],
@@ -53,13 +63,7 @@ impl MetricDef {
         labels: &'static [&'static str],
         help: &'static str,
     ) -> Self {
-        Self {
-            name,
-            kind: MetricKind::Gauge,
-            labels,
-            help,
-            buckets: &[],
-        }
+        Self::plain(name, MetricKind::Gauge, labels, help)
     }
 
     /// A histogram with its buckets.

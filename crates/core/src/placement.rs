@@ -119,16 +119,7 @@ impl PlacementPayload {
     }
 
     pub fn parse(raw: &str) -> Option<Self> {
-        let mut parts = raw.split(':');
-        let (Some(Self::PREFIX), Some(id), Some(chat), Some(nonce), None) = (
-            parts.next(),
-            parts.next(),
-            parts.next(),
-            parts.next(),
-            parts.next(),
-        ) else {
-            return None;
-        };
+        let (id, chat, nonce) = crate::billing::payload_fields(raw, Self::PREFIX)?;
         let placement = id.parse().ok().filter(|id| *id > 0)?;
         let chat_id = chat.parse().ok()?;
         let nonce_ok =

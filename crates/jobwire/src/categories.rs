@@ -38,7 +38,8 @@ impl std::fmt::Debug for CategoryHub {
     }
 }
 
-fn routes_of(categories: &[Category]) -> Vec<CategoryRoute> {
+/// Fan-out's routes of `categories` (slug, name, bot).
+pub fn routes_of(categories: &[Category]) -> Vec<CategoryRoute> {
     categories
         .iter()
         .map(|c| CategoryRoute {

@@ -193,6 +193,28 @@ fn extractions(outputs: &[(usize, Classified)]) -> Vec<(usize, Option<&Extractio
         .collect()
 }
 
+/// Evaluates `classifier` on `data` behind a progress bar (`what`), and counts the requests
+/// `llm` answered and failed meanwhile into the report's usage.
+async fn evaluate_counting(
+    classifier: Arc<dyn Classifier>,
+    llm: &LlmClassifier,
+    data: &[LabeledPost],
+    what: &'static str,
+) -> anyhow::Result<(EvalReport, Vec<(usize, Classified)>)> {
+    let before = llm.stats();
+    let bar = crate::progress::bar(data.len() as u64, what);
+    let classifier = Progressed::new(classifier, bar.clone());
+    let evaluated = evaluate_outputs(&classifier, data).await;
+    bar.finish_and_clear();
+    let (mut report, outputs) = evaluated?;
+    let after = llm.stats();
+    let answered =
+        |s: &jobwire_classify::llm::LlmStats| s.requests.saturating_sub(s.failed_requests);
+    report.usage.llm_requests = answered(&after).saturating_sub(answered(&before));
+    report.usage.llm_failed_requests = after.failed_requests.saturating_sub(before.failed_requests);
+    Ok((report, outputs))
+}
+
 fn need_llm(settings: &Settings, what: &str) -> anyhow::Result<Arc<LlmClassifier>> {
     let llm = settings.llm.as_ref().with_context(|| {
         format!("--classifier {what} needs --llm-url or an [llm] section in the config")
@@ -257,18 +279,8 @@ pub async fn run(
         }
         (EvalClassifier::Llm, None) => {
             let llm = need_llm(settings, "llm")?;
-            let before = llm.stats();
-            let bar = crate::progress::bar(data.len() as u64, "asking the LLM");
-            let classifier = Progressed::new(llm.clone(), bar.clone());
-            let evaluated = evaluate_outputs(&classifier, data).await;
-            bar.finish_and_clear();
-            let (mut report, outputs) = evaluated?;
-            let after = llm.stats();
-            let answered =
-                |s: &jobwire_classify::llm::LlmStats| s.requests.saturating_sub(s.failed_requests);
-            report.usage.llm_requests = answered(&after).saturating_sub(answered(&before));
-            report.usage.llm_failed_requests =
-                after.failed_requests.saturating_sub(before.failed_requests);
+            let (report, outputs) =
+                evaluate_counting(llm.clone(), &llm, data, "asking the LLM").await?;
             Ok(plain(report, extractions(&outputs)))
         }
         (EvalClassifier::Cascade, None) if opts.model == Some(EvalModel::Shipped) => {
@@ -282,18 +294,8 @@ pub async fn run(
                 settings.classifier.cascade,
                 None,
             );
-            let before = llm.stats();
-            let bar = crate::progress::bar(data.len() as u64, "classifying (cascade)");
-            let cascade = Progressed::new(Arc::new(cascade), bar.clone());
-            let evaluated = evaluate_outputs(&cascade, data).await;
-            bar.finish_and_clear();
-            let (mut report, outputs) = evaluated?;
-            let after = llm.stats();
-            let answered =
-                |s: &jobwire_classify::llm::LlmStats| s.requests.saturating_sub(s.failed_requests);
-            report.usage.llm_requests = answered(&after).saturating_sub(answered(&before));
-            report.usage.llm_failed_requests =
-                after.failed_requests.saturating_sub(before.failed_requests);
+            let (report, outputs) =
+                evaluate_counting(Arc::new(cascade), &llm, data, "classifying (cascade)").await?;
             let mut outcome = plain(report, extractions(&outputs));
             outcome.local = Some(local);
             Ok(outcome)

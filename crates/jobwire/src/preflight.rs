@@ -100,17 +100,7 @@ async fn check_llm(llm: &LlmSettings) -> anyhow::Result<()> {
         return Err(refused_key(status.as_u16()));
     }
     if status.is_success() {
-        let listed = response
-            .json::<serde_json::Value>()
-            .await
-            .ok()
-            .and_then(|v| {
-                v.get("data").and_then(|d| d.as_array()).map(|models| {
-                    models
-                        .iter()
-                        .any(|m| m.get("id").and_then(|i| i.as_str()) == Some(model.as_str()))
-                })
-            });
+        let listed = lists_model(response, model).await;
         if listed == Some(true) {
             tracing::info!(%url, %model, "LLM key accepted; the model is listed");
             return Ok(());
@@ -185,6 +175,17 @@ async fn tiny_completion(
     let status = response.status();
     let body = response.text().await.unwrap_or_default();
     Ok((status, body))
+}
+
+/// Whether a `GET …/models` answer lists `model` (`None`: the body is not such a list).
+pub async fn lists_model(response: reqwest012::Response, model: &str) -> Option<bool> {
+    let v = response.json::<serde_json::Value>().await.ok()?;
+    let models = v.get("data")?.as_array()?;
+    Some(
+        models
+            .iter()
+            .any(|m| m.get("id").and_then(|i| i.as_str()) == Some(model)),
+    )
 }
 
 #[cfg(test)]

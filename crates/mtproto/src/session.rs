@@ -589,14 +589,7 @@ mod tests {
         let meta = std::fs::symlink_metadata(&path).expect("session");
         assert!(meta.file_type().is_file(), "the session is a regular file");
         assert!(!dir.path().join("parser.session.tmp").exists());
-        let again = FileSession::open(&path).expect("reopen");
-        assert!(
-            again
-                .peer(PeerId::channel_unchecked(1001))
-                .await
-                .expect("peer")
-                .is_some()
-        );
+        assert!(knows_channel(&path, 1001).await);
     }
 
     #[tokio::test]
@@ -610,15 +603,20 @@ mod tests {
         assert!(s.flush().is_err(), "the write fails");
         std::fs::remove_file(dir.path().join("sub")).expect("unblock");
         s.flush().expect("the next flush writes");
-        let again = FileSession::open(&path).expect("reopen");
         assert!(
-            again
-                .peer(PeerId::channel_unchecked(1001))
-                .await
-                .expect("peer")
-                .is_some(),
+            knows_channel(&path, 1001).await,
             "the change made before the failed write is in the file"
         );
+    }
+
+    /// Whether the session file at `path`, opened afresh, has channel `id` cached.
+    async fn knows_channel(path: &std::path::Path, id: i64) -> bool {
+        let again = FileSession::open(path).expect("reopen");
+        again
+            .peer(PeerId::channel_unchecked(id))
+            .await
+            .expect("peer")
+            .is_some()
     }
 
     #[tokio::test]

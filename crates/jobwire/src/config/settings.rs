@@ -73,13 +73,6 @@ impl Settings {
     }
 
     pub fn routes(&self) -> Vec<CategoryRoute> {
-        self.categories
-            .iter()
-            .map(|c| CategoryRoute {
-                slug: c.slug.clone(),
-                name: c.name.clone(),
-                bot: c.bot.clone(),
-            })
-            .collect()
+        crate::categories::routes_of(&self.categories)
     }
 }

@@ -298,17 +298,7 @@ async fn check_llm(llm: &crate::config::LlmSettings) -> Check {
             "check llm.base_url (it should end where /chat/completions starts, e.g. …/v1)",
         );
     }
-    let listed = response
-        .json::<serde_json::Value>()
-        .await
-        .ok()
-        .and_then(|v| {
-            v.get("data").and_then(|d| d.as_array()).map(|models| {
-                models.iter().any(|m| {
-                    m.get("id").and_then(|i| i.as_str()) == Some(llm.client.model.as_str())
-                })
-            })
-        });
+    let listed = crate::preflight::lists_model(response, &llm.client.model).await;
     let note = match listed {
         Some(true) => format!("model {} is listed", llm.client.model),
         Some(false) => format!(
