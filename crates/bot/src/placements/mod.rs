@@ -17,7 +17,7 @@ use chrono::{DateTime, Utc};
 use jobwire_core::clock::Clock;
 use jobwire_store::Store;
 
-pub use config::{PlacementsConfig, PublishFn, card};
+pub use config::{PlacementsConfig, PlacementsSection, PublishFn, card};
 
 use crate::BotError;
 use crate::alerts::Alerts;
