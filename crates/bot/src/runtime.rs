@@ -22,7 +22,7 @@ use crate::alerts::Alerts;
 use crate::billing::Billing;
 use crate::cards::Cards;
 use crate::categories::{Categories, LiveCategory};
-use crate::category_bot::CategoryBots;
+use crate::category_bot::{CategoryBotStores, CategoryBots};
 use crate::config::{BotIdentity, BotsConfig, UpdateMode, webhook_url};
 use crate::dedup::UpdateDedup;
 use crate::dialogue::DialogueStore;
@@ -30,11 +30,11 @@ use crate::digest::Digest;
 use crate::events::{BotEvent, Rejected};
 use crate::languages::Languages;
 use crate::limits::Reports;
-use crate::menus::{MenuOptions, Menus};
+use crate::menus::{MenuOptions, MenuStores, Menus};
 use crate::message::update_chat;
 use crate::notices::{Notices, start_notices};
-use crate::payments::{PaymentKind, Reconciler, Refunds};
-use crate::placements::Placements;
+use crate::payments::{FoundPayments, Reconciler, Refunds};
+use crate::placements::{PlacementStores, Placements};
 use crate::router::{ChatLocks, Processed, Router};
 use crate::telegram::{BotRuntime, describe};
 use crate::texts;
@@ -172,14 +172,19 @@ impl Bots {
         let alerts = Alerts::new(cfg.billing.alert.clone());
         let reports = Arc::new(Reports::new(o.max_reports_per_hour));
         let billing = Arc::new(Billing::new(
-            Arc::clone(&store),
+            store.clone(),
+            store.clone(),
             cfg.billing.clone(),
             Arc::clone(&categories),
             Arc::clone(&languages),
             Arc::clone(&clock),
         ));
         let placements = Arc::new(Placements::new(
-            Arc::clone(&store),
+            PlacementStores {
+                placements: store.clone(),
+                billing: store.clone(),
+                deliveries: store.clone(),
+            },
             Arc::clone(&dialogues),
             Arc::clone(&categories),
             cfg.placements.clone(),
@@ -187,7 +192,11 @@ impl Bots {
             Arc::clone(&clock),
         ));
         let menus = Menus::new(
-            Arc::clone(&store),
+            MenuStores {
+                subscribers: store.clone(),
+                cards: store.clone(),
+                learning: store.clone(),
+            },
             Arc::clone(&dialogues),
             Arc::clone(&categories),
             billing.clone(),
@@ -209,14 +218,21 @@ impl Bots {
             chat_locks: ChatLocks::default(),
             menus,
             category_bots: CategoryBots::new(
-                Arc::clone(&store),
+                CategoryBotStores {
+                    subscribers: store.clone(),
+                    cards: store.clone(),
+                    deliveries: store.clone(),
+                    learning: store.clone(),
+                },
                 Arc::clone(&categories),
                 reports,
                 o.max_report_chars,
                 o.report_threshold,
             ),
             cards: Cards::new(
-                Arc::clone(&store),
+                store.clone(),
+                store.clone(),
+                store.clone(),
                 Arc::clone(&clock),
                 o.report_threshold,
                 o.max_report_chars,
@@ -224,7 +240,7 @@ impl Bots {
             billing: Arc::clone(&billing),
             placements: Arc::clone(&placements),
             refunds: Refunds {
-                store: Arc::clone(&store),
+                store: store.clone(),
                 clock: Arc::clone(&clock),
             },
         });
@@ -272,8 +288,8 @@ impl Bots {
                     clock,
                     alerts,
                     kinds: vec![
-                        placements as Arc<dyn PaymentKind>,
-                        billing.clone() as Arc<dyn PaymentKind>,
+                        placements as Arc<dyn FoundPayments>,
+                        billing.clone() as Arc<dyn FoundPayments>,
                     ],
                 };
                 tracker.spawn(billing_loop(billing, reconciler, main, shutdown));

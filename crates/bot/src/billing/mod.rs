@@ -23,7 +23,7 @@ use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
 use jobwire_core::clock::Clock;
-use jobwire_store::Store;
+use jobwire_store::{BillingStore, DeliveryStore};
 
 pub use crate::payments::refund_star_payment;
 pub use config::{AlertFn, BillingConfig, BillingSection, PlanSection, ProviderConfig};
@@ -32,9 +32,11 @@ use crate::categories::Categories;
 use crate::languages::Languages;
 
 /// What the billing room works with.
-#[derive(Debug)]
 pub(crate) struct Billing {
-    store: Arc<dyn Store>,
+    /// Invoices, the ledger, access periods, notices.
+    store: Arc<dyn BillingStore>,
+    /// What the subscription brought (deliveries to a chat).
+    deliveries: Arc<dyn DeliveryStore>,
     config: BillingConfig,
     /// For the plans' category names.
     categories: Arc<Categories>,
@@ -43,9 +45,19 @@ pub(crate) struct Billing {
     clock: Arc<dyn Clock>,
 }
 
+impl std::fmt::Debug for Billing {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Billing")
+            .field("config", &self.config)
+            .field("categories", &self.categories)
+            .finish_non_exhaustive()
+    }
+}
+
 impl Billing {
     pub(crate) fn new(
-        store: Arc<dyn Store>,
+        store: Arc<dyn BillingStore>,
+        deliveries: Arc<dyn DeliveryStore>,
         config: BillingConfig,
         categories: Arc<Categories>,
         languages: Arc<Languages>,
@@ -53,6 +65,7 @@ impl Billing {
     ) -> Self {
         Self {
             store,
+            deliveries,
             config,
             categories,
             languages,
