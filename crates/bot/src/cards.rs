@@ -20,6 +20,16 @@ use crate::telegram::describe;
 use crate::texts;
 use crate::turn::Turn;
 
+/// The stores the card buttons read and write.
+pub(crate) struct CardStores {
+    /// Reports, hidden authors.
+    pub cards: Arc<dyn CardStore>,
+    /// The delivery a card is.
+    pub deliveries: Arc<dyn DeliveryStore>,
+    /// The delivered post and its classification.
+    pub posts: Arc<dyn PostStore>,
+}
+
 /// What the card buttons work with.
 pub(crate) struct Cards {
     /// Reports, hidden authors.
@@ -46,17 +56,15 @@ impl std::fmt::Debug for Cards {
 
 impl Cards {
     pub(crate) fn new(
-        cards: Arc<dyn CardStore>,
-        deliveries: Arc<dyn DeliveryStore>,
-        posts: Arc<dyn PostStore>,
+        stores: CardStores,
         clock: Arc<dyn Clock>,
         report_threshold: u32,
         max_report_chars: usize,
     ) -> Self {
         Self {
-            cards,
-            deliveries,
-            posts,
+            cards: stores.cards,
+            deliveries: stores.deliveries,
+            posts: stores.posts,
             clock,
             report_threshold,
             max_report_chars,

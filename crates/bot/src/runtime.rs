@@ -19,8 +19,8 @@ use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
 use crate::alerts::Alerts;
-use crate::billing::Billing;
-use crate::cards::Cards;
+use crate::billing::{Billing, BillingStores};
+use crate::cards::{CardStores, Cards};
 use crate::categories::{Categories, LiveCategory};
 use crate::category_bot::{CategoryBotStores, CategoryBots};
 use crate::config::{BotIdentity, BotsConfig, UpdateMode, webhook_url};
@@ -172,8 +172,10 @@ impl Bots {
         let alerts = Alerts::new(cfg.billing.alert.clone());
         let reports = Arc::new(Reports::new(o.max_reports_per_hour));
         let billing = Arc::new(Billing::new(
-            store.clone(),
-            store.clone(),
+            BillingStores {
+                billing: store.clone(),
+                deliveries: store.clone(),
+            },
             cfg.billing.clone(),
             Arc::clone(&categories),
             Arc::clone(&languages),
@@ -230,9 +232,11 @@ impl Bots {
                 o.report_threshold,
             ),
             cards: Cards::new(
-                store.clone(),
-                store.clone(),
-                store.clone(),
+                CardStores {
+                    cards: store.clone(),
+                    deliveries: store.clone(),
+                    posts: store.clone(),
+                },
                 Arc::clone(&clock),
                 o.report_threshold,
                 o.max_report_chars,

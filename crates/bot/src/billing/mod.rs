@@ -31,6 +31,14 @@ pub use config::{AlertFn, BillingConfig, BillingSection, PlanSection, ProviderCo
 use crate::categories::Categories;
 use crate::languages::Languages;
 
+/// The stores the billing room reads and writes.
+pub(crate) struct BillingStores {
+    /// Invoices, the ledger, access periods, notices.
+    pub billing: Arc<dyn BillingStore>,
+    /// What the subscription brought (deliveries to a chat).
+    pub deliveries: Arc<dyn DeliveryStore>,
+}
+
 /// What the billing room works with.
 pub(crate) struct Billing {
     /// Invoices, the ledger, access periods, notices.
@@ -56,16 +64,15 @@ impl std::fmt::Debug for Billing {
 
 impl Billing {
     pub(crate) fn new(
-        store: Arc<dyn BillingStore>,
-        deliveries: Arc<dyn DeliveryStore>,
+        stores: BillingStores,
         config: BillingConfig,
         categories: Arc<Categories>,
         languages: Arc<Languages>,
         clock: Arc<dyn Clock>,
     ) -> Self {
         Self {
-            store,
-            deliveries,
+            store: stores.billing,
+            deliveries: stores.deliveries,
             config,
             categories,
             languages,

@@ -6,14 +6,14 @@ use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use jobwire_core::billing::{InvoicePayload, Plan, STARS, SUBSCRIPTION_DAYS};
 use jobwire_core::placement::PlacementPayload;
-use jobwire_store::{Grant, LedgerSource, PaymentOutcome};
+use jobwire_store::{Grant, PaymentOutcome};
 use teloxide::types::PreCheckoutQuery;
 
 use super::Billing;
 use crate::BotError;
 use crate::events::BotEvent;
 use crate::message::user_chat;
-use crate::payments::{Payment, PaymentFacts, PaymentKind};
+use crate::payments::{Payment, PaymentKind};
 use crate::texts::{Lang, billing as t};
 use crate::turn::Turn;
 
@@ -43,21 +43,9 @@ fn grant_without_plan(plan_id: &str, ends_at: Option<DateTime<Utc>>, renews: boo
 impl Billing {
     /// A successful payment for a plan, from an update: applied once per charge whatever
     /// the number of deliveries of the update or of processes receiving it; the user is told.
-    pub(crate) async fn paid(
-        &self,
-        turn: &Turn<'_>,
-        facts: &PaymentFacts,
-        raw: String,
-    ) -> Result<(), BotError> {
-        let outcome = self
-            .apply(Payment {
-                chat_id: turn.chat_id,
-                facts,
-                source: LedgerSource::Update,
-                raw,
-            })
-            .await?;
-        if let Some((label, until, renewal)) = outcome {
+    pub(crate) async fn paid(&self, turn: &Turn<'_>, paid: Payment<'_>) -> Result<(), BotError> {
+        let facts = paid.facts;
+        if let Some((label, until, renewal)) = self.apply(paid).await? {
             let text = if renewal {
                 t::renewed(turn.lang, until)
             } else {

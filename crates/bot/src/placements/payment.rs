@@ -3,14 +3,14 @@
 
 use async_trait::async_trait;
 use jobwire_core::placement::{PlacementPayload, PlacementStatus};
-use jobwire_store::{LedgerSource, PlacementPaid, PlacementRow};
+use jobwire_store::{PlacementPaid, PlacementRow};
 use teloxide::types::PreCheckoutQuery;
 
 use super::Placements;
 use crate::BotError;
 use crate::events::BotEvent;
 use crate::message::user_chat;
-use crate::payments::{Payment, PaymentFacts, PaymentKind};
+use crate::payments::{Payment, PaymentKind};
 use crate::texts::{self, Lang, placements as t};
 use crate::turn::Turn;
 
@@ -19,18 +19,10 @@ impl Placements {
     pub(crate) async fn placement_paid(
         &self,
         turn: &Turn<'_>,
-        facts: &PaymentFacts,
-        raw: String,
+        paid: Payment<'_>,
     ) -> Result<(), BotError> {
-        if let Some(p) = self
-            .apply(Payment {
-                chat_id: turn.chat_id,
-                facts,
-                source: LedgerSource::Update,
-                raw,
-            })
-            .await?
-        {
+        let facts = paid.facts;
+        if let Some(p) = self.apply(paid).await? {
             let text = if p.status == PlacementStatus::Refused {
                 t::paid_for_changed(turn.lang, facts.amount)
             } else {
