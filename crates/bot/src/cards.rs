@@ -9,7 +9,7 @@ use chrono::{DateTime, Utc};
 use jobwire_core::DeliveryId;
 use jobwire_core::card::{self, CardAction};
 use jobwire_core::clock::Clock;
-use jobwire_store::{NewReport, PostRow, ReportKind, Store};
+use jobwire_store::{CardStore, DeliveryStore, NewReport, PostRow, PostStore, ReportKind};
 use teloxide::prelude::*;
 use teloxide::types::MessageId;
 
@@ -20,10 +20,24 @@ use crate::telegram::describe;
 use crate::texts;
 use crate::turn::Turn;
 
+/// The stores the card buttons read and write.
+pub(crate) struct CardStores {
+    /// Reports, hidden authors.
+    pub cards: Arc<dyn CardStore>,
+    /// The delivery a card is.
+    pub deliveries: Arc<dyn DeliveryStore>,
+    /// The delivered post and its classification.
+    pub posts: Arc<dyn PostStore>,
+}
+
 /// What the card buttons work with.
-#[derive(Debug)]
 pub(crate) struct Cards {
-    store: Arc<dyn Store>,
+    /// Reports, hidden authors.
+    cards: Arc<dyn CardStore>,
+    /// The delivery a card is.
+    deliveries: Arc<dyn DeliveryStore>,
+    /// The delivered post and its classification.
+    posts: Arc<dyn PostStore>,
     clock: Arc<dyn Clock>,
     /// Distinct complainers that withhold a post (0: never).
     report_threshold: u32,
@@ -31,15 +45,26 @@ pub(crate) struct Cards {
     max_report_chars: usize,
 }
 
+impl std::fmt::Debug for Cards {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Cards")
+            .field("report_threshold", &self.report_threshold)
+            .field("max_report_chars", &self.max_report_chars)
+            .finish_non_exhaustive()
+    }
+}
+
 impl Cards {
     pub(crate) fn new(
-        store: Arc<dyn Store>,
+        stores: CardStores,
         clock: Arc<dyn Clock>,
         report_threshold: u32,
         max_report_chars: usize,
     ) -> Self {
         Self {
-            store,
+            cards: stores.cards,
+            deliveries: stores.deliveries,
+            posts: stores.posts,
             clock,
             report_threshold,
             max_report_chars,
@@ -58,17 +83,20 @@ impl Cards {
         delivery_id: i64,
         message_id: Option<MessageId>,
     ) -> Result<String, BotError> {
-        let store = &self.store;
-        let delivery = store.delivery(DeliveryId::from(delivery_id)).await?;
+        let delivery = self
+            .deliveries
+            .delivery(DeliveryId::from(delivery_id))
+            .await?;
         // Only the chat the card was delivered to may act on it.
         let Some(delivery) = delivery.filter(|d| d.chat_id == turn.chat_id) else {
             tracing::info!(bot = %turn.rt.name, chat_id = turn.chat_id, delivery_id, "card button of an unknown or foreign delivery");
             return Ok(texts::cards::card_gone(turn.lang));
         };
-        let Some(post) = store.post(delivery.post_id).await? else {
+        let Some(post) = self.posts.post(delivery.post_id).await? else {
             return Ok(texts::cards::card_gone(turn.lang));
         };
-        let contact = store
+        let contact = self
+            .posts
             .classification(post.id)
             .await?
             .and_then(|v| v.extraction)
@@ -84,7 +112,10 @@ impl Cards {
                     post.author.as_deref(),
                     contact.as_deref(),
                 );
-                let new = store.hide_author(turn.chat_id, &author, self.now()).await?;
+                let new = self
+                    .cards
+                    .hide_author(turn.chat_id, &author, self.now())
+                    .await?;
                 BotEvent::AuthorHidden {
                     bot: &turn.rt.name,
                     chat_id: turn.chat_id,
@@ -137,7 +168,7 @@ impl Cards {
             link: post.url.clone(),
         };
         let filed = self
-            .store
+            .cards
             .file_card_report(&report, self.report_threshold, self.now())
             .await?;
         if let Some(id) = filed.report {
@@ -172,8 +203,8 @@ impl Cards {
         post: &PostRow,
         contact: Option<&str>,
     ) -> Result<Vec<CardAction>, BotError> {
-        let store = &self.store;
-        let mut done: Vec<CardAction> = store
+        let mut done: Vec<CardAction> = self
+            .cards
             .card_reports_of(turn.chat_id, post.id)
             .await?
             .into_iter()
@@ -184,7 +215,8 @@ impl Cards {
             })
             .collect();
         let keys = card::author_keys(&post.channel_handle, post.author.as_deref(), contact);
-        if store
+        if self
+            .cards
             .hidden_authors(turn.chat_id)
             .await?
             .iter()
@@ -197,7 +229,7 @@ impl Cards {
 
     /// "Show again" under `/status`; returns the toast.
     pub(crate) async fn show_author(&self, turn: &Turn<'_>, id: i64) -> Result<String, BotError> {
-        let label = self.store.show_author(turn.chat_id, id).await?;
+        let label = self.cards.show_author(turn.chat_id, id).await?;
         tracing::info!(bot = %turn.rt.name, chat_id = turn.chat_id, id, shown = label.is_some(), "hidden author shown again");
         Ok(texts::cards::author_shown(turn.lang, label.as_deref()))
     }

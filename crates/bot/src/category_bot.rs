@@ -6,7 +6,9 @@ use std::sync::Arc;
 
 use chrono::Utc;
 use jobwire_core::CategorySlug;
-use jobwire_store::{NewReport, ReportKind, Store};
+use jobwire_store::{
+    BlockScope, CardStore, DeliveryStore, LearningStore, NewReport, ReportKind, SubscriberStore,
+};
 use teloxide::prelude::*;
 use teloxide::types::ChatMemberKind;
 
@@ -20,10 +22,22 @@ use crate::telegram::BotRuntime;
 use crate::texts;
 use crate::turn::Turn;
 
+/// The stores the category bots read and write.
+pub(crate) struct CategoryBotStores {
+    pub subscribers: Arc<dyn SubscriberStore>,
+    /// Reports about a delivered post, which may withhold it.
+    pub cards: Arc<dyn CardStore>,
+    /// The post a delivered message is.
+    pub deliveries: Arc<dyn DeliveryStore>,
+    /// Reports about no known post.
+    pub learning: Arc<dyn LearningStore>,
+}
+
 /// What the category bots work with.
-#[derive(Debug)]
 pub(crate) struct CategoryBots {
-    store: Arc<dyn Store>,
+    cards: Arc<dyn CardStore>,
+    deliveries: Arc<dyn DeliveryStore>,
+    learning: Arc<dyn LearningStore>,
     categories: Arc<Categories>,
     subscribers: Subscribers,
     /// Each chat's report allowance, shared with the main bot.
@@ -34,17 +48,29 @@ pub(crate) struct CategoryBots {
     report_threshold: u32,
 }
 
+impl std::fmt::Debug for CategoryBots {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CategoryBots")
+            .field("categories", &self.categories)
+            .field("max_report_chars", &self.max_report_chars)
+            .field("report_threshold", &self.report_threshold)
+            .finish_non_exhaustive()
+    }
+}
+
 impl CategoryBots {
     pub(crate) fn new(
-        store: Arc<dyn Store>,
+        stores: CategoryBotStores,
         categories: Arc<Categories>,
         reports: Arc<Reports>,
         max_report_chars: usize,
         report_threshold: u32,
     ) -> Self {
         Self {
-            subscribers: Subscribers::new(store.clone()),
-            store,
+            subscribers: Subscribers::new(stores.subscribers),
+            cards: stores.cards,
+            deliveries: stores.deliveries,
+            learning: stores.learning,
             categories,
             reports,
             max_report_chars,
@@ -145,7 +171,7 @@ impl CategoryBots {
         }
         // The delivered post, so an accepted report teaches the post's own text.
         let post_id = match self
-            .store
+            .deliveries
             .post_of_message(&turn.rt.name, turn.chat_id, i64::from(replied.id.0))
             .await
         {
@@ -165,7 +191,7 @@ impl CategoryBots {
         // About a known post, it counts toward withholding the post like the card buttons.
         let id = if report.post_id.is_some() {
             let filed = self
-                .store
+                .cards
                 .file_card_report(&report, self.report_threshold, Utc::now())
                 .await?;
             if filed.withheld
@@ -179,10 +205,10 @@ impl CategoryBots {
             }
             match filed.report {
                 Some(id) => id,
-                None => self.store.insert_report(&report, Utc::now()).await?,
+                None => self.learning.insert_report(&report, Utc::now()).await?,
             }
         } else {
-            self.store.insert_report(&report, Utc::now()).await?
+            self.learning.insert_report(&report, Utc::now()).await?
         };
         BotEvent::WrongReported {
             bot: &turn.rt.name,
@@ -213,10 +239,10 @@ impl CategoryBots {
             _ => return Ok(()),
         };
         // Blocking one category bot stops that bot only: the others go on delivering.
-        let scope = blocked.then_some(jobwire_store::BlockScope::Bot);
+        let scope = blocked.then_some(BlockScope::Bot);
         let changed = self
-            .store
-            .set_bot_block(chat_id, &rt.name, scope, Utc::now())
+            .subscribers
+            .set_bot_block(chat_id, &rt.name, scope)
             .await?;
         tracing::info!(bot = %rt.name, chat_id, blocked, changed, "the user {} the bot", if blocked { "blocked" } else { "unblocked" });
         Ok(())

@@ -16,7 +16,7 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
-use jobwire_store::Store;
+use jobwire_store::SourceStateStore;
 use redis::AsyncCommands;
 use redis::aio::ConnectionManager;
 use serde::{Deserialize, Serialize};
@@ -128,16 +128,22 @@ pub(crate) async fn end(
 
 /// The embedded mode's dialogue store: the database's key-value state (`state_get` /
 /// `state_put`, namespace `dialogue`, key `{bot}:{chat}`); clearing writes `null`.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct StoreDialogues {
-    store: Arc<dyn Store>,
+    store: Arc<dyn SourceStateStore>,
+}
+
+impl std::fmt::Debug for StoreDialogues {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("StoreDialogues").finish_non_exhaustive()
+    }
 }
 
 /// The store namespace of dialogue states.
 pub const DIALOGUE_NAMESPACE: &str = "dialogue";
 
 impl StoreDialogues {
-    pub fn new(store: Arc<dyn Store>) -> Self {
+    pub fn new(store: Arc<dyn SourceStateStore>) -> Self {
         Self { store }
     }
 }

@@ -12,6 +12,8 @@ use std::time::Duration;
 use chrono::{DateTime, NaiveTime, Utc};
 use jobwire_core::CategorySlug;
 use jobwire_core::card::{Merit, merit};
+use jobwire_core::config::InvalidKey;
+use serde::Deserialize;
 use teloxide::prelude::*;
 use teloxide::types::{ParseMode, Recipient};
 
@@ -57,6 +59,103 @@ impl DigestConfig {
             Ok(id) => Recipient::Id(ChatId(id)),
             Err(_) => Recipient::ChannelUsername(self.channel.clone()),
         }
+    }
+}
+
+/// The daily public digest: the best vacancy of each category, posted by the main bot.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[serde(default)]
+pub struct DigestSection {
+    pub enabled: bool,
+    /// The public channel: `@username` or its numeric id; the main bot posts there.
+    pub channel: Option<String>,
+    /// Local time of day, `HH:MM`.
+    pub time: String,
+    /// IANA time zone of `time`.
+    pub time_zone: String,
+    /// `ru` or `en`.
+    pub language: String,
+    /// How often the time is looked at, in seconds.
+    pub check_every_secs: u64,
+}
+
+impl Default for DigestSection {
+    fn default() -> Self {
+        Self {
+            enabled: false,
+            channel: None,
+            time: "09:00".into(),
+            time_zone: "Europe/Moscow".into(),
+            language: "ru".into(),
+            check_every_secs: 30,
+        }
+    }
+}
+
+impl DigestSection {
+    /// The checked digest settings; `None` when it is off.
+    pub fn resolve(&self, main_bot: Option<&str>) -> Result<Option<DigestConfig>, InvalidKey> {
+        if !self.enabled {
+            return Ok(None);
+        }
+        if main_bot.is_none() {
+            return Err(InvalidKey::new(
+                "digest.enabled",
+                "the digest is posted by the main bot: set telegram.main_bot",
+            ));
+        }
+        let channel = self.channel.as_deref().map(str::trim).unwrap_or("");
+        let valid_channel = (channel.len() > 5
+            && channel.starts_with('@')
+            && channel[1..]
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_'))
+            || channel.parse::<i64>().is_ok_and(|id| id < 0);
+        if !valid_channel {
+            return Err(InvalidKey::new(
+                "digest.channel",
+                format!("{channel:?} is not a channel: use @username or its numeric id (-100…)"),
+            ));
+        }
+        let at = NaiveTime::parse_from_str(self.time.trim(), "%H:%M").map_err(|_| {
+            InvalidKey::new(
+                "digest.time",
+                format!("{:?} is not a time of day: use HH:MM", self.time),
+            )
+        })?;
+        let time_zone: chrono_tz::Tz = self.time_zone.parse().map_err(|_| {
+            InvalidKey::new(
+                "digest.time_zone",
+                format!(
+                    "{:?} is not an IANA time zone (e.g. Europe/Moscow)",
+                    self.time_zone
+                ),
+            )
+        })?;
+        let lang = match self.language.as_str() {
+            "ru" => Lang::Ru,
+            "en" => Lang::En,
+            other => {
+                return Err(InvalidKey::new(
+                    "digest.language",
+                    format!("{other:?}: use ru or en"),
+                ));
+            }
+        };
+        if self.check_every_secs == 0 {
+            return Err(InvalidKey::new(
+                "digest.check_every_secs",
+                "must be at least 1",
+            ));
+        }
+        Ok(Some(DigestConfig {
+            channel: channel.to_owned(),
+            at,
+            time_zone,
+            lang,
+            every: Duration::from_secs(self.check_every_secs),
+        }))
     }
 }
 

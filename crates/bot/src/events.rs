@@ -7,6 +7,7 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use chrono::{DateTime, Utc};
+use jobwire_core::metric::MetricDef;
 
 /// `jobwire_bot_updates_total{bot, kind}`: updates received.
 pub const UPDATES_TOTAL: &str = "jobwire_bot_updates_total";
@@ -51,95 +52,95 @@ pub const DIGESTS_TOTAL: &str = "jobwire_digests_total";
 pub const PLACEMENTS_TOTAL: &str = "jobwire_placements_total";
 
 /// The bots' metrics, for `/metrics`' `# HELP` lines and buckets.
-pub const METRICS: &[jobwire_core::metric::MetricDef] = &[
-    jobwire_core::metric::MetricDef::counter(
+pub const METRICS: &[MetricDef] = &[
+    MetricDef::counter(
         UPDATES_TOTAL,
         &["bot", "kind"],
         "Telegram updates received by each bot, by kind.",
     ),
-    jobwire_core::metric::MetricDef::counter(
+    MetricDef::counter(
         DUPLICATE_UPDATES_TOTAL,
         &["bot"],
         "Updates skipped because they were handled before (a webhook delivered twice).",
     ),
-    jobwire_core::metric::MetricDef::counter(
+    MetricDef::counter(
         UPDATE_FAILURES_TOTAL,
         &["bot"],
         "Updates whose handling failed.",
     ),
-    jobwire_core::metric::MetricDef::histogram(
+    MetricDef::histogram(
         UPDATE_DURATION_SECONDS,
         &["bot"],
         "Time to handle one update, in seconds.",
         jobwire_core::metric::HANDLER_BUCKETS,
     ),
-    jobwire_core::metric::MetricDef::counter(
+    MetricDef::counter(
         REPORTS_TOTAL,
         &["kind"],
         "Subscribers' reports: missed (a vacancy jobwire missed), wrong (a card that is not a vacancy), and the report buttons.",
     ),
-    jobwire_core::metric::MetricDef::counter(
+    MetricDef::counter(
         WEBHOOK_REJECTED_TOTAL,
         &["bot", "reason"],
         "Webhook calls refused: reason secret (wrong secret token) or body (not an update).",
     ),
-    jobwire_core::metric::MetricDef::counter(
+    MetricDef::counter(
         INVOICES_TOTAL,
         &["plan"],
         "Invoices and subscription links sent, by plan.",
     ),
-    jobwire_core::metric::MetricDef::counter(
+    MetricDef::counter(
         PRE_CHECKOUTS_TOTAL,
         &["ok"],
         "Pre-checkout queries answered (ok true or false).",
     ),
-    jobwire_core::metric::MetricDef::counter(
+    MetricDef::counter(
         PAYMENTS_TOTAL,
         &["kind", "currency", "source"],
         "Payments applied, by kind (payment, renewal, placement), currency and source (update, reconciliation).",
     ),
-    jobwire_core::metric::MetricDef::counter(
+    MetricDef::counter(
         REFUNDS_TOTAL,
         &["source"],
         "Refunds recorded, by source (admin, telegram, reconciliation).",
     ),
-    jobwire_core::metric::MetricDef::counter(TRIALS_TOTAL, &[], "Free trials started."),
-    jobwire_core::metric::MetricDef::counter(
+    MetricDef::counter(TRIALS_TOTAL, &[], "Free trials started."),
+    MetricDef::counter(
         RENEWALS_CANCELED_TOTAL,
         &[],
         "Stars subscriptions whose renewal a user cancelled.",
     ),
-    jobwire_core::metric::MetricDef::counter(
+    MetricDef::counter(
         EXPIRIES_TOTAL,
         &["trial"],
         "Trials (trial=true) and paid periods (trial=false) that ended.",
     ),
-    jobwire_core::metric::MetricDef::gauge(
+    MetricDef::gauge(
         ACTIVE_SUBSCRIBERS,
         &["plan"],
         "Subscribers with access now, by plan (trial included).",
     ),
-    jobwire_core::metric::MetricDef::counter(
+    MetricDef::counter(
         RECONCILIATION_DIFFERENCES_TOTAL,
         &["kind"],
         "Payments or refunds Telegram had that the ledger lacked, found by reconciliation.",
     ),
-    jobwire_core::metric::MetricDef::counter(
+    MetricDef::counter(
         POSTS_WITHHELD_TOTAL,
         &[],
         "Posts withheld after enough subscribers reported them.",
     ),
-    jobwire_core::metric::MetricDef::counter(
+    MetricDef::counter(
         AUTHORS_HIDDEN_TOTAL,
         &[],
         "Authors hidden by subscribers' Hide this author taps.",
     ),
-    jobwire_core::metric::MetricDef::counter(
+    MetricDef::counter(
         DIGESTS_TOTAL,
         &[],
         "Daily digests posted to the public channel.",
     ),
-    jobwire_core::metric::MetricDef::counter(
+    MetricDef::counter(
         PLACEMENTS_TOTAL,
         &["outcome"],
         "Employers' paid placements by what became of them: paid, published, delivered, refunded.",

@@ -82,9 +82,9 @@ pub use dialogue::{
     DIALOGUE_NAMESPACE, DIALOGUE_TTL, DialogueState, DialogueStore, RedisDialogues, StoreDialogues,
     redis_connection,
 };
-pub use digest::DigestConfig;
+pub use digest::{DigestConfig, DigestSection};
 pub use error::BotError;
 pub use limits::{DEFAULT_REPORT_THRESHOLD, DEFAULT_REPORTS_PER_HOUR};
-pub use placements::{PlacementsConfig, PublishFn};
+pub use placements::{PlacementsConfig, PlacementsSection, PublishFn};
 pub use router::Processed;
 pub use runtime::{Bots, SECRET_HEADER};

@@ -8,6 +8,7 @@ use axum::body::Bytes;
 use axum::extract::{Path, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::routing::post;
+use backon::{ExponentialBuilder, Retryable};
 use jobwire_core::CategorySlug;
 use jobwire_store::Store;
 use subtle::ConstantTimeEq;
@@ -18,10 +19,10 @@ use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
 use crate::alerts::Alerts;
-use crate::billing::Billing;
-use crate::cards::Cards;
+use crate::billing::{Billing, BillingStores};
+use crate::cards::{CardStores, Cards};
 use crate::categories::{Categories, LiveCategory};
-use crate::category_bot::CategoryBots;
+use crate::category_bot::{CategoryBotStores, CategoryBots};
 use crate::config::{BotIdentity, BotsConfig, UpdateMode, webhook_url};
 use crate::dedup::UpdateDedup;
 use crate::dialogue::DialogueStore;
@@ -29,11 +30,11 @@ use crate::digest::Digest;
 use crate::events::{BotEvent, Rejected};
 use crate::languages::Languages;
 use crate::limits::Reports;
-use crate::menus::{MenuOptions, Menus};
+use crate::menus::{MenuOptions, MenuStores, Menus};
 use crate::message::update_chat;
 use crate::notices::{Notices, start_notices};
-use crate::payments::{PaymentKind, Reconciler, Refunds};
-use crate::placements::Placements;
+use crate::payments::{FoundPayments, Reconciler, Refunds};
+use crate::placements::{PlacementStores, Placements};
 use crate::router::{ChatLocks, Processed, Router};
 use crate::telegram::{BotRuntime, describe};
 use crate::texts;
@@ -171,14 +172,21 @@ impl Bots {
         let alerts = Alerts::new(cfg.billing.alert.clone());
         let reports = Arc::new(Reports::new(o.max_reports_per_hour));
         let billing = Arc::new(Billing::new(
-            Arc::clone(&store),
+            BillingStores {
+                billing: store.clone(),
+                deliveries: store.clone(),
+            },
             cfg.billing.clone(),
             Arc::clone(&categories),
             Arc::clone(&languages),
             Arc::clone(&clock),
         ));
         let placements = Arc::new(Placements::new(
-            Arc::clone(&store),
+            PlacementStores {
+                placements: store.clone(),
+                billing: store.clone(),
+                deliveries: store.clone(),
+            },
             Arc::clone(&dialogues),
             Arc::clone(&categories),
             cfg.placements.clone(),
@@ -186,7 +194,11 @@ impl Bots {
             Arc::clone(&clock),
         ));
         let menus = Menus::new(
-            Arc::clone(&store),
+            MenuStores {
+                subscribers: store.clone(),
+                cards: store.clone(),
+                learning: store.clone(),
+            },
             Arc::clone(&dialogues),
             Arc::clone(&categories),
             billing.clone(),
@@ -208,14 +220,23 @@ impl Bots {
             chat_locks: ChatLocks::default(),
             menus,
             category_bots: CategoryBots::new(
-                Arc::clone(&store),
+                CategoryBotStores {
+                    subscribers: store.clone(),
+                    cards: store.clone(),
+                    deliveries: store.clone(),
+                    learning: store.clone(),
+                },
                 Arc::clone(&categories),
                 reports,
                 o.max_report_chars,
                 o.report_threshold,
             ),
             cards: Cards::new(
-                Arc::clone(&store),
+                CardStores {
+                    cards: store.clone(),
+                    deliveries: store.clone(),
+                    posts: store.clone(),
+                },
                 Arc::clone(&clock),
                 o.report_threshold,
                 o.max_report_chars,
@@ -223,7 +244,7 @@ impl Bots {
             billing: Arc::clone(&billing),
             placements: Arc::clone(&placements),
             refunds: Refunds {
-                store: Arc::clone(&store),
+                store: store.clone(),
                 clock: Arc::clone(&clock),
             },
         });
@@ -271,8 +292,8 @@ impl Bots {
                     clock,
                     alerts,
                     kinds: vec![
-                        placements as Arc<dyn PaymentKind>,
-                        billing.clone() as Arc<dyn PaymentKind>,
+                        placements as Arc<dyn FoundPayments>,
+                        billing.clone() as Arc<dyn FoundPayments>,
                     ],
                 };
                 tracker.spawn(billing_loop(billing, reconciler, main, shutdown));
@@ -465,71 +486,72 @@ async fn webhook(
     StatusCode::OK
 }
 
+/// The waits between failed calls to Telegram: 500 ms doubling to 10 s, without end.
+fn retry_waits() -> ExponentialBuilder {
+    ExponentialBuilder::new()
+        .with_min_delay(Duration::from_millis(500))
+        .with_max_delay(Duration::from_secs(10))
+        .without_max_times()
+}
+
 /// Long-polls one bot until shutdown. Updates of one chat are handled in order, different
 /// chats concurrently; the offset moves past a batch only once it is handled, and is
 /// confirmed to Telegram on the way out so the next start does not see them again.
 async fn poll_loop(inner: Arc<Inner>, rt: Arc<BotRuntime>) {
     let shutdown = inner.shutdown.clone();
-    let mut backoff = Duration::from_millis(500);
     // A webhook set earlier makes getUpdates fail: remove it (pending updates stay).
-    loop {
-        let res = tokio::select! {
-            biased;
-            () = shutdown.cancelled() => return,
-            r = rt.bot.delete_webhook().send() => r,
-        };
-        match res {
-            Ok(_) => break,
-            Err(e) => {
-                tracing::warn!(bot = %rt.name, error = %describe(&e, &rt.token), retry_in = ?backoff, "deleteWebhook failed");
-                if sleep_or_shutdown(&shutdown, backoff).await {
-                    return;
-                }
-                backoff = (backoff * 2).min(Duration::from_secs(10));
-            }
-        }
+    let delete = (|| rt.bot.delete_webhook().send())
+        .retry(retry_waits())
+        .notify(|e, wait| {
+            tracing::warn!(bot = %rt.name, error = %describe(e, &rt.token), retry_in = ?wait, "deleteWebhook failed");
+        });
+    let deleted = tokio::select! {
+        biased;
+        () = shutdown.cancelled() => return,
+        r = delete => r,
+    };
+    if deleted.is_err() {
+        return; // Not reached: the waits never run out.
     }
     tracing::info!(bot = %rt.name, "long polling started");
     let timeout = u32::try_from(inner.options.poll_timeout.as_secs()).unwrap_or(25);
     let mut offset: Option<i32> = None;
-    backoff = Duration::from_millis(500);
     loop {
-        let mut req = rt
-            .poll_bot
-            .get_updates()
-            .timeout(timeout)
-            .allowed_updates(ALLOWED_UPDATES);
-        if let Some(o) = offset {
-            req = req.offset(o);
-        }
+        // Retried until it succeeds, the waits starting over from 500 ms for each batch.
+        let from = offset;
+        let poll = (|| {
+            let req = rt
+                .poll_bot
+                .get_updates()
+                .timeout(timeout)
+                .allowed_updates(ALLOWED_UPDATES);
+            match from {
+                Some(o) => req.offset(o),
+                None => req,
+            }
+            .send()
+        })
+        .retry(retry_waits())
+        .notify(|e, wait| {
+            let conflict = matches!(e, RequestError::Api(ApiError::TerminatedByOtherGetUpdates))
+                || describe(e, &rt.token).contains("Conflict");
+            if conflict {
+                tracing::warn!(bot = %rt.name, "another process is polling this bot (only one may; use webhooks for several copies)");
+            } else {
+                tracing::warn!(bot = %rt.name, error = %describe(e, &rt.token), retry_in = ?wait, "getUpdates failed");
+            }
+        });
         let res = tokio::select! {
             biased;
             () = shutdown.cancelled() => break,
-            r = req.send() => r,
+            r = poll => r,
         };
-        match res {
-            Ok(updates) => {
-                backoff = Duration::from_millis(500);
-                if let Some(max) = updates.iter().map(|u| u.id).max() {
-                    offset = next_offset(max).or(offset);
-                }
-                handle_batch(&inner, &rt, updates).await;
-            }
-            Err(e) => {
-                let conflict =
-                    matches!(&e, RequestError::Api(ApiError::TerminatedByOtherGetUpdates))
-                        || describe(&e, &rt.token).contains("Conflict");
-                if conflict {
-                    tracing::warn!(bot = %rt.name, "another process is polling this bot (only one may; use webhooks for several copies)");
-                } else {
-                    tracing::warn!(bot = %rt.name, error = %describe(&e, &rt.token), retry_in = ?backoff, "getUpdates failed");
-                }
-                if sleep_or_shutdown(&shutdown, backoff).await {
-                    break;
-                }
-                backoff = (backoff * 2).min(Duration::from_secs(10));
-            }
+        // An error is not reached: the waits never run out.
+        let Ok(updates) = res else { break };
+        if let Some(max) = updates.iter().map(|u| u.id).max() {
+            offset = next_offset(max).or(offset);
         }
+        handle_batch(&inner, &rt, updates).await;
     }
     if let Some(o) = offset {
         let confirm = rt.bot.get_updates().offset(o).limit(1).timeout(0).send();
@@ -546,14 +568,6 @@ async fn poll_loop(inner: Arc<Inner>, rt: Arc<BotRuntime>) {
 
 fn next_offset(id: UpdateId) -> Option<i32> {
     i32::try_from(u64::from(id.0) + 1).ok()
-}
-
-/// Sleeps; `true` when shutdown came first.
-async fn sleep_or_shutdown(shutdown: &CancellationToken, d: Duration) -> bool {
-    tokio::select! {
-        () = shutdown.cancelled() => true,
-        () = tokio::time::sleep(d) => false,
-    }
 }
 
 /// Handles a batch: each chat's updates in order, chats concurrently.

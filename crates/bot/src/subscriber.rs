@@ -94,6 +94,20 @@ impl Subscribers {
         Ok(())
     }
 
+    /// Notes that bot `bot` cannot write to the chat (`Some(scope)`) or can again (`None`);
+    /// whether that changed anything.
+    pub(crate) async fn set_bot_block(
+        &self,
+        chat_id: i64,
+        bot: &str,
+        scope: Option<BlockScope>,
+    ) -> Result<bool, BotError> {
+        Ok(self
+            .store
+            .set_bot_block(chat_id, bot, scope, Utc::now())
+            .await?)
+    }
+
     /// Saves the subscriber after a `/start` and, since the user just wrote to the bot,
     /// clears a block noted earlier.
     pub(crate) async fn save_started(
@@ -105,9 +119,7 @@ impl Subscribers {
         let bot = &turn.rt.name;
         // This bot may write to them now, whatever it could not do before.
         if loaded.unreachable.iter().any(|(b, _)| b == bot) {
-            self.store
-                .set_bot_block(turn.chat_id, bot, None, Utc::now())
-                .await?;
+            self.set_bot_block(turn.chat_id, bot, None).await?;
             loaded.unreachable.retain(|(b, _)| b != bot);
         }
         if loaded.blocked {

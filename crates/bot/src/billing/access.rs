@@ -54,7 +54,7 @@ impl Billing {
         let week_ago = now - Duration::days(7);
         let today = now - Duration::hours(24);
         let sent = self
-            .store
+            .deliveries
             .sent_to_chat_since(chat_id, &[today, week_ago])
             .await?;
         line.push('\n');

@@ -23,7 +23,7 @@ use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
 use jobwire_core::clock::Clock;
-use jobwire_store::Store;
+use jobwire_store::{BillingStore, DeliveryStore};
 
 pub use crate::payments::refund_star_payment;
 pub use config::{AlertFn, BillingConfig, BillingSection, PlanSection, ProviderConfig};
@@ -31,10 +31,20 @@ pub use config::{AlertFn, BillingConfig, BillingSection, PlanSection, ProviderCo
 use crate::categories::Categories;
 use crate::languages::Languages;
 
+/// The stores the billing room reads and writes.
+pub(crate) struct BillingStores {
+    /// Invoices, the ledger, access periods, notices.
+    pub billing: Arc<dyn BillingStore>,
+    /// What the subscription brought (deliveries to a chat).
+    pub deliveries: Arc<dyn DeliveryStore>,
+}
+
 /// What the billing room works with.
-#[derive(Debug)]
 pub(crate) struct Billing {
-    store: Arc<dyn Store>,
+    /// Invoices, the ledger, access periods, notices.
+    store: Arc<dyn BillingStore>,
+    /// What the subscription brought (deliveries to a chat).
+    deliveries: Arc<dyn DeliveryStore>,
     config: BillingConfig,
     /// For the plans' category names.
     categories: Arc<Categories>,
@@ -43,16 +53,26 @@ pub(crate) struct Billing {
     clock: Arc<dyn Clock>,
 }
 
+impl std::fmt::Debug for Billing {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Billing")
+            .field("config", &self.config)
+            .field("categories", &self.categories)
+            .finish_non_exhaustive()
+    }
+}
+
 impl Billing {
     pub(crate) fn new(
-        store: Arc<dyn Store>,
+        stores: BillingStores,
         config: BillingConfig,
         categories: Arc<Categories>,
         languages: Arc<Languages>,
         clock: Arc<dyn Clock>,
     ) -> Self {
         Self {
-            store,
+            store: stores.billing,
+            deliveries: stores.deliveries,
             config,
             categories,
             languages,

@@ -6,14 +6,14 @@ use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use jobwire_core::billing::{InvoicePayload, Plan, STARS, SUBSCRIPTION_DAYS};
 use jobwire_core::placement::PlacementPayload;
-use jobwire_store::{Grant, LedgerSource, PaymentOutcome};
+use jobwire_store::{Grant, PaymentOutcome};
 use teloxide::types::PreCheckoutQuery;
 
 use super::Billing;
 use crate::BotError;
 use crate::events::BotEvent;
 use crate::message::user_chat;
-use crate::payments::{PaymentFacts, PaymentKind};
+use crate::payments::{Payment, PaymentKind};
 use crate::texts::{Lang, billing as t};
 use crate::turn::Turn;
 
@@ -43,16 +43,9 @@ fn grant_without_plan(plan_id: &str, ends_at: Option<DateTime<Utc>>, renews: boo
 impl Billing {
     /// A successful payment for a plan, from an update: applied once per charge whatever
     /// the number of deliveries of the update or of processes receiving it; the user is told.
-    pub(crate) async fn paid(
-        &self,
-        turn: &Turn<'_>,
-        facts: &PaymentFacts,
-        raw: String,
-    ) -> Result<(), BotError> {
-        let outcome = self
-            .apply_payment(turn.chat_id, facts, LedgerSource::Update, raw)
-            .await?;
-        if let Some((label, until, renewal)) = outcome {
+    pub(crate) async fn paid(&self, turn: &Turn<'_>, paid: Payment<'_>) -> Result<(), BotError> {
+        let facts = paid.facts;
+        if let Some((label, until, renewal)) = self.apply(paid).await? {
             let text = if renewal {
                 t::renewed(turn.lang, until)
             } else {
@@ -61,64 +54,6 @@ impl Billing {
             turn.send(text, None).await;
         }
         Ok(())
-    }
-
-    /// Records a successful payment and the access it buys, once per charge. Returns what to
-    /// tell the user (plan title, access end, whether it was a renewal) when it was applied now,
-    /// `None` when it was applied before.
-    pub(crate) async fn apply_payment(
-        &self,
-        chat_id: i64,
-        p: &PaymentFacts,
-        source: LedgerSource,
-        raw: String,
-    ) -> Result<Option<(String, DateTime<Utc>, bool)>, BotError> {
-        let payload = InvoicePayload::parse(&p.invoice_payload).ok();
-        let renewal = p.is_recurring && !p.is_first_recurring;
-        let plan_id = payload
-            .as_ref()
-            .map_or_else(|| "unknown".to_owned(), |x| x.plan.to_string());
-        let plan = self.config.plan(&plan_id).cloned();
-        let ends_at = p.expires_at;
-        let grant = match &plan {
-            Some(plan) => grant_of(plan, ends_at),
-            None => grant_without_plan(&plan_id, ends_at, p.is_recurring),
-        };
-        let entry = p.ledger_entry(
-            chat_id,
-            plan_id.clone(),
-            payload.as_ref().map(|x| x.nonce.clone()),
-            source,
-            raw,
-        );
-        let now = self.now();
-        match self.store.apply_payment(&entry, &grant, now).await? {
-            PaymentOutcome::AlreadyApplied => {
-                tracing::info!(chat_id, charge = %entry.charge_id, "payment applied before; skipped");
-                Ok(None)
-            }
-            PaymentOutcome::Applied(period) => {
-                BotEvent::PaymentApplied {
-                    chat_id,
-                    charge: &entry.charge_id,
-                    plan: &plan_id,
-                    amount: entry.amount,
-                    currency: &entry.currency,
-                    until: period.ends_at,
-                    renewal,
-                    source: source.as_str(),
-                }
-                .emit();
-                if plan.is_none() || payload.is_none() {
-                    self.config.alert(format!(
-                        "jobwire: payment {} of chat {chat_id} names plan {plan_id:?}, which is not configured: granted {} days of every category",
-                        entry.charge_id, grant.days
-                    ));
-                }
-                let label = plan.map_or(plan_id, |p| p.title);
-                Ok(Some((label, period.ends_at, renewal)))
-            }
-        }
     }
 
     /// Why a pre-checkout query is refused, or `None` to accept it.
@@ -171,19 +106,55 @@ impl Billing {
 
 #[async_trait]
 impl PaymentKind for Billing {
+    /// The plan's title, the access end, whether it was a renewal.
+    type Applied = (String, DateTime<Utc>, bool);
+
     fn owns(&self, invoice_payload: &str) -> bool {
         !PlacementPayload::is_placement(invoice_payload)
     }
 
-    async fn apply_found(
-        &self,
-        chat_id: i64,
-        facts: &PaymentFacts,
-        raw: String,
-    ) -> Result<bool, BotError> {
-        Ok(self
-            .apply_payment(chat_id, facts, LedgerSource::Reconciliation, raw)
-            .await?
-            .is_some())
+    /// Records a successful payment and the access it buys.
+    async fn apply(&self, paid: Payment<'_>) -> Result<Option<Self::Applied>, BotError> {
+        let (chat_id, p, source) = (paid.chat_id, paid.facts, paid.source);
+        let payload = InvoicePayload::parse(&p.invoice_payload).ok();
+        let renewal = p.is_recurring && !p.is_first_recurring;
+        let plan_id = payload
+            .as_ref()
+            .map_or_else(|| "unknown".to_owned(), |x| x.plan.to_string());
+        let plan = self.config.plan(&plan_id).cloned();
+        let ends_at = p.expires_at;
+        let grant = match &plan {
+            Some(plan) => grant_of(plan, ends_at),
+            None => grant_without_plan(&plan_id, ends_at, p.is_recurring),
+        };
+        let entry = paid.ledger_entry(plan_id.clone(), payload.as_ref().map(|x| x.nonce.clone()));
+        let now = self.now();
+        match self.store.apply_payment(&entry, &grant, now).await? {
+            PaymentOutcome::AlreadyApplied => {
+                tracing::info!(chat_id, charge = %entry.charge_id, "payment applied before; skipped");
+                Ok(None)
+            }
+            PaymentOutcome::Applied(period) => {
+                BotEvent::PaymentApplied {
+                    chat_id,
+                    charge: &entry.charge_id,
+                    plan: &plan_id,
+                    amount: entry.amount,
+                    currency: &entry.currency,
+                    until: period.ends_at,
+                    renewal,
+                    source: source.as_str(),
+                }
+                .emit();
+                if plan.is_none() || payload.is_none() {
+                    self.config.alert(format!(
+                        "jobwire: payment {} of chat {chat_id} names plan {plan_id:?}, which is not configured: granted {} days of every category",
+                        entry.charge_id, grant.days
+                    ));
+                }
+                let label = plan.map_or(plan_id, |p| p.title);
+                Ok(Some((label, period.ends_at, renewal)))
+            }
+        }
     }
 }

@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
 use jobwire_core::clock::Clock;
-use jobwire_store::Store;
+use jobwire_store::{CardStore, LearningStore, SubscriberStore};
 use teloxide::types::InlineKeyboardMarkup;
 
 use crate::BotError;
@@ -38,10 +38,21 @@ pub(crate) struct MenuOptions {
     pub placements: bool,
 }
 
+/// The stores the menus read and write.
+pub(crate) struct MenuStores {
+    pub subscribers: Arc<dyn SubscriberStore>,
+    /// What each chat receives (vacancies, résumés) and the authors it hid.
+    pub cards: Arc<dyn CardStore>,
+    /// The vacancies users report jobwire missed.
+    pub learning: Arc<dyn LearningStore>,
+}
+
 /// What the main bot's menus work with.
-#[derive(Debug)]
 pub(crate) struct Menus {
-    store: Arc<dyn Store>,
+    /// What to receive and the hidden authors.
+    cards: Arc<dyn CardStore>,
+    /// Missed vacancies reported.
+    learning: Arc<dyn LearningStore>,
     dialogues: Arc<dyn DialogueStore>,
     categories: Arc<Categories>,
     subscribers: Subscribers,
@@ -52,9 +63,17 @@ pub(crate) struct Menus {
     clock: Arc<dyn Clock>,
 }
 
+impl std::fmt::Debug for Menus {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Menus")
+            .field("options", &self.options)
+            .finish_non_exhaustive()
+    }
+}
+
 impl Menus {
     pub(crate) fn new(
-        store: Arc<dyn Store>,
+        stores: MenuStores,
         dialogues: Arc<dyn DialogueStore>,
         categories: Arc<Categories>,
         access: Arc<dyn Access>,
@@ -63,8 +82,9 @@ impl Menus {
         clock: Arc<dyn Clock>,
     ) -> Self {
         Self {
-            subscribers: Subscribers::new(store.clone()),
-            store,
+            subscribers: Subscribers::new(stores.subscribers),
+            cards: stores.cards,
+            learning: stores.learning,
             dialogues,
             categories,
             access,
@@ -93,7 +113,7 @@ impl Menus {
             budget.as_ref(),
             &self.categories.views(),
         );
-        let wants = self.store.wants_of(turn.chat_id).await?;
+        let wants = self.cards.wants_of(turn.chat_id).await?;
         text.push('\n');
         text.push_str(&texts::cards::wants_line(turn.lang, wants));
         if let Some(line) = self.access.line(turn.chat_id, turn.lang).await? {

@@ -119,7 +119,7 @@ impl Menus {
         self.subscribers.save(&loaded).await?;
         self.dialogues.clear(&turn.rt.name, turn.chat_id).await?;
         tracing::info!(bot = %turn.rt.name, chat_id = turn.chat_id, setting = ask_name(state), "setting changed");
-        let wants = self.store.wants_of(turn.chat_id).await?;
+        let wants = self.cards.wants_of(turn.chat_id).await?;
         turn.send(reply, Some(filters_keyboard(turn.lang, wants)))
             .await;
         Ok(())
@@ -151,7 +151,7 @@ impl Menus {
             text: truncate(text, self.options.max_report_chars),
             link: link_of(m),
         };
-        let id = self.store.insert_report(&report, Utc::now()).await?;
+        let id = self.learning.insert_report(&report, Utc::now()).await?;
         // The report exists now: nothing below may fail the update (a retry would file it
         // again).
         BotEvent::MissedReported {

@@ -39,10 +39,10 @@ impl Menus {
             ),
             Screen::Filters => (
                 texts::filters_screen(turn.lang, &self.settings(turn, &loaded).await?),
-                filters_keyboard(turn.lang, self.store.wants_of(turn.chat_id).await?),
+                filters_keyboard(turn.lang, self.cards.wants_of(turn.chat_id).await?),
             ),
             Screen::Status => {
-                let hidden = self.store.hidden_authors(turn.chat_id).await?;
+                let hidden = self.cards.hidden_authors(turn.chat_id).await?;
                 let mut text = self.settings(turn, &loaded).await?;
                 let labels: Vec<String> = hidden.iter().map(|h| h.label.clone()).collect();
                 let list = texts::cards::hidden_authors(turn.lang, &labels);
@@ -232,7 +232,7 @@ impl Menus {
         wants: Wants,
         edit: Option<MessageId>,
     ) -> Result<Option<String>, BotError> {
-        self.store
+        self.cards
             .set_wants(turn.chat_id, wants, self.now())
             .await?;
         tracing::info!(bot = %turn.rt.name, chat_id = turn.chat_id, wants = wants.as_str(), "what to receive changed");

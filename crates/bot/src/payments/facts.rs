@@ -25,30 +25,35 @@ pub(crate) struct PaymentFacts {
     pub expires_at: Option<DateTime<Utc>>,
 }
 
-impl PaymentFacts {
+/// A payment to apply: what it says, the chat that paid, and how jobwire learnt of it.
+#[derive(Debug, Clone)]
+pub(crate) struct Payment<'a> {
+    pub chat_id: i64,
+    pub facts: &'a PaymentFacts,
+    /// An update, or reconciliation.
+    pub source: LedgerSource,
+    /// The update or the transaction as received, kept in the ledger.
+    pub raw: String,
+}
+
+impl Payment<'_> {
     /// The ledger row of this payment, for `plan_id` (a plan, or `placement`).
-    pub(crate) fn ledger_entry(
-        &self,
-        chat_id: i64,
-        plan_id: String,
-        nonce: Option<String>,
-        source: LedgerSource,
-        raw: String,
-    ) -> NewLedgerEntry {
+    pub(crate) fn ledger_entry(&self, plan_id: String, nonce: Option<String>) -> NewLedgerEntry {
+        let facts = self.facts;
         NewLedgerEntry {
             kind: LedgerKind::Payment,
-            charge_id: self.charge_id.clone(),
-            provider_charge_id: self.provider_charge_id.clone(),
-            chat_id,
+            charge_id: facts.charge_id.clone(),
+            provider_charge_id: facts.provider_charge_id.clone(),
+            chat_id: self.chat_id,
             plan_id: Some(plan_id),
             nonce,
-            amount: self.amount,
-            currency: self.currency.clone(),
-            is_recurring: self.is_recurring,
-            is_first_recurring: self.is_first_recurring,
-            subscription_expires_at: self.expires_at,
-            source,
-            raw,
+            amount: facts.amount,
+            currency: facts.currency.clone(),
+            is_recurring: facts.is_recurring,
+            is_first_recurring: facts.is_first_recurring,
+            subscription_expires_at: facts.expires_at,
+            source: self.source,
+            raw: self.raw.clone(),
         }
     }
 }

@@ -10,8 +10,8 @@ mod refund;
 mod refunded;
 
 pub(crate) use checkout::answer_pre_checkout;
-pub(crate) use facts::{PaymentFacts, nonce};
-pub(crate) use reconcile::{PaymentKind, Reconciler};
+pub(crate) use facts::{Payment, PaymentFacts, nonce};
+pub(crate) use reconcile::{FoundPayments, PaymentKind, Reconciler};
 pub use refund::refund_star_payment;
 pub(crate) use refund::refund_star_payment_for;
 pub(crate) use refunded::Refunds;

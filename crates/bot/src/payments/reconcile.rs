@@ -1,5 +1,5 @@
 //! Reconciliation: Telegram's Stars transactions compared with the ledger. Every payment
-//! the ledger lacks is applied by the room that sold it ([`PaymentKind`]), every refund it
+//! the ledger lacks is applied by the room that sold it ([`PaymentKind`], held as [`FoundPayments`]), every refund it
 //! lacks ends the access, and the admins are told of each.
 
 use std::sync::Arc;
@@ -8,11 +8,11 @@ use async_trait::async_trait;
 use chrono::Duration;
 use jobwire_core::billing::InvoicePayload;
 use jobwire_core::clock::Clock;
-use jobwire_store::{LedgerKind, LedgerSource, NewLedgerEntry, ReconciliationRun, Store};
+use jobwire_store::{BillingStore, LedgerKind, LedgerSource, NewLedgerEntry, ReconciliationRun};
 use teloxide::prelude::*;
 use teloxide::types::{StarTransaction, TransactionPartner, TransactionPartnerUserKind};
 
-use super::facts::PaymentFacts;
+use super::facts::{Payment, PaymentFacts};
 use crate::BotError;
 use crate::alerts::Alerts;
 use crate::events::BotEvent;
@@ -21,28 +21,47 @@ use crate::telegram::BotRuntime;
 /// Stars transactions read per reconciliation (pages of 100).
 const RECONCILE_PAGES: u32 = 20;
 
-/// What a room sells, as reconciliation applies it.
+/// What a room sells: its payments, known by their invoice payload, and how one is applied.
 #[async_trait]
 pub(crate) trait PaymentKind: Send + Sync {
+    /// What a payment applied now gives back, to tell the payer.
+    type Applied: Send;
     /// Whether a payment with this invoice payload is this room's.
     fn owns(&self, invoice_payload: &str) -> bool;
+    /// Applies a payment once per charge, whatever the number of deliveries of the update
+    /// or of processes receiving it, from an update or from reconciliation. `Some` when it
+    /// was applied now, `None` when it was applied before.
+    async fn apply(&self, paid: Payment<'_>) -> Result<Option<Self::Applied>, BotError>;
+}
+
+/// A [`PaymentKind`] as reconciliation holds it, whatever its payments give back.
+#[async_trait]
+pub(crate) trait FoundPayments: Send + Sync {
+    /// Whether a payment with this invoice payload is this room's.
+    fn sold(&self, invoice_payload: &str) -> bool;
     /// Applies a payment found among Telegram's transactions, once per charge; whether it
     /// was applied now.
-    async fn apply_found(
-        &self,
-        chat_id: i64,
-        facts: &PaymentFacts,
-        raw: String,
-    ) -> Result<bool, BotError>;
+    async fn apply_found(&self, paid: Payment<'_>) -> Result<bool, BotError>;
+}
+
+#[async_trait]
+impl<K: PaymentKind> FoundPayments for K {
+    fn sold(&self, invoice_payload: &str) -> bool {
+        self.owns(invoice_payload)
+    }
+
+    async fn apply_found(&self, paid: Payment<'_>) -> Result<bool, BotError> {
+        Ok(self.apply(paid).await?.is_some())
+    }
 }
 
 /// Compares Telegram's Stars transactions with the ledger.
 pub(crate) struct Reconciler {
-    pub store: Arc<dyn Store>,
+    pub store: Arc<dyn BillingStore>,
     pub clock: Arc<dyn Clock>,
     pub alerts: Alerts,
     /// The rooms that sell, asked in order which one a payment is.
-    pub kinds: Vec<Arc<dyn PaymentKind>>,
+    pub kinds: Vec<Arc<dyn FoundPayments>>,
 }
 
 /// What reconciling one Stars transaction did.
@@ -138,8 +157,16 @@ impl Reconciler {
                 is_first_recurring: period.is_some() && !earlier,
                 expires_at: period.map(|s| tx.date + Duration::seconds(s)),
             };
-            let applied = match self.kinds.iter().find(|k| k.owns(&facts.invoice_payload)) {
-                Some(kind) => kind.apply_found(chat_id, &facts, raw).await?,
+            let applied = match self.kinds.iter().find(|k| k.sold(&facts.invoice_payload)) {
+                Some(kind) => {
+                    let paid = Payment {
+                        chat_id,
+                        facts: &facts,
+                        source: LedgerSource::Reconciliation,
+                        raw,
+                    };
+                    kind.apply_found(paid).await?
+                }
                 None => false,
             };
             if applied {

@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
-use jobwire_store::{LedgerKind, LedgerSource, NewLedgerEntry, Store};
+use jobwire_store::{BillingStore, LedgerKind, LedgerSource, NewLedgerEntry};
 use teloxide::prelude::*;
 use teloxide::types::TelegramTransactionId;
 
@@ -15,20 +15,20 @@ use crate::telegram::describe;
 /// An admin's refund of a Stars payment: `refundStarPayment`, then the ledger row and the end
 /// of the access the payment bought. A refund Telegram refuses (unknown, already refunded)
 /// is an error naming why.
-pub async fn refund_star_payment(
-    store: &Arc<dyn Store>,
+pub async fn refund_star_payment<S: BillingStore + ?Sized>(
+    store: &Arc<S>,
     bot: &Bot,
     token: &str,
     charge_id: &str,
     now: DateTime<Utc>,
 ) -> Result<i64, BotError> {
-    refund_star_payment_for(store, bot, token, charge_id, "admin", now).await
+    refund_star_payment_for(store.as_ref(), bot, token, charge_id, "admin", now).await
 }
 
 /// [`refund_star_payment`], saying why (`admin`, `placement`) in the log, the metric and the
 /// ledger row's raw record.
-pub(crate) async fn refund_star_payment_for(
-    store: &Arc<dyn Store>,
+pub(crate) async fn refund_star_payment_for<S: BillingStore + ?Sized>(
+    store: &S,
     bot: &Bot,
     token: &str,
     charge_id: &str,

@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 use jobwire_core::billing::InvoicePayload;
 use jobwire_core::clock::Clock;
-use jobwire_store::{LedgerKind, LedgerSource, NewLedgerEntry, Store};
+use jobwire_store::{BillingStore, LedgerKind, LedgerSource, NewLedgerEntry};
 use teloxide::prelude::*;
 use teloxide::types::RefundedPayment;
 
@@ -14,10 +14,15 @@ use crate::texts::{self, billing as t};
 use crate::turn::Turn;
 
 /// Records the refunds Telegram reports.
-#[derive(Debug)]
 pub(crate) struct Refunds {
-    pub store: Arc<dyn Store>,
+    pub store: Arc<dyn BillingStore>,
     pub clock: Arc<dyn Clock>,
+}
+
+impl std::fmt::Debug for Refunds {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Refunds").finish_non_exhaustive()
+    }
 }
 
 impl Refunds {

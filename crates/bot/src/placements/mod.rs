@@ -15,9 +15,9 @@ use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
 use jobwire_core::clock::Clock;
-use jobwire_store::Store;
+use jobwire_store::{BillingStore, DeliveryStore, PlacementStore};
 
-pub use config::{PlacementsConfig, PublishFn, card};
+pub use config::{PlacementsConfig, PlacementsSection, PublishFn, card};
 
 use crate::BotError;
 use crate::alerts::Alerts;
@@ -25,10 +25,21 @@ use crate::categories::Categories;
 use crate::dialogue::DialogueStore;
 use crate::turn::Turn;
 
+/// The stores the placements room reads and writes.
+pub(crate) struct PlacementStores {
+    /// The drafts and their way to publication.
+    pub placements: Arc<dyn PlacementStore>,
+    /// Invoices and the ledger (payments and refunds).
+    pub billing: Arc<dyn BillingStore>,
+    /// How many a published placement reached.
+    pub deliveries: Arc<dyn DeliveryStore>,
+}
+
 /// What the placements room works with.
-#[derive(Debug)]
 pub(crate) struct Placements {
-    store: Arc<dyn Store>,
+    store: Arc<dyn PlacementStore>,
+    billing: Arc<dyn BillingStore>,
+    deliveries: Arc<dyn DeliveryStore>,
     dialogues: Arc<dyn DialogueStore>,
     /// The categories offered, their names and order.
     categories: Arc<Categories>,
@@ -38,9 +49,18 @@ pub(crate) struct Placements {
     clock: Arc<dyn Clock>,
 }
 
+impl std::fmt::Debug for Placements {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Placements")
+            .field("config", &self.config)
+            .field("categories", &self.categories)
+            .finish_non_exhaustive()
+    }
+}
+
 impl Placements {
     pub(crate) fn new(
-        store: Arc<dyn Store>,
+        stores: PlacementStores,
         dialogues: Arc<dyn DialogueStore>,
         categories: Arc<Categories>,
         config: Option<PlacementsConfig>,
@@ -48,7 +68,9 @@ impl Placements {
         clock: Arc<dyn Clock>,
     ) -> Self {
         Self {
-            store,
+            store: stores.placements,
+            billing: stores.billing,
+            deliveries: stores.deliveries,
             dialogues,
             categories,
             config,

@@ -92,7 +92,7 @@ impl Placements {
             let lang = lang_of(&p);
             if p.status == PlacementStatus::Delivered {
                 let reached = match p.post_id {
-                    Some(post) => store.deliveries_of_post(post).await?.len(),
+                    Some(post) => self.deliveries.deliveries_of_post(post).await?.len(),
                     None => 0,
                 };
                 BotEvent::PlacementDelivered {
@@ -140,7 +140,7 @@ impl Placements {
             return Ok(());
         };
         let outcome = refund_star_payment_for(
-            store,
+            self.billing.as_ref(),
             &main.bot,
             &main.token,
             &charge,

@@ -2,12 +2,13 @@
 //! the pre-checkout query and the successful payment.
 
 use jobwire_core::placement::PlacementPayload;
+use jobwire_store::LedgerSource;
 use teloxide::prelude::*;
 use teloxide::types::{PreCheckoutQuery, SuccessfulPayment};
 
 use super::Router;
 use crate::BotError;
-use crate::payments::{PaymentFacts, answer_pre_checkout};
+use crate::payments::{Payment, PaymentFacts, answer_pre_checkout};
 use crate::telegram::BotRuntime;
 use crate::texts::{Lang, billing as t};
 use crate::turn::Turn;
@@ -39,12 +40,17 @@ impl Router {
         m: &Message,
         p: &SuccessfulPayment,
     ) -> Result<(), BotError> {
-        let raw = serde_json::to_string(m).unwrap_or_default();
         let facts = PaymentFacts::from(p);
+        let paid = Payment {
+            chat_id: turn.chat_id,
+            facts: &facts,
+            source: LedgerSource::Update,
+            raw: serde_json::to_string(m).unwrap_or_default(),
+        };
         if PlacementPayload::is_placement(&facts.invoice_payload) {
-            self.placements.placement_paid(turn, &facts, raw).await
+            self.placements.placement_paid(turn, paid).await
         } else {
-            self.billing.paid(turn, &facts, raw).await
+            self.billing.paid(turn, paid).await
         }
     }
 }

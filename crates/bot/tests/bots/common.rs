@@ -104,7 +104,7 @@ impl Env {
     }
 
     pub fn dialogues(&self) -> Arc<dyn DialogueStore> {
-        Arc::new(StoreDialogues::new(Arc::clone(&self.store)))
+        Arc::new(StoreDialogues::new(self.store.clone()))
     }
 
     /// Starts the bots with the embedded dialogue store and dedup.

@@ -13,17 +13,41 @@ use crate::common::*;
 
 const CID: i64 = 703;
 
-/// Serves a router on a free local port until `stop` is cancelled.
-async fn serve(router: axum::Router, stop: CancellationToken) -> SocketAddr {
+/// A free local port, bound, so its address is known before the bots register webhooks.
+async fn bind() -> (tokio::net::TcpListener, SocketAddr) {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
+    (listener, addr)
+}
+
+/// Serves the bots' webhooks under `/hooks` on `listener` until `stop` is cancelled.
+fn serve_on(listener: tokio::net::TcpListener, bots: &Bots, stop: CancellationToken) {
+    let router = axum::Router::new().nest("/hooks", bots.webhook_router());
     tokio::spawn(async move {
         axum::serve(listener, router)
             .with_graceful_shutdown(stop.cancelled_owned())
             .await
             .unwrap();
     });
-    addr
+}
+
+/// A copy of the bot role in webhook mode (Telegram told `public`), with the shared
+/// dialogue state and its own in-memory dedup, served on a port of its own.
+async fn webhook_copy(
+    env: &Env,
+    public: SocketAddr,
+    stop: &CancellationToken,
+) -> (Running, SocketAddr) {
+    let running = env
+        .start_with(
+            webhook_mode(public),
+            env.dialogues(),
+            Arc::new(MemoryDedup::default()),
+        )
+        .await;
+    let (listener, addr) = bind().await;
+    serve_on(listener, &running.bots, stop.clone());
+    (running, addr)
 }
 
 fn webhook_mode(addr: SocketAddr) -> UpdateMode {
@@ -37,18 +61,22 @@ fn webhook_mode(addr: SocketAddr) -> UpdateMode {
 /// register their webhooks.
 async fn start_webhook(env: &Env) -> (Running, SocketAddr, CancellationToken) {
     let stop = CancellationToken::new();
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
+    let (listener, addr) = bind().await;
     let running = env.start(webhook_mode(addr)).await;
-    let router = axum::Router::new().nest("/hooks", running.bots.webhook_router());
-    let s = stop.clone();
-    tokio::spawn(async move {
-        axum::serve(listener, router)
-            .with_graceful_shutdown(s.cancelled_owned())
-            .await
-            .unwrap();
-    });
+    serve_on(listener, &running.bots, stop.clone());
     (running, addr, stop)
+}
+
+/// Posts `update` to the main bot of the copy at `addr` (answered 200), then waits for the
+/// main bot's `n`th message to the chat; returns them all.
+async fn post_and_wait(
+    env: &Env,
+    addr: SocketAddr,
+    update: &Value,
+    n: usize,
+) -> Vec<jobwire_testkit::telegram::RecordedMessage> {
+    assert_eq!(post(addr, "main", Some(SECRET), update).await, 200);
+    env.wait_sent(MAIN_ID, CID, n).await
 }
 
 async fn post(addr: SocketAddr, bot: &str, secret: Option<&str>, body: &Value) -> u16 {
@@ -181,47 +209,11 @@ async fn a_dialogue_started_on_one_copy_continues_on_another() {
     // processes' worth of everything else (their own in-memory dedup).
     let stop = CancellationToken::new();
     let public = "127.0.0.1:9".parse().unwrap();
-    let first = env
-        .start_with(
-            webhook_mode(public),
-            env.dialogues(),
-            Arc::new(MemoryDedup::default()),
-        )
-        .await;
-    let second = env
-        .start_with(
-            webhook_mode(public),
-            env.dialogues(),
-            Arc::new(MemoryDedup::default()),
-        )
-        .await;
-    let a = serve(
-        axum::Router::new().nest("/hooks", first.bots.webhook_router()),
-        stop.clone(),
-    )
-    .await;
-    let b = serve(
-        axum::Router::new().nest("/hooks", second.bots.webhook_router()),
-        stop.clone(),
-    )
-    .await;
+    let (first, a) = webhook_copy(&env, public, &stop).await;
+    let (second, b) = webhook_copy(&env, public, &stop).await;
 
-    assert_eq!(
-        post(a, "main", Some(SECRET), &with_id(text(CID, "/include"), 20)).await,
-        200
-    );
-    env.wait_sent(MAIN_ID, CID, 1).await;
-    assert_eq!(
-        post(
-            b,
-            "main",
-            Some(SECRET),
-            &with_id(text(CID, "rust, tokio"), 21)
-        )
-        .await,
-        200
-    );
-    let sent = env.wait_sent(MAIN_ID, CID, 2).await;
+    post_and_wait(&env, a, &with_id(text(CID, "/include"), 20), 1).await;
+    let sent = post_and_wait(&env, b, &with_id(text(CID, "rust, tokio"), 21), 2).await;
     assert!(
         sent[1].visible_text.contains("rust, tokio"),
         "{}",
@@ -233,22 +225,9 @@ async fn a_dialogue_started_on_one_copy_continues_on_another() {
     );
 
     // And the other way round, for the report dialogue.
-    assert_eq!(
-        post(b, "main", Some(SECRET), &with_id(text(CID, "/report"), 22)).await,
-        200
-    );
-    env.wait_sent(MAIN_ID, CID, 3).await;
-    assert_eq!(
-        post(
-            a,
-            "main",
-            Some(SECRET),
-            &with_id(text(CID, "Вакансия: бот для магазина"), 23)
-        )
-        .await,
-        200
-    );
-    env.wait_sent(MAIN_ID, CID, 4).await;
+    post_and_wait(&env, b, &with_id(text(CID, "/report"), 22), 3).await;
+    let missed = with_id(text(CID, "Вакансия: бот для магазина"), 23);
+    post_and_wait(&env, a, &missed, 4).await;
     assert_eq!(env.store.reports(None, 10).await.unwrap().len(), 1);
     first.stop().await;
     second.stop().await;
@@ -296,8 +275,7 @@ async fn one_payment_delivered_to_two_processes_at_once_extends_once() {
     let stop = CancellationToken::new();
     let mut processes = Vec::new();
     for _ in 0..2 {
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let addr = listener.local_addr().unwrap();
+        let (listener, addr) = bind().await;
         let running = env
             .start_config(
                 env.config_with(webhook_mode(addr), billing.clone()),
@@ -305,14 +283,7 @@ async fn one_payment_delivered_to_two_processes_at_once_extends_once() {
                 Arc::new(MemoryDedup::default()),
             )
             .await;
-        let router = axum::Router::new().nest("/hooks", running.bots.webhook_router());
-        let s = stop.clone();
-        tokio::spawn(async move {
-            axum::serve(listener, router)
-                .with_graceful_shutdown(s.cancelled_owned())
-                .await
-                .unwrap();
-        });
+        serve_on(listener, &running.bots, stop.clone());
         processes.push((running, addr));
     }
     let user = 704;
