@@ -7,13 +7,14 @@ use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
 use jobwire_core::DeliveryId;
-use jobwire_core::card::{self, CardAction};
+use jobwire_core::card;
 use jobwire_core::clock::Clock;
 use jobwire_store::{CardStore, DeliveryStore, NewReport, PostRow, PostStore, ReportKind};
 use teloxide::prelude::*;
 use teloxide::types::MessageId;
 
 use crate::BotError;
+use crate::card_buttons::CardAction;
 use crate::events::BotEvent;
 use crate::message::truncate;
 use crate::telegram::describe;
@@ -131,7 +132,7 @@ impl Cards {
         if let Some(message_id) = message_id {
             let done = self.card_done(turn, &post, contact.as_deref()).await?;
             // In the language the card was sent in.
-            let keyboard = jobwire_deliver::keyboard::card_keyboard(
+            let keyboard = crate::card_buttons::card_keyboard(
                 delivery.lang.as_deref(),
                 delivery_id,
                 post.url.as_deref(),

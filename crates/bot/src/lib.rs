@@ -47,6 +47,7 @@ mod access;
 mod alerts;
 pub mod billing;
 mod callbacks;
+pub mod card_buttons;
 mod cards;
 mod categories;
 mod category_bot;

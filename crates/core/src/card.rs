@@ -1,113 +1,9 @@
-//! What sits around a delivered vacancy: the buttons under it (report it, hide its author,
-//! open the original), the author a subscriber can hide, and the line naming every channel
-//! the vacancy appeared in.
-//!
-//! The send stage puts the buttons on a card and the bots answer a tap on them, so both
-//! build them here. Callback data names the delivery (`card:n:<delivery id>`), never the
-//! post's text, and fits Telegram's 64 bytes.
+//! What sits around a delivered vacancy: the author a subscriber can hide, the line naming
+//! every channel the vacancy appeared in, what a subscriber wants and a vacancy's merit. (The
+//! buttons under a card are the bot crate's, `jobwire_bot::card_buttons`, beside what a tap
+//! on them does.)
 
 use crate::format::{MAX_MESSAGE_CHARS, safe_url, visible_len};
-
-/// A button under a card.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum CardAction {
-    /// "Not a vacancy".
-    NotJob,
-    /// "Wrong category".
-    WrongCategory,
-    /// "Hide this author".
-    HideAuthor,
-}
-
-impl CardAction {
-    pub const ALL: [CardAction; 3] = [Self::NotJob, Self::WrongCategory, Self::HideAuthor];
-
-    fn code(self) -> &'static str {
-        match self {
-            Self::NotJob => "n",
-            Self::WrongCategory => "c",
-            Self::HideAuthor => "h",
-        }
-    }
-
-    /// `card:<n|c|h>:<delivery id>`.
-    pub fn encode(self, delivery_id: i64) -> String {
-        format!("card:{}:{delivery_id}", self.code())
-    }
-
-    /// The action and delivery id of callback data made by [`CardAction::encode`].
-    pub fn decode(data: &str) -> Option<(CardAction, i64)> {
-        let rest = data.strip_prefix("card:")?;
-        let (code, id) = rest.split_once(':')?;
-        let action = Self::ALL.into_iter().find(|a| a.code() == code)?;
-        let id: i64 = id.parse().ok().filter(|id| *id > 0)?;
-        Some((action, id))
-    }
-
-    /// The button's label; `done` shows that the user already pressed it.
-    pub fn label(self, english: bool, done: bool) -> &'static str {
-        match (self, english, done) {
-            (Self::NotJob, false, false) => "🚫 Не вакансия",
-            (Self::NotJob, false, true) => "✓ Не вакансия: отмечено",
-            (Self::NotJob, true, false) => "🚫 Not a vacancy",
-            (Self::NotJob, true, true) => "✓ Not a vacancy: reported",
-            (Self::WrongCategory, false, false) => "🗂 Не та категория",
-            (Self::WrongCategory, false, true) => "✓ Не та категория: отмечено",
-            (Self::WrongCategory, true, false) => "🗂 Wrong category",
-            (Self::WrongCategory, true, true) => "✓ Wrong category: reported",
-            (Self::HideAuthor, false, false) => "🙈 Скрыть автора",
-            (Self::HideAuthor, false, true) => "✓ Автор скрыт",
-            (Self::HideAuthor, true, false) => "🙈 Hide this author",
-            (Self::HideAuthor, true, true) => "✓ Author hidden",
-        }
-    }
-}
-
-/// Whether a stored language code (`ru`, `en`, or none) reads English; Russian otherwise,
-/// as the bots default.
-pub fn reads_english(lang: Option<&str>) -> bool {
-    lang.is_some_and(|l| l.eq_ignore_ascii_case("en"))
-}
-
-/// One button of a card's keyboard.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum CardButton {
-    Callback { text: String, data: String },
-    Url { text: String, url: String },
-}
-
-/// The keyboard under a card: the three report buttons (those in `done` marked as pressed)
-/// and "Open original" when the post has a safe link.
-pub fn keyboard(
-    english: bool,
-    delivery_id: i64,
-    original_url: Option<&str>,
-    done: &[CardAction],
-) -> Vec<Vec<CardButton>> {
-    let button = |a: CardAction| CardButton::Callback {
-        text: a.label(english, done.contains(&a)).to_owned(),
-        data: a.encode(delivery_id),
-    };
-    let mut second = vec![button(CardAction::HideAuthor)];
-    if let Some(url) = original_url.and_then(safe_url) {
-        second.push(CardButton::Url {
-            text: if english {
-                "🔗 Open original"
-            } else {
-                "🔗 Оригинал"
-            }
-            .to_owned(),
-            url: url.to_owned(),
-        });
-    }
-    vec![
-        vec![
-            button(CardAction::NotJob),
-            button(CardAction::WrongCategory),
-        ],
-        second,
-    ]
-}
 
 /// Who a post is from, as a subscriber can hide it: `key` is compared, `label` shown.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -325,42 +221,6 @@ mod tests {
     #![allow(clippy::unwrap_used)]
 
     use super::*;
-
-    #[test]
-    fn callback_data_names_the_delivery_and_fits() {
-        for a in CardAction::ALL {
-            let data = a.encode(i64::MAX);
-            assert!(data.len() <= 64, "{data}");
-            assert_eq!(CardAction::decode(&data), Some((a, i64::MAX)));
-        }
-        assert_eq!(CardAction::NotJob.encode(42), "card:n:42");
-        for bad in [
-            "card:x:1",
-            "card:n:",
-            "card:n:-1",
-            "card:n:0",
-            "cat:n:1",
-            "card:n:1:2",
-        ] {
-            assert_eq!(CardAction::decode(bad), None, "{bad}");
-        }
-    }
-
-    #[test]
-    fn keyboard_has_four_buttons_and_marks_what_was_pressed() {
-        let kb = keyboard(true, 7, Some("https://t.me/c/1"), &[CardAction::NotJob]);
-        let flat: Vec<&CardButton> = kb.iter().flatten().collect();
-        assert_eq!(flat.len(), 4);
-        assert!(
-            matches!(flat[0], CardButton::Callback { text, data } if text.starts_with('✓') && data == "card:n:7")
-        );
-        assert!(matches!(flat[1], CardButton::Callback { text, .. } if text == "🗂 Wrong category"));
-        assert!(matches!(flat[3], CardButton::Url { url, .. } if url == "https://t.me/c/1"));
-        // No link, or an unsafe one: no "Open original".
-        for url in [None, Some("javascript:alert(1)")] {
-            assert_eq!(keyboard(false, 7, url, &[]).iter().flatten().count(), 3);
-        }
-    }
 
     #[test]
     fn the_author_hidden_is_the_most_specific_one() {

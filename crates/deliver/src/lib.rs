@@ -14,7 +14,6 @@
 pub mod broadcast;
 pub mod config;
 pub mod events;
-pub mod keyboard;
 pub mod limits;
 pub mod recorder;
 pub mod redis_limiter;
@@ -25,5 +24,5 @@ pub mod waits;
 pub use config::{BotSection, RedisConfig, RedisSection};
 pub use limits::{BotLimiter, Limiter, RateLimitConfig};
 pub use redis_limiter::RedisLimiter;
-pub use stage::{BotConfig, SendStage, SendStageConfig};
+pub use stage::{BotConfig, CardKeyboard, SendStage, SendStageConfig};
 pub use waits::WaitLog;

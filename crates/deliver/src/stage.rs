@@ -57,10 +57,13 @@ impl std::fmt::Debug for BotConfig {
     }
 }
 
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct SendStageConfig {
     /// Bot API base URL (`https://api.telegram.org/` or a local fake).
     pub api_url: url::Url,
+    /// Draws the buttons under a card (the bots answer them, so they are the bot crate's:
+    /// `jobwire_bot::card_buttons::fresh_card_keyboard`). `None`: cards go out without buttons.
+    pub keyboard: Option<CardKeyboard>,
     pub limits: RateLimitConfig,
     /// Deliveries handled at once (most of them wait for a rate limiter).
     pub max_in_flight: usize,
@@ -76,6 +79,7 @@ impl Default for SendStageConfig {
                 // A literal that always parses; kept total for the linter.
                 url::Url::parse("http://127.0.0.1/").unwrap_or_else(|_| unreachable!())
             }),
+            keyboard: None,
             limits: RateLimitConfig::default(),
             max_in_flight: 16_384,
             max_attempts: 8,
@@ -83,6 +87,11 @@ impl Default for SendStageConfig {
         }
     }
 }
+
+/// The keyboard under the card of a delivery: `(the delivery's language, its id, the
+/// original's link if it is to be a button)`.
+pub type CardKeyboard =
+    std::sync::Arc<dyn Fn(Option<&str>, i64, Option<&str>) -> InlineKeyboardMarkup + Send + Sync>;
 
 #[derive(Debug, thiserror::Error)]
 pub enum DeliverError {
@@ -579,7 +588,7 @@ impl SendStage {
         span.record("chat", chat);
         let parts = &card.parts;
         // The buttons go under the last part: report it, hide its author, open the original.
-        let mut keyboard = card_keyboard(&row, card.original_url.as_deref());
+        let mut keyboard = self.card_keyboard(&row, card.original_url.as_deref());
         let mut with_link = card.original_url.is_some();
         for (i, part) in parts.iter().enumerate().skip(row.parts_sent as usize) {
             if i > row.parts_sent as usize {
@@ -600,7 +609,9 @@ impl SendStage {
                         prefer_large_media: false,
                         show_above_text: false,
                     });
-                if i + 1 == parts.len() {
+                if i + 1 == parts.len()
+                    && let Some(keyboard) = &keyboard
+                {
                     request = request.reply_markup(keyboard.clone());
                 }
                 // Boxed: a delivery waiting elsewhere (store, limiter, a request slot) does
@@ -663,7 +674,7 @@ impl SendStage {
                             post = row.post_id.get(),
                             "Telegram refused the original's link as a button; sending without it"
                         );
-                        keyboard = card_keyboard(&row, None);
+                        keyboard = self.card_keyboard(&row, None);
                         with_link = false;
                     }
                     // The Bot API's definitive answers: sending it again would get the same.
@@ -696,9 +707,30 @@ impl SendStage {
     }
 }
 
-/// The keyboard under a delivered card, in the language its reader reads.
-fn card_keyboard(row: &DeliveryRow, original_url: Option<&str>) -> InlineKeyboardMarkup {
-    crate::keyboard::card_keyboard(row.lang.as_deref(), row.id.get(), original_url, &[])
+impl std::fmt::Debug for SendStageConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SendStageConfig")
+            .field("api_url", &self.api_url.as_str())
+            .field("keyboard", &self.keyboard.is_some())
+            .field("limits", &self.limits)
+            .field("max_in_flight", &self.max_in_flight)
+            .field("max_attempts", &self.max_attempts)
+            .field("request_timeout", &self.request_timeout)
+            .finish()
+    }
+}
+
+impl SendStage {
+    /// The keyboard under a delivered card, in the language its reader reads (none without
+    /// a keyboard configured).
+    fn card_keyboard(
+        &self,
+        row: &DeliveryRow,
+        original_url: Option<&str>,
+    ) -> Option<InlineKeyboardMarkup> {
+        let draw = self.config.keyboard.as_ref()?;
+        Some(draw(row.lang.as_deref(), row.id.get(), original_url))
+    }
 }
 
 /// Whether a failed call is worth making again: network and HTTP trouble, and Telegram's

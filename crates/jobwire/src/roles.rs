@@ -292,6 +292,8 @@ pub fn spawn_sender(sup: &mut Supervisor, parts: &Parts) -> anyhow::Result<Arc<S
         limits: settings.limits,
         max_in_flight: settings.max_in_flight,
         request_timeout: settings.request_timeout,
+        // The buttons are the bots' (they answer the taps).
+        keyboard: Some(Arc::new(jobwire_bot::card_buttons::fresh_card_keyboard)),
         ..SendStageConfig::default()
     };
     let stage = match (&parts.redis, &settings.redis) {

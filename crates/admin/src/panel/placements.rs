@@ -90,10 +90,10 @@ fn card(p: &PlacementRow, names: &[(CategorySlug, String)]) -> Vec<String> {
         .collect()
 }
 
-/// The labels of a card's buttons, as the deliver stage builds them, in `lang`.
+/// The labels of a card's buttons, as the bots draw them, in `lang`.
 fn button_labels(lang: &str) -> Vec<Vec<String>> {
     let keyboard: InlineKeyboardMarkup =
-        jobwire_deliver::keyboard::card_keyboard(Some(lang), 0, None, &[]);
+        jobwire_bot::card_buttons::card_keyboard(Some(lang), 0, None, &[]);
     keyboard
         .inline_keyboard
         .iter()

@@ -23,7 +23,7 @@ impl Router {
         if let Some((card, delivery_id)) = q
             .data
             .as_deref()
-            .and_then(jobwire_core::card::CardAction::decode)
+            .and_then(crate::card_buttons::CardAction::decode)
             .filter(|_| chat_id > 0)
         {
             let toast = self

@@ -2,7 +2,7 @@
 //! authors in `/status`. Toasts are plain text (Telegram shows them as such), at most 200
 //! characters.
 
-use jobwire_core::card::CardAction;
+use crate::card_buttons::CardAction;
 
 use super::format::escape;
 use super::lang::Lang;
