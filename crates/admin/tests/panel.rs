@@ -1068,7 +1068,7 @@ async fn a_moderator_approves_and_refuses_placements_from_the_queue() {
     assert!(!page.body.contains("<script>alert(1)"), "shown as text");
     assert!(
         page.body
-            .contains("&#60;script&#62;alert(1)&#60;/script&#62; Landing")
+            .contains("&lt;script&gt;alert(1)&lt;/script&gt; Landing")
     );
     assert!(page.body.contains("Budget: 300 USD") && page.body.contains("@coffee_hr"));
     assert!(page.body.contains("515") && page.body.contains("100 XTR"));
@@ -1457,7 +1457,7 @@ async fn an_admin_previews_sends_and_stops_a_broadcast() {
         p.body
     );
     assert!(
-        p.body.contains("<b>New:</b> a digest &#38; more"),
+        p.body.contains("<b>New:</b> a digest &amp; more"),
         "rendered as Telegram shows it: {}",
         p.body
     );
