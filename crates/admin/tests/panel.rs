@@ -1041,7 +1041,12 @@ async fn an_admin_renames_a_category_moves_it_to_another_bot_and_the_change_is_a
 
 impl Bed {
     /// A paid placement of `chat` waiting for approval (categories `web`, 100 Stars).
-    async fn placement_awaiting(&self, chat: i64, title: &str, charge: &str) -> i64 {
+    async fn placement_awaiting(
+        &self,
+        chat: i64,
+        title: &str,
+        charge: &str,
+    ) -> jobwire_store::PlacementId {
         common::paid_placement(self.store.as_ref(), chat, title, Some("300 USD"), charge).await
     }
 }

@@ -12,8 +12,8 @@ pub mod billing;
 pub mod card;
 pub mod category;
 pub mod channel_ref;
-pub mod config;
 pub mod clock;
+pub mod config;
 pub mod dataset;
 pub mod dedup;
 pub mod extract;
@@ -34,6 +34,7 @@ pub mod tghtml;
 
 pub use category::{CategorySlug, InvalidCategory};
 pub use ids::{
-    AccessPeriodId, ChannelId, DeliveryId, ExampleId, LedgerId, PostId, ReportId, SubscriberId,
+    AccessPeriodId, AdminId, BroadcastId, ChannelId, DeliveryId, ExampleId, LedgerId, PlacementId,
+    PostId, PromptVersionId, ReportId, SubscriberId,
 };
 pub use post::{IncomingPost, PostKind, Verdict};

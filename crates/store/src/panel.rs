@@ -14,7 +14,7 @@ use crate::*;
 /// the CSRF token out.
 #[derive(Clone, PartialEq, Eq)]
 pub struct SessionRow {
-    pub admin_id: i64,
+    pub admin_id: AdminId,
     pub username: String,
     /// The account's role, read with the session (a changed role applies at once).
     pub role: crate::AdminRole,
@@ -42,7 +42,7 @@ impl fmt::Debug for SessionRow {
 #[derive(Clone)]
 pub struct NewSession<'a> {
     pub token_hash: &'a str,
-    pub admin_id: i64,
+    pub admin_id: AdminId,
     pub csrf: &'a str,
     /// The client's address, as the panel shows it.
     pub client: &'a str,
@@ -218,7 +218,7 @@ pub trait PanelStore: Send + Sync {
     async fn delete_session(&self, token_hash: &str) -> Result<()>;
 
     /// Ends every session of an admin (a password change); returns how many.
-    async fn delete_admin_sessions(&self, admin_id: i64) -> Result<u64>;
+    async fn delete_admin_sessions(&self, admin_id: AdminId) -> Result<u64>;
 
     /// Drops sessions that ended before `now`.
     async fn delete_expired_sessions(&self, now: DateTime<Utc>) -> Result<u64>;
@@ -332,7 +332,7 @@ impl<DB: Dialect> PanelStore for SqlStore<DB> {
         row.map(|row| {
             let c = Cols::<DB>::new(&row);
             Ok(SessionRow {
-                admin_id: c.int("admin_id")?,
+                admin_id: AdminId(c.int("admin_id")?),
                 username: c.text("username")?,
                 role: crate::admins::role_of(&c.text("role")?),
                 csrf: c.text("csrf")?,
@@ -369,7 +369,7 @@ impl<DB: Dialect> PanelStore for SqlStore<DB> {
         Ok(())
     }
 
-    async fn delete_admin_sessions(&self, admin_id: i64) -> Result<u64> {
+    async fn delete_admin_sessions(&self, admin_id: AdminId) -> Result<u64> {
         Sql::<DB>::new("DELETE FROM admin_sessions WHERE admin_id = $1")
             .int(admin_id)
             .execute(&self.write)

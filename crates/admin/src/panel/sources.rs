@@ -282,10 +282,10 @@ struct Preview {
     total: usize,
 }
 
-async fn source_row(panel: &Panel, id: i64) -> Result<ChannelRow, PanelError> {
+async fn source_row(panel: &Panel, id: ChannelId) -> Result<ChannelRow, PanelError> {
     panel
         .store()
-        .source(ChannelId::from(id))
+        .source(id)
         .await?
         .filter(|c| c.removed_at.is_none())
         .ok_or(PanelError::NotFound)
@@ -343,7 +343,11 @@ async fn preview_of(
 }
 
 /// `GET /sources/{id}`: the source's rules, with the preview of its current rules.
-pub async fn show(State(panel): State<Arc<Panel>>, ctx: Ctx, Path(id): Path<i64>) -> PageResult {
+pub async fn show(
+    State(panel): State<Arc<Panel>>,
+    ctx: Ctx,
+    Path(id): Path<ChannelId>,
+) -> PageResult {
     let source = source_row(&panel, id).await?;
     let preview = preview_of(&panel, &source, &source.include, &source.exclude).await?;
     Ok(SourcePage {
@@ -362,7 +366,7 @@ pub async fn show(State(panel): State<Arc<Panel>>, ctx: Ctx, Path(id): Path<i64>
 pub async fn preview(
     State(panel): State<Arc<Panel>>,
     ctx: Ctx,
-    Path(id): Path<i64>,
+    Path(id): Path<ChannelId>,
     headers: axum::http::HeaderMap,
     body: Bytes,
 ) -> PageResult {
@@ -390,7 +394,7 @@ pub async fn preview(
 pub async fn update(
     State(panel): State<Arc<Panel>>,
     ctx: Ctx,
-    Path(id): Path<i64>,
+    Path(id): Path<ChannelId>,
     body: Bytes,
 ) -> PageResult {
     let source = source_row(&panel, id).await?;
@@ -445,7 +449,7 @@ pub async fn update(
 /// `POST /sources/{id}/enabled` (`enabled` = `1` or `0`): a disabled source is not read.
 pub async fn set_enabled(
     State(panel): State<Arc<Panel>>,
-    Path(id): Path<i64>,
+    Path(id): Path<ChannelId>,
     body: Bytes,
 ) -> PageResult {
     let source = source_row(&panel, id).await?;
@@ -475,7 +479,7 @@ pub async fn set_enabled(
 }
 
 /// `POST /sources/{id}/remove`: no longer read or listed; its posts stay.
-pub async fn remove(State(panel): State<Arc<Panel>>, Path(id): Path<i64>) -> PageResult {
+pub async fn remove(State(panel): State<Arc<Panel>>, Path(id): Path<ChannelId>) -> PageResult {
     let source = source_row(&panel, id).await?;
     panel.store().remove_source(source.id, Utc::now()).await?;
     let mut r = see_other("/sources");

@@ -220,7 +220,7 @@ pub async fn paid_placement(
     title: &str,
     budget: Option<&str>,
     charge: &str,
-) -> i64 {
+) -> jobwire_store::PlacementId {
     let now = chrono::Utc::now();
     let draft = jobwire_store::PlacementDraft {
         lang: "en".into(),

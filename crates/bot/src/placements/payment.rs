@@ -63,7 +63,9 @@ impl Placements {
             .store
             .apply_placement_payment(
                 &entry,
-                payload.as_ref().map(|x| x.placement),
+                payload
+                    .as_ref()
+                    .map(|x| jobwire_store::PlacementId(x.placement)),
                 approval,
                 self.now(),
             )
@@ -77,7 +79,7 @@ impl Placements {
                 BotEvent::PlacementPaid {
                     chat_id,
                     charge: &entry.charge_id,
-                    placement: row.id,
+                    placement: row.id.get(),
                     status: row.status.as_str(),
                     amount: entry.amount,
                     currency: &entry.currency,
@@ -113,7 +115,9 @@ impl Placements {
         }
         let (invoice, placement) = match (
             self.store.invoice(&payload.nonce).await,
-            self.store.placement(payload.placement).await,
+            self.store
+                .placement(jobwire_store::PlacementId(payload.placement))
+                .await,
         ) {
             (Ok(Some(i)), Ok(Some(p))) => (i, p),
             (Ok(_), Ok(_)) => return refuse_unknown(),

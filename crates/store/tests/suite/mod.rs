@@ -1402,7 +1402,7 @@ pub async fn check_admin_accounts(store: &dyn Store) {
         .await
         .unwrap()
         .unwrap();
-    let session = |hash: &'static str, admin_id: i64| NewSession {
+    let session = |hash: &'static str, admin_id: AdminId| NewSession {
         token_hash: hash,
         admin_id,
         csrf: "c",

@@ -40,7 +40,7 @@ fn placement_payment(chat_id: i64, charge: &str, nonce: &str, amount: i64) -> Ne
 async fn pay(
     store: &dyn Store,
     (chat, charge, nonce, amount): (i64, &str, &str, i64),
-    placement: Option<i64>,
+    placement: Option<PlacementId>,
     approval: Option<bool>,
     at: DateTime<Utc>,
 ) -> PlacementRow {
@@ -61,7 +61,12 @@ async fn pay(
 
 /// A placement of `chat`, paid (`charge`) and published as a post with `text`: (its id, the
 /// post).
-async fn published(store: &dyn Store, chat: i64, charge: &str, text: &str) -> (i64, PostId) {
+async fn published(
+    store: &dyn Store,
+    chat: i64,
+    charge: &str,
+    text: &str,
+) -> (PlacementId, PostId) {
     let nonce = format!("nonce{chat}");
     let id = invoiced(store, chat, &nonce, 100).await;
     pay(
@@ -81,7 +86,7 @@ async fn published(store: &dyn Store, chat: i64, charge: &str, text: &str) -> (i
 }
 
 /// A draft of `chat` invoiced at `stars` under `nonce`; returns its id.
-async fn invoiced(store: &dyn Store, chat: i64, nonce: &str, stars: i64) -> i64 {
+async fn invoiced(store: &dyn Store, chat: i64, nonce: &str, stars: i64) -> PlacementId {
     let p = store
         .save_placement_draft(chat, &draft("Лендинг", &["web", "design"]), t0())
         .await
