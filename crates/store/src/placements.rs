@@ -10,7 +10,7 @@ use chrono::{DateTime, Duration, Utc};
 use jobwire_core::CategorySlug;
 pub use jobwire_core::placement::PlacementStatus;
 
-use crate::billing::insert_ledger;
+use crate::billing::{mark_invoice_paid, record_payment};
 use crate::codec::{clamp_u32, known_categories, ms};
 use crate::sql::{Cols, Dialect, Sql};
 use crate::*;
@@ -353,20 +353,11 @@ impl<DB: Dialect> PlacementStore for SqlStore<DB> {
         now: DateTime<Utc>,
     ) -> Result<PlacementPaid> {
         let mut tx = self.write.begin().await?;
-        let inserted = insert_ledger::<DB>(LedgerKind::Payment, entry, now)
-            .fetch_optional(&mut tx)
-            .await?;
-        if inserted.is_none() {
+        if !record_payment::<DB>(&mut tx, entry, now).await? {
             tx.rollback().await?;
             return Ok(PlacementPaid::AlreadyApplied);
         }
-        if let Some(nonce) = entry.nonce.as_deref() {
-            Sql::<DB>::new("UPDATE invoices SET paid_by = $1 WHERE nonce = $2 AND paid_by IS NULL")
-                .text(entry.charge_id.as_str())
-                .text(nonce)
-                .execute(&mut tx)
-                .await?;
-        }
+        mark_invoice_paid::<DB>(&mut tx, entry).await?;
         let (status, reason) = match approval {
             Some(true) => (PlacementStatus::AwaitingApproval, None),
             Some(false) => (PlacementStatus::Approved, None),
