@@ -20,19 +20,9 @@ fn draft(title: &str, categories: &[&str]) -> PlacementDraft {
 
 fn placement_payment(chat_id: i64, charge: &str, nonce: &str, amount: i64) -> NewLedgerEntry {
     NewLedgerEntry {
-        kind: LedgerKind::Payment,
-        charge_id: charge.to_owned(),
-        provider_charge_id: None,
-        chat_id,
         plan_id: Some("placement".to_owned()),
         nonce: Some(nonce.to_owned()),
-        amount,
-        currency: "XTR".to_owned(),
-        is_recurring: false,
-        is_first_recurring: false,
-        subscription_expires_at: None,
-        source: LedgerSource::Update,
-        raw: "{}".to_owned(),
+        ..stars_entry(LedgerKind::Payment, chat_id, charge, amount)
     }
 }
 
