@@ -146,6 +146,12 @@ pub async fn list(State(panel): State<Arc<Panel>>, ctx: Ctx) -> PageResult {
     .await
 }
 
+/// The list again with the form as typed and why it was refused (422).
+async fn refuse(panel: &Panel, ctx: &Ctx, form: AddForm, e: SourceErrors) -> PageResult {
+    let b = ctx.chrome("/sources");
+    render_list(panel, b, form, Some(e), StatusCode::UNPROCESSABLE_ENTITY).await
+}
+
 async fn render_list(
     panel: &Panel,
     b: Chrome,
@@ -212,16 +218,7 @@ pub async fn add(State(panel): State<Arc<Panel>>, ctx: Ctx, body: Bytes) -> Page
     };
     let spec = match (bad_interval, input.parse()) {
         (None, Ok(spec)) => spec,
-        (Some(e), _) | (None, Err(e)) => {
-            return render_list(
-                &panel,
-                ctx.chrome("/sources"),
-                form,
-                Some(e),
-                StatusCode::UNPROCESSABLE_ENTITY,
-            )
-            .await;
-        }
+        (Some(e), _) | (None, Err(e)) => return refuse(&panel, &ctx, form, e).await,
     };
     let store = panel.store();
     if let Some(known) = store.source_by_handle(&spec.handle).await?
@@ -232,14 +229,7 @@ pub async fn add(State(panel): State<Arc<Panel>>, ctx: Ctx, body: Bytes) -> Page
             field: "address",
             message: format!("{} is in the list already", spec.handle),
         }]);
-        return render_list(
-            &panel,
-            ctx.chrome("/sources"),
-            form,
-            Some(e),
-            StatusCode::UNPROCESSABLE_ENTITY,
-        )
-        .await;
+        return refuse(&panel, &ctx, form, e).await;
     }
     let row = store.add_source(&spec, Utc::now()).await?;
     let mut r = see_other(&format!("/sources/{}", row.id.get()));
@@ -271,6 +261,25 @@ struct SourcePage {
     exclude: String,
     errors: Vec<String>,
     preview: Preview,
+}
+
+/// A source's page: its rules as typed (`include`, `exclude`), what is wrong with them, and
+/// their preview.
+fn source_page(
+    ctx: &Ctx,
+    source: ChannelRow,
+    (include, exclude): (String, String),
+    errors: Vec<String>,
+    preview: Preview,
+) -> SourcePage {
+    SourcePage {
+        b: ctx.chrome("/sources"),
+        source,
+        include,
+        exclude,
+        errors,
+        preview,
+    }
 }
 
 #[derive(Template, WebTemplate)]
@@ -350,15 +359,8 @@ pub async fn show(
 ) -> PageResult {
     let source = source_row(&panel, id).await?;
     let preview = preview_of(&panel, &source, &source.include, &source.exclude).await?;
-    Ok(SourcePage {
-        b: ctx.chrome("/sources"),
-        include: source.include.join("\n"),
-        exclude: source.exclude.join("\n"),
-        errors: Vec::new(),
-        source,
-        preview,
-    }
-    .into_response())
+    let typed = (source.include.join("\n"), source.exclude.join("\n"));
+    Ok(source_page(&ctx, source, typed, Vec::new(), preview).into_response())
 }
 
 /// `POST /sources/{id}/preview` (`include`, `exclude`): the preview alone (htmx, as you
@@ -377,15 +379,8 @@ pub async fn preview(
     if headers.get("hx-request").is_some() {
         return Ok(preview.into_response());
     }
-    Ok(SourcePage {
-        b: ctx.chrome("/sources"),
-        errors: preview.errors.clone(),
-        include,
-        exclude,
-        source,
-        preview,
-    }
-    .into_response())
+    let errors = preview.errors.clone();
+    Ok(source_page(&ctx, source, (include, exclude), errors, preview).into_response())
 }
 
 /// `POST /sources/{id}` (`title`, `include`, `exclude`): saves the rules; refused with the
@@ -410,19 +405,12 @@ pub async fn update(
         Ok(edit) => edit,
         Err(e) => {
             let preview = preview_of(&panel, &source, &edit.include, &edit.exclude).await?;
-            let mut r = SourcePage {
-                b: ctx.chrome("/sources"),
-                errors: e
-                    .0
-                    .iter()
+            let errors =
+                e.0.iter()
                     .map(|f| format!("{}: {}", f.field, f.message))
-                    .collect(),
-                include: include_raw,
-                exclude: exclude_raw,
-                source,
-                preview,
-            }
-            .into_response();
+                    .collect();
+            let typed = (include_raw, exclude_raw);
+            let mut r = source_page(&ctx, source, typed, errors, preview).into_response();
             *r.status_mut() = StatusCode::UNPROCESSABLE_ENTITY;
             return Ok(r);
         }
