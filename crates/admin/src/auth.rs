@@ -35,7 +35,7 @@ const TOUCH_EVERY: Duration = Duration::minutes(1);
 /// A logged-in admin. `Debug` leaves the tokens out.
 #[derive(Clone)]
 pub struct Session {
-    pub admin_id: i64,
+    pub admin_id: jobwire_store::AdminId,
     pub username: String,
     /// What the account may do, read with the session at every request.
     pub role: AdminRole,
@@ -216,7 +216,7 @@ mod tests {
 
     fn session() -> Session {
         Session {
-            admin_id: 1,
+            admin_id: jobwire_store::AdminId(1),
             username: "ops".into(),
             role: AdminRole::Admin,
             csrf: "a".repeat(64),

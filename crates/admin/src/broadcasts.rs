@@ -74,7 +74,7 @@ pub enum BroadcastError {
     #[error(
         "the same message is being broadcast already (#{0}, started {1}); pause or cancel it first"
     )]
-    Repeated(i64, String),
+    Repeated(jobwire_store::BroadcastId, String),
     #[error(transparent)]
     Store(#[from] jobwire_store::StoreError),
 }
@@ -131,7 +131,7 @@ pub async fn create(
         .create_broadcast(text, &audience.to_json(), &recipients, now)
         .await?;
     tracing::info!(
-        broadcast = id,
+        broadcast = id.get(),
         recipients = recipients.len(),
         "broadcast created"
     );

@@ -45,21 +45,12 @@ impl Actor {
     }
 }
 
-/// A placement's id.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct PlacementId(pub i64);
+pub use jobwire_core::ids::{BroadcastId, DeadLetterId, PlacementId};
 
-/// A broadcast's id.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct BroadcastId(pub i64);
-
-/// A subscriber's chat.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+/// A subscriber's chat; a path segment `/subscribers/{chat}` reads as one (a bare number).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Deserialize)]
+#[serde(transparent)]
 pub struct ChatId(pub i64);
-
-/// A dead letter's id.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct DeadLetterId(pub i64);
 
 /// A payment's Telegram charge id (`telegram_payment_charge_id`).
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]

@@ -10,27 +10,8 @@
 //! (`<script>`) makes the message unreadable as Telegram HTML, and a link is kept only with
 //! an `http`, `https` or `tg` address.
 
+use jobwire_core::format::escape;
 use jobwire_core::tghtml::{self, Entity, EntityKind};
-
-/// Escapes text for an HTML page, as the panel's templates do.
-pub fn escape(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        push_escaped(&mut out, c);
-    }
-    out
-}
-
-fn push_escaped(out: &mut String, c: char) {
-    match c {
-        '&' => out.push_str("&#38;"),
-        '<' => out.push_str("&#60;"),
-        '>' => out.push_str("&#62;"),
-        '"' => out.push_str("&#34;"),
-        '\'' => out.push_str("&#39;"),
-        c => out.push(c),
-    }
-}
 
 /// The page HTML of a Telegram HTML message as its reader sees it (trimmed, links found in
 /// the text made links, as the Bot API does); Telegram's own error when it would refuse it.
@@ -124,7 +105,7 @@ fn write(visible: &str, entities: &[Entity]) -> String {
     let mut at: i64 = 0;
     for c in visible.chars() {
         step(&mut out, &mut open, &spans, &mut next, at);
-        push_escaped(&mut out, c);
+        out.push_str(&escape(c.encode_utf8(&mut [0; 4])));
         at += i64::try_from(c.len_utf16()).unwrap_or(1);
     }
     step(&mut out, &mut open, &spans, &mut next, at);
@@ -174,7 +155,7 @@ mod tests {
     fn telegrams_formatting_is_shown_formatted() {
         check(
             "<b>New:</b> <i>daily</i> <u>digests</u> &amp; <s>old</s> <code>x&lt;y</code>",
-            "<b>New:</b> <i>daily</i> <u>digests</u> &#38; <s>old</s> <code>x&#60;y</code>",
+            "<b>New:</b> <i>daily</i> <u>digests</u> &amp; <s>old</s> <code>x&lt;y</code>",
         );
         check(
             "<strong>a</strong><em>b</em><ins>c</ins><strike>d</strike><del>e</del>",
@@ -190,7 +171,7 @@ mod tests {
         );
         check(
             "<a href=\"https://example.com/?a=1&amp;b=2\">site</a> <b><i>both</i></b>",
-            "<a href=\"https://example.com/?a=1&#38;b=2\" rel=\"nofollow noopener noreferrer\" \
+            "<a href=\"https://example.com/?a=1&amp;b=2\" rel=\"nofollow noopener noreferrer\" \
              target=\"_blank\">site</a> <b><i>both</i></b>",
         );
         check(
@@ -213,7 +194,7 @@ mod tests {
         assert!(render(script).is_err());
         assert_eq!(
             render_or_escape(script),
-            "&#60;b&#62;hi&#60;/b&#62;&#60;script&#62;alert(1)&#60;/script&#62;"
+            "&lt;b&gt;hi&lt;/b&gt;&lt;script&gt;alert(1)&lt;/script&gt;"
         );
         // Attributes Telegram ignores are gone.
         check("<b onerror=\"alert(1)\">x</b>", "<b>x</b>");
@@ -241,7 +222,7 @@ mod tests {
         // Escaped markup in the text stays text.
         check(
             "&lt;img src=x onerror=alert(1)&gt;",
-            "&#60;img src=x onerror=alert(1)&#62;",
+            "&lt;img src=x onerror=alert(1)&gt;",
         );
     }
 

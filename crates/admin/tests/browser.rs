@@ -23,10 +23,7 @@ use chrono::Utc;
 use fantoccini::Locator;
 use jobwire_admin::AdminSettings;
 use jobwire_core::{CategorySlug, PostKind};
-use jobwire_store::{
-    ClassificationRecord, InsertOutcome, NewDelivery, NewPost, NewReport, PostId, PostStatus,
-    ReportKind, SqliteStore, Store, SubscriberSpec,
-};
+use jobwire_store::{ClassificationRecord, NewDelivery, NewReport, PostId, ReportKind, Store};
 use serde_json::json;
 
 use common::PASSWORD;
@@ -41,45 +38,14 @@ impl Seeded {
     async fn post(&self, channel: &str, text: &str) -> PostId {
         let ch = self.store.source_by_handle(channel).await.unwrap().unwrap();
         let n = Utc::now().timestamp_nanos_opt().unwrap_or(0).to_string();
-        match self
-            .store
-            .insert_post(&NewPost {
-                channel_id: ch.id,
-                external_id: n,
-                text: text.into(),
-                author: None,
-                url: None,
-                posted_at: Utc::now(),
-                received_at: Utc::now(),
-                status: PostStatus::Queued,
-                filter_reason: None,
-                fingerprint: None,
-                duplicate_of: None,
-            })
-            .await
-            .unwrap()
-        {
-            InsertOutcome::Inserted(id) | InsertOutcome::AlreadyKnown(id) => id,
-        }
+        common::queued_post(self.store.as_ref(), ch.id, n, text, None).await
     }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_admins_day_in_the_panel() {
     let dir = tempfile::tempdir().unwrap();
-    let store: Arc<dyn Store> = Arc::new(
-        SqliteStore::open_path(&dir.path().join("jobwire.db"))
-            .await
-            .unwrap(),
-    );
-    jobwire_admin::accounts::apply(
-        store.as_ref(),
-        jobwire_admin::accounts::Change::Create(jobwire_store::AdminRole::Admin),
-        "ops",
-        PASSWORD,
-    )
-    .await
-    .unwrap();
+    let store = common::store_with_admin(&dir).await;
     let category = |slug: &str, name: &str, description: &str| {
         (
             jobwire_core::CategorySlug::parse(slug).unwrap(),
@@ -198,16 +164,7 @@ async fn an_admins_day_in_the_panel() {
         .unwrap();
     let sub = store
         .upsert_subscriber(
-            &SubscriberSpec {
-                chat_id: 777,
-                name: Some("Ann".into()),
-                categories: vec![CategorySlug::parse("web").unwrap()],
-                include: vec![],
-                exclude: vec![],
-                paused: false,
-                quiet_hours: None,
-                min_budget: None,
-            },
+            &common::subscriber_spec(777, Some("Ann"), "web"),
             Utc::now(),
         )
         .await
@@ -406,32 +363,7 @@ async fn an_admins_day_in_the_panel() {
 
     // Payments: refund one from the ledger, with a reason.
     for (charge, chat, amount) in [("stx-1", 4242, 80), ("stx-2", 5151, 250)] {
-        let paid = jobwire_store::NewLedgerEntry {
-            kind: jobwire_store::LedgerKind::Payment,
-            charge_id: charge.into(),
-            provider_charge_id: None,
-            chat_id: chat,
-            plan_id: Some("month".into()),
-            nonce: None,
-            amount,
-            currency: "XTR".into(),
-            is_recurring: false,
-            is_first_recurring: false,
-            subscription_expires_at: None,
-            source: jobwire_store::LedgerSource::Update,
-            raw: "{}".into(),
-        };
-        let grant = jobwire_store::Grant {
-            plan_id: "month".into(),
-            categories: vec![],
-            days: 30,
-            renews: false,
-            ends_at: None,
-        };
-        store
-            .apply_payment(&paid, &grant, Utc::now())
-            .await
-            .unwrap();
+        common::pay_stars(store.as_ref(), (chat, charge), "month", amount, 30).await;
     }
     c.goto(&format!("{base}/payments")).await.unwrap();
     shot(&c, "22-payments").await;
@@ -492,16 +424,7 @@ async fn an_admins_day_in_the_panel() {
     // Broadcasts: to the 3 of 5 subscribers in `web` (Ann and two more), previewed (the
     // message rendered as Telegram shows it), sent, and watched until all 3 went out.
     for (chat, cat) in [(1, "web"), (2, "web"), (4, "design"), (5, "design")] {
-        let spec = jobwire_store::SubscriberSpec {
-            chat_id: chat,
-            name: None,
-            categories: vec![jobwire_core::CategorySlug::parse(cat).unwrap()],
-            include: vec![],
-            exclude: vec![],
-            paused: false,
-            quiet_hours: None,
-            min_budget: None,
-        };
+        let spec = common::subscriber_spec(chat, None, cat);
         store.upsert_subscriber(&spec, Utc::now()).await.unwrap();
     }
     c.goto(&format!("{base}/broadcasts")).await.unwrap();

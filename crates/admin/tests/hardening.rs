@@ -12,7 +12,6 @@ use axum::http::{Request, StatusCode, header};
 use chrono::Utc;
 use common::{Bed, PASSWORD, login_from, login_request, retry_after};
 use jobwire_admin::panel::{MAX_ACCOUNT_FAILURES, MAX_PASSWORD_CHECKS};
-use jobwire_store::{InsertOutcome, NewPost, PostStatus};
 
 async fn bed() -> Bed {
     common::open(None, |s| s).await
@@ -198,26 +197,14 @@ async fn only_http_https_and_tg_links_are_rendered_as_links() {
     .into_iter()
     .enumerate()
     {
-        let id = match bed
-            .store
-            .insert_post(&NewPost {
-                channel_id: channel.id,
-                external_id: format!("x{i}"),
-                text: "A job".into(),
-                author: None,
-                url: Some(url.to_owned()),
-                posted_at: Utc::now(),
-                received_at: Utc::now(),
-                status: PostStatus::Queued,
-                filter_reason: None,
-                fingerprint: None,
-                duplicate_of: None,
-            })
-            .await
-            .unwrap()
-        {
-            InsertOutcome::Inserted(id) | InsertOutcome::AlreadyKnown(id) => id,
-        };
+        let id = common::queued_post(
+            bed.store.as_ref(),
+            channel.id,
+            format!("x{i}"),
+            "A job",
+            Some(url),
+        )
+        .await;
         ids.push((url, id));
     }
     for (url, id) in ids {
@@ -295,43 +282,23 @@ async fn yes_telegram() -> url::Url {
     format!("http://{addr}/").parse().unwrap()
 }
 
-#[tokio::test]
-async fn a_refund_is_audited_with_the_payments_chat_whatever_the_url_says() {
-    use jobwire_store::{Grant, LedgerKind, LedgerSource, NewLedgerEntry};
+/// The panel with a main bot whose Telegram says yes to every call (a refund goes through).
+async fn bed_with_main_bot() -> Bed {
     let telegram = yes_telegram().await;
-    let bed = common::open(None, |s| {
+    common::open(None, |s| {
         s.main_bot(
             telegram,
             "555:MAINmainMAINmainMAINmainMAIN".to_owned().into(),
         )
     })
-    .await;
-    let paid = NewLedgerEntry {
-        kind: LedgerKind::Payment,
-        charge_id: "stx-1".into(),
-        provider_charge_id: None,
-        chat_id: 4242,
-        plan_id: Some("week".into()),
-        nonce: None,
-        amount: 80,
-        currency: "XTR".into(),
-        is_recurring: false,
-        is_first_recurring: false,
-        subscription_expires_at: None,
-        source: LedgerSource::Update,
-        raw: "{}".into(),
-    };
-    let grant = Grant {
-        plan_id: "week".into(),
-        categories: vec![],
-        days: 7,
-        renews: false,
-        ends_at: None,
-    };
-    bed.store
-        .apply_payment(&paid, &grant, Utc::now())
-        .await
-        .unwrap();
+    .await
+}
+
+#[tokio::test]
+async fn a_refund_is_audited_with_the_payments_chat_whatever_the_url_says() {
+    use jobwire_store::{LedgerKind, NewLedgerEntry};
+    let bed = bed_with_main_bot().await;
+    let paid = common::pay_stars(bed.store.as_ref(), (4242, "stx-1"), "week", 80, 7).await;
     let s = bed.login().await;
     let r = bed
         .post("/subscribers/777/refund", &s, &[("charge_id", "stx-1")])
@@ -363,46 +330,14 @@ async fn a_refund_is_audited_with_the_payments_chat_whatever_the_url_says() {
 /// its reason audited, and the payment cannot be refunded twice.
 #[tokio::test]
 async fn payments_are_filtered_summed_and_refunded_from_the_ledger() {
-    use jobwire_store::{Grant, LedgerKind, LedgerSource, NewLedgerEntry};
-    let telegram = yes_telegram().await;
-    let bed = common::open(None, |s| {
-        s.main_bot(
-            telegram,
-            "555:MAINmainMAINmainMAINmainMAIN".to_owned().into(),
-        )
-    })
-    .await;
+    use jobwire_store::LedgerKind;
+    let bed = bed_with_main_bot().await;
     for (charge, chat, plan, amount) in [
         ("stx-a", 4242, "week", 80),
         ("stx-b", 5151, "month", 250),
         ("stx-c", 4242, "month", 250),
     ] {
-        let paid = NewLedgerEntry {
-            kind: LedgerKind::Payment,
-            charge_id: charge.into(),
-            provider_charge_id: None,
-            chat_id: chat,
-            plan_id: Some(plan.into()),
-            nonce: None,
-            amount,
-            currency: "XTR".into(),
-            is_recurring: false,
-            is_first_recurring: false,
-            subscription_expires_at: None,
-            source: LedgerSource::Update,
-            raw: "{}".into(),
-        };
-        let grant = Grant {
-            plan_id: plan.into(),
-            categories: vec![],
-            days: 7,
-            renews: false,
-            ends_at: None,
-        };
-        bed.store
-            .apply_payment(&paid, &grant, Utc::now())
-            .await
-            .unwrap();
+        common::pay_stars(bed.store.as_ref(), (chat, charge), plan, amount, 7).await;
     }
     let s = bed.login().await;
     let page = bed.get("/payments", Some(&s)).await;

@@ -11,8 +11,8 @@ use chrono::Utc;
 use common::{Bed, PASSWORD};
 use jobwire_core::{CategorySlug, PostKind};
 use jobwire_store::{
-    CategoryFields, ClassificationRecord, ExampleId, InsertOutcome, NewPost, NewReport, PostId,
-    PostStatus, ReportKind, ReportStatus, TelegramWait, WaitKind,
+    CategoryFields, ClassificationRecord, ExampleId, NewReport, PostId, ReportKind, ReportStatus,
+    TelegramWait, WaitKind,
 };
 
 async fn bed() -> Bed {
@@ -80,26 +80,7 @@ impl Bed {
                 .unwrap(),
         };
         let n = Utc::now().timestamp_nanos_opt().unwrap_or(0).to_string();
-        match self
-            .store
-            .insert_post(&NewPost {
-                channel_id: ch.id,
-                external_id: n,
-                text: text.into(),
-                author: None,
-                url: None,
-                posted_at: Utc::now(),
-                received_at: Utc::now(),
-                status: PostStatus::Queued,
-                filter_reason: None,
-                fingerprint: None,
-                duplicate_of: None,
-            })
-            .await
-            .unwrap()
-        {
-            InsertOutcome::Inserted(id) | InsertOutcome::AlreadyKnown(id) => id,
-        }
+        common::queued_post(self.store.as_ref(), ch.id, n, text, None).await
     }
 }
 
@@ -793,16 +774,7 @@ async fn an_admin_extends_and_ends_a_subscription() {
     let s = bed.login().await;
     bed.store
         .upsert_subscriber(
-            &jobwire_store::SubscriberSpec {
-                chat_id: 555,
-                name: Some("<i>Ann</i>".into()),
-                categories: vec![jobwire_core::CategorySlug::parse("web").unwrap()],
-                include: vec![],
-                exclude: vec![],
-                paused: false,
-                quiet_hours: None,
-                min_budget: None,
-            },
+            &common::subscriber_spec(555, Some("<i>Ann</i>"), "web"),
             Utc::now(),
         )
         .await
@@ -1041,7 +1013,12 @@ async fn an_admin_renames_a_category_moves_it_to_another_bot_and_the_change_is_a
 
 impl Bed {
     /// A paid placement of `chat` waiting for approval (categories `web`, 100 Stars).
-    async fn placement_awaiting(&self, chat: i64, title: &str, charge: &str) -> i64 {
+    async fn placement_awaiting(
+        &self,
+        chat: i64,
+        title: &str,
+        charge: &str,
+    ) -> jobwire_store::PlacementId {
         common::paid_placement(self.store.as_ref(), chat, title, Some("300 USD"), charge).await
     }
 }
@@ -1068,7 +1045,7 @@ async fn a_moderator_approves_and_refuses_placements_from_the_queue() {
     assert!(!page.body.contains("<script>alert(1)"), "shown as text");
     assert!(
         page.body
-            .contains("&#60;script&#62;alert(1)&#60;/script&#62; Landing")
+            .contains("&lt;script&gt;alert(1)&lt;/script&gt; Landing")
     );
     assert!(page.body.contains("Budget: 300 USD") && page.body.contains("@coffee_hr"));
     assert!(page.body.contains("515") && page.body.contains("100 XTR"));
@@ -1346,7 +1323,6 @@ async fn an_admin_adds_resets_and_disables_an_account() {
 #[tokio::test]
 async fn plans_show_their_prices_and_active_subscriptions() {
     use jobwire_core::billing::{Plan, PlanId};
-    use jobwire_store::{Grant, LedgerKind, LedgerSource, NewLedgerEntry};
     let month = Plan {
         id: PlanId::parse("month").unwrap(),
         title: "Month <b>pro</b>".into(),
@@ -1357,32 +1333,7 @@ async fn plans_show_their_prices_and_active_subscriptions() {
     };
     let bed = common::open(None, |s| s.plans(vec![month], 3)).await;
     for (charge, chat, plan) in [("a", 1, "month"), ("b", 2, "month"), ("c", 3, "week")] {
-        let paid = NewLedgerEntry {
-            kind: LedgerKind::Payment,
-            charge_id: charge.into(),
-            provider_charge_id: None,
-            chat_id: chat,
-            plan_id: Some(plan.into()),
-            nonce: None,
-            amount: 250,
-            currency: "XTR".into(),
-            is_recurring: false,
-            is_first_recurring: false,
-            subscription_expires_at: None,
-            source: LedgerSource::Update,
-            raw: "{}".into(),
-        };
-        let grant = Grant {
-            plan_id: plan.into(),
-            categories: vec![],
-            days: 30,
-            renews: false,
-            ends_at: None,
-        };
-        bed.store
-            .apply_payment(&paid, &grant, Utc::now())
-            .await
-            .unwrap();
+        common::pay_stars(bed.store.as_ref(), (chat, charge), plan, 250, 30).await;
     }
     let s = bed.login().await;
     let page = bed.get("/plans", Some(&s)).await;
@@ -1411,31 +1362,9 @@ async fn plans_show_their_prices_and_active_subscriptions() {
 /// the CSRF token, and each is audited; the live list shows the progress.
 #[tokio::test]
 async fn an_admin_previews_sends_and_stops_a_broadcast() {
-    use jobwire_admin::broadcasts::BroadcastSetup;
-    let route = |slug: &str| jobwire_fanout::CategoryRoute {
-        slug: CategorySlug::parse(slug).unwrap(),
-        name: slug.to_owned(),
-        bot: "dev".to_owned(),
-    };
-    let bed = common::open(None, |s| {
-        s.broadcasts(BroadcastSetup {
-            routes: vec![route("web"), route("design")],
-            plans: vec![],
-            main_bot: Some("main".to_owned()),
-        })
-    })
-    .await;
+    let bed = common::open(None, common::with_broadcasts).await;
     for (chat, cat) in [(1, "web"), (2, "web"), (3, "design")] {
-        let spec = jobwire_store::SubscriberSpec {
-            chat_id: chat,
-            name: None,
-            categories: vec![CategorySlug::parse(cat).unwrap()],
-            include: vec![],
-            exclude: vec![],
-            paused: false,
-            quiet_hours: None,
-            min_budget: None,
-        };
+        let spec = common::subscriber_spec(chat, None, cat);
         bed.store
             .upsert_subscriber(&spec, Utc::now())
             .await
@@ -1457,7 +1386,7 @@ async fn an_admin_previews_sends_and_stops_a_broadcast() {
         p.body
     );
     assert!(
-        p.body.contains("<b>New:</b> a digest &#38; more"),
+        p.body.contains("<b>New:</b> a digest &amp; more"),
         "rendered as Telegram shows it: {}",
         p.body
     );

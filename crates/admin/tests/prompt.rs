@@ -13,7 +13,7 @@ use chrono::Utc;
 use common::Bed;
 use jobwire_admin::PromptLab;
 use jobwire_classify::llm::PROMPT_TEMPLATE;
-use jobwire_store::{InsertOutcome, NewPost, PostId, PostStatus};
+use jobwire_store::PostId;
 
 /// A prompt template that passes the checks.
 const GOOD: &str = "Sort the posts.\n{{categories}}\n{{reason}}Answer in JSON.";
@@ -71,26 +71,7 @@ impl Bed {
             .ensure_channel(channel, Utc::now())
             .await
             .unwrap();
-        match self
-            .store
-            .insert_post(&NewPost {
-                channel_id: ch.id,
-                external_id: "1".to_owned(),
-                text: text.into(),
-                author: None,
-                url: None,
-                posted_at: Utc::now(),
-                received_at: Utc::now(),
-                status: PostStatus::Queued,
-                filter_reason: None,
-                fingerprint: None,
-                duplicate_of: None,
-            })
-            .await
-            .unwrap()
-        {
-            InsertOutcome::Inserted(id) | InsertOutcome::AlreadyKnown(id) => id,
-        }
+        common::queued_post(self.store.as_ref(), ch.id, "1".to_owned(), text, None).await
     }
 
     async fn audit_actions(&self) -> Vec<(String, String, String)> {

@@ -101,3 +101,19 @@ row_id!(
     /// One row of the payment ledger (`payments.id`).
     LedgerId
 );
+row_id!(
+    /// An admin account of the web panel (`admins.id`).
+    AdminId
+);
+row_id!(
+    /// An admin's broadcast to many subscribers (`broadcasts.id`).
+    BroadcastId
+);
+row_id!(
+    /// An employer's direct placement (`placements.id`).
+    PlacementId
+);
+row_id!(
+    /// One version of the classification prompt (`prompt_versions.id`).
+    PromptVersionId
+);

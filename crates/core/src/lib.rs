@@ -35,6 +35,7 @@ pub mod tghtml;
 
 pub use category::{CategorySlug, InvalidCategory};
 pub use ids::{
-    AccessPeriodId, ChannelId, DeliveryId, ExampleId, LedgerId, PostId, ReportId, SubscriberId,
+    AccessPeriodId, AdminId, BroadcastId, ChannelId, DeliveryId, ExampleId, LedgerId, PlacementId,
+    PostId, PromptVersionId, ReportId, SubscriberId,
 };
 pub use post::{IncomingPost, PostKind, Verdict};

@@ -10,7 +10,7 @@ use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use chrono::Utc;
-use jobwire_store::{BlockScope, RecipientOutcome};
+use jobwire_store::{BlockScope, BroadcastId, RecipientOutcome};
 use teloxide::prelude::*;
 use teloxide::types::{LinkPreviewOptions, ParseMode};
 use teloxide::{ApiError, RequestError};
@@ -36,8 +36,8 @@ impl SendStage {
         self: Arc<Self>,
         shutdown: CancellationToken,
     ) -> Result<(), DeliverError> {
-        let mut texts: HashMap<i64, String> = HashMap::new();
-        let mut tries: HashMap<(i64, i64), u32> = HashMap::new();
+        let mut texts: HashMap<BroadcastId, String> = HashMap::new();
+        let mut tries: HashMap<(BroadcastId, i64), u32> = HashMap::new();
         let mut last_abandon = None;
         loop {
             if shutdown.is_cancelled() {
@@ -69,8 +69,8 @@ impl SendStage {
     /// One pass over the running broadcasts: a batch of each; whether anything was sent.
     async fn broadcast_pass(
         &self,
-        texts: &mut HashMap<i64, String>,
-        tries: &mut HashMap<(i64, i64), u32>,
+        texts: &mut HashMap<BroadcastId, String>,
+        tries: &mut HashMap<(BroadcastId, i64), u32>,
         last_abandon: &mut Option<tokio::time::Instant>,
         shutdown: &CancellationToken,
     ) -> Result<bool, DeliverError> {
@@ -100,7 +100,7 @@ impl SendStage {
                     .await?;
                 let Some((chat, bot)) = claimed.into_iter().next() else {
                     if self.store().complete_broadcast(id, Utc::now()).await? {
-                        tracing::info!(broadcast = id, "broadcast finished");
+                        tracing::info!(broadcast = id.get(), "broadcast finished");
                         texts.remove(&id);
                     }
                     break;

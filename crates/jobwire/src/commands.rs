@@ -340,7 +340,7 @@ async fn broadcast_command(
             let list = match id {
                 Some(id) => vec![
                     store
-                        .broadcast(*id, now())
+                        .broadcast(jobwire_store::BroadcastId(*id), now())
                         .await?
                         .with_context(|| format!("no broadcast {id}"))?,
                 ],
@@ -366,11 +366,14 @@ async fn broadcast_command(
                 A::Resume { .. } => S::Running,
                 _ => S::Canceled,
             };
-            if !store.set_broadcast_status(*id, status, now()).await? {
+            if !store
+                .set_broadcast_status(jobwire_store::BroadcastId(*id), status, now())
+                .await?
+            {
                 anyhow::bail!("broadcast {id} does not exist or has ended");
             }
             let b = store
-                .broadcast(*id, now())
+                .broadcast(jobwire_store::BroadcastId(*id), now())
                 .await?
                 .with_context(|| format!("no broadcast {id}"))?;
             println!("{}", progress_line(&b));

@@ -46,8 +46,11 @@ pub async fn follow_current_prompt(
     shutdown: CancellationToken,
 ) -> anyhow::Result<()> {
     // The (id, activation) applied last: `None` = the built-in prompt.
-    let mut applied: Option<(i64, Option<chrono::DateTime<chrono::Utc>>)> = None;
-    let mut refused: Option<i64> = None;
+    let mut applied: Option<(
+        jobwire_store::PromptVersionId,
+        Option<chrono::DateTime<chrono::Utc>>,
+    )> = None;
+    let mut refused: Option<jobwire_store::PromptVersionId> = None;
     loop {
         match store.current_prompt_version().await {
             Ok(Some(v)) if applied != Some((v.id, v.activated_at)) && refused != Some(v.id) => {

@@ -894,7 +894,7 @@ async fn placements_are_listed_and_decided_once_over_the_api() {
         contact: Some("@coffee_hr".into()),
         categories: vec![jobwire_core::CategorySlug::parse("web").unwrap()],
     };
-    let pay = |id: i64, charge: &str, nonce: &str| {
+    let pay = |id: jobwire_store::PlacementId, charge: &str, nonce: &str| {
         let entry = ledger_entry(
             LedgerKind::Payment,
             chat,

@@ -46,7 +46,7 @@ impl AdminRole {
 /// One admin account. `Debug` leaves the hash out.
 #[derive(Clone, PartialEq, Eq)]
 pub struct AdminRow {
-    pub id: i64,
+    pub id: AdminId,
     pub username: String,
     /// argon2id, PHC string form (`$argon2id$v=19$…`).
     pub password_hash: String,
@@ -84,7 +84,7 @@ pub trait AdminStore: Send + Sync {
         password_hash: &str,
         role: AdminRole,
         now: DateTime<Utc>,
-    ) -> Result<Option<i64>>;
+    ) -> Result<Option<AdminId>>;
 
     /// The account of a username (exact match), disabled or not.
     async fn admin_by_username(&self, username: &str) -> Result<Option<AdminRow>>;
@@ -114,7 +114,7 @@ pub(crate) fn role_of(raw: &str) -> AdminRole {
 fn admin_row<DB: Dialect>(row: &DB::Row, sessions: bool) -> Result<AdminRow> {
     let c = Cols::<DB>::new(row);
     Ok(AdminRow {
-        id: c.id()?,
+        id: AdminId(c.id()?),
         username: c.text("username")?,
         password_hash: c.text("password_hash")?,
         role: role_of(&c.text("role")?),
@@ -133,7 +133,7 @@ impl<DB: Dialect> AdminStore for SqlStore<DB> {
         password_hash: &str,
         role: AdminRole,
         now: DateTime<Utc>,
-    ) -> Result<Option<i64>> {
+    ) -> Result<Option<AdminId>> {
         let row = Sql::<DB>::new(
             "INSERT INTO admins (username, password_hash, role, created_at, updated_at)
              VALUES ($1, $2, $4, $3, $3) ON CONFLICT (username) DO NOTHING RETURNING id",
@@ -144,7 +144,8 @@ impl<DB: Dialect> AdminStore for SqlStore<DB> {
         .text(role.as_str())
         .fetch_optional(&self.write)
         .await?;
-        row.map(|row| Cols::<DB>::new(&row).id()).transpose()
+        row.map(|row| Cols::<DB>::new(&row).id().map(AdminId))
+            .transpose()
     }
 
     async fn admin_by_username(&self, username: &str) -> Result<Option<AdminRow>> {

@@ -8,8 +8,6 @@
 
 use async_trait::async_trait;
 use chrono::{DateTime, Duration, Utc};
-use jobwire_core::CategorySlug;
-use jobwire_core::billing::{Access, Period};
 pub use jobwire_core::ids::{AccessPeriodId, LedgerId};
 
 use crate::codec::{clamp_u64, ms};
@@ -17,190 +15,17 @@ use crate::sql::{Cols, Dialect, Sql};
 use crate::subscribers::BUMP_SUBSCRIBERS_VERSION;
 use crate::*;
 
+mod access;
+mod ledger;
 mod reconciliation;
 
+pub(crate) use access::access_period_row;
+pub use access::{AccessPeriodRow, Grant, access_of};
+use access::{insert_period, paid_stretch};
+pub use ledger::{InvoiceRow, LedgerKind, LedgerRow, LedgerSource, NewInvoice, NewLedgerEntry};
+pub(crate) use ledger::{insert_ledger, mark_invoice_paid, record_payment};
+use ledger::{invoice_row, ledger_row};
 pub use reconciliation::ReconciliationRun;
-
-/// An invoice jobwire is about to send: its nonce is stored first, so pre-checkout can tell
-/// a payload jobwire issued from a forged or replayed one.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct NewInvoice {
-    pub nonce: String,
-    pub chat_id: i64,
-    pub plan_id: String,
-    /// In the currency's smallest unit (Stars are whole).
-    pub amount: i64,
-    pub currency: String,
-}
-
-/// A stored invoice.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct InvoiceRow {
-    pub nonce: String,
-    pub chat_id: i64,
-    pub plan_id: String,
-    pub amount: i64,
-    pub currency: String,
-    pub created_at: DateTime<Utc>,
-    /// The charge that paid it; `Some` once a successful payment used the nonce.
-    pub paid_by: Option<String>,
-}
-
-/// What a ledger row records.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum LedgerKind {
-    /// A successful payment (first payment or renewal).
-    Payment,
-    /// A refund jobwire made (`refundStarPayment`, by an admin).
-    Refund,
-    /// A refund Telegram reported (`refunded_payment`), made elsewhere.
-    Refunded,
-}
-
-impl LedgerKind {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Payment => "payment",
-            Self::Refund => "refund",
-            Self::Refunded => "refunded",
-        }
-    }
-
-    pub fn parse(raw: &str) -> Option<Self> {
-        match raw {
-            "payment" => Some(Self::Payment),
-            "refund" => Some(Self::Refund),
-            "refunded" => Some(Self::Refunded),
-            _ => None,
-        }
-    }
-}
-
-/// How jobwire learned of a ledger event.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum LedgerSource {
-    /// A bot update (`successful_payment`, `refunded_payment`).
-    Update,
-    /// `getStarTransactions` had it and the ledger did not.
-    Reconciliation,
-    /// An admin's action.
-    Admin,
-}
-
-impl LedgerSource {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Update => "update",
-            Self::Reconciliation => "reconciliation",
-            Self::Admin => "admin",
-        }
-    }
-
-    pub fn parse(raw: &str) -> Option<Self> {
-        match raw {
-            "update" => Some(Self::Update),
-            "reconciliation" => Some(Self::Reconciliation),
-            "admin" => Some(Self::Admin),
-            _ => None,
-        }
-    }
-}
-
-/// A ledger event to record.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct NewLedgerEntry {
-    pub kind: LedgerKind,
-    /// `telegram_payment_charge_id`.
-    pub charge_id: String,
-    pub provider_charge_id: Option<String>,
-    pub chat_id: i64,
-    pub plan_id: Option<String>,
-    /// The invoice nonce the payment used, if any (a renewal has the first payment's).
-    pub nonce: Option<String>,
-    /// In the currency's smallest unit.
-    pub amount: i64,
-    pub currency: String,
-    pub is_recurring: bool,
-    pub is_first_recurring: bool,
-    /// Telegram's `subscription_expiration_date`, for subscription payments.
-    pub subscription_expires_at: Option<DateTime<Utc>>,
-    pub source: LedgerSource,
-    /// The update or transaction as received (JSON).
-    pub raw: String,
-}
-
-/// A ledger row.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct LedgerRow {
-    pub id: LedgerId,
-    pub kind: LedgerKind,
-    pub charge_id: String,
-    pub provider_charge_id: Option<String>,
-    pub chat_id: i64,
-    pub plan_id: Option<String>,
-    pub nonce: Option<String>,
-    pub amount: i64,
-    pub currency: String,
-    pub is_recurring: bool,
-    pub is_first_recurring: bool,
-    pub subscription_expires_at: Option<DateTime<Utc>>,
-    pub source: LedgerSource,
-    pub raw: String,
-    pub created_at: DateTime<Utc>,
-}
-
-/// The access a trial or a payment buys.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Grant {
-    pub plan_id: String,
-    /// Empty: every category.
-    pub categories: Vec<CategorySlug>,
-    pub days: u32,
-    /// A Stars subscription that renews itself.
-    pub renews: bool,
-    /// The end Telegram set (`subscription_expiration_date`); `None`: start + `days`.
-    pub ends_at: Option<DateTime<Utc>>,
-}
-
-/// A period of access as stored.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct AccessPeriodRow {
-    pub id: AccessPeriodId,
-    pub chat_id: i64,
-    pub plan_id: String,
-    pub categories: Vec<CategorySlug>,
-    pub starts_at: DateTime<Utc>,
-    pub ends_at: DateTime<Utc>,
-    pub trial: bool,
-    pub renews: bool,
-    /// The payment that bought it (`None` for a trial).
-    pub charge_id: Option<String>,
-    /// The subscriber cancelled the renewal: access runs to `ends_at`, no grace day.
-    pub canceled_at: Option<DateTime<Utc>>,
-    /// Refunded: it gives nothing from then on.
-    pub revoked_at: Option<DateTime<Utc>>,
-    pub created_at: DateTime<Utc>,
-}
-
-impl AccessPeriodRow {
-    /// The domain view (see [`jobwire_core::billing::Access`]).
-    pub fn to_period(&self) -> Period {
-        Period {
-            plan: self.plan_id.clone(),
-            starts_at: self.starts_at,
-            ends_at: self.ends_at,
-            categories: self.categories.clone(),
-            trial: self.trial,
-            renews: self.renews && self.canceled_at.is_none(),
-            revoked: self.revoked_at.is_some(),
-        }
-    }
-}
-
-/// The domain view of a subscriber's periods.
-pub fn access_of(rows: &[AccessPeriodRow]) -> Access {
-    Access::new(rows.iter().map(AccessPeriodRow::to_period).collect())
-}
 
 /// What [`BillingStore::apply_payment`] did.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -316,148 +141,6 @@ pub trait BillingStore: Send + Sync {
     async fn last_reconciliation(&self) -> Result<Option<ReconciliationRun>>;
 }
 
-/// The ledger insert of one event: one row per `(charge_id, kind)`, and one refund per
-/// charge whatever its kind (`refund` or `refunded`, the partial unique index
-/// `payments_one_refund`); none (no `id` returned) when it was recorded before.
-pub(crate) fn insert_ledger<DB: Dialect>(
-    kind: LedgerKind,
-    entry: &NewLedgerEntry,
-    now: DateTime<Utc>,
-) -> Sql<DB> {
-    Sql::<DB>::new(
-        "INSERT INTO payments (kind, charge_id, provider_charge_id, chat_id, plan_id, nonce,
-             amount, currency, is_recurring, is_first_recurring, subscription_expires_at,
-             source, raw, created_at)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)
-         ON CONFLICT DO NOTHING
-         RETURNING id",
-    )
-    .text(kind.as_str())
-    .text(entry.charge_id.as_str())
-    .text(entry.provider_charge_id.as_deref())
-    .int(entry.chat_id)
-    .text(entry.plan_id.as_deref())
-    .text(entry.nonce.as_deref())
-    .int(entry.amount)
-    .text(entry.currency.as_str())
-    .flag(entry.is_recurring)
-    .flag(entry.is_first_recurring)
-    .int(entry.subscription_expires_at.map(ms))
-    .text(entry.source.as_str())
-    .text(entry.raw.as_str())
-    .int(ms(now))
-}
-
-/// A new access period, returned whole.
-fn insert_period<DB: Dialect>(
-    chat_id: i64,
-    grant: &Grant,
-    (starts_at, ends_at): (DateTime<Utc>, DateTime<Utc>),
-    trial: bool,
-    charge_id: Option<&str>,
-    now: DateTime<Utc>,
-) -> Sql<DB> {
-    // A chat's second trial violates the partial unique index `access_periods_one_trial`:
-    // nothing is inserted, nothing returned.
-    Sql::<DB>::new(
-        "INSERT INTO access_periods (chat_id, plan_id, categories, starts_at, ends_at, trial,
-             renews, charge_id, created_at)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
-         ON CONFLICT DO NOTHING
-         RETURNING *",
-    )
-    .int(chat_id)
-    .text(grant.plan_id.as_str())
-    .json(Some(&grant.categories))
-    .int(ms(starts_at))
-    .int(ms(ends_at))
-    .flag(trial)
-    .flag(grant.renews)
-    .text(charge_id)
-    .int(ms(now))
-}
-
-/// The stretch a payment buys: from the end of the subscriber's last unrevoked period of the
-/// plan (or `now`, if later) to Telegram's end or `days` later. When Telegram's end comes
-/// before that start (a renewal applied after a later one), Telegram's date wins: the end
-/// stays and the start moves back to it at most.
-fn paid_stretch(
-    last_end: Option<DateTime<Utc>>,
-    grant: &Grant,
-    now: DateTime<Utc>,
-) -> (DateTime<Utc>, DateTime<Utc>) {
-    let start = last_end.map_or(now, |last| last.max(now));
-    let end = grant
-        .ends_at
-        .unwrap_or_else(|| start + Duration::days(i64::from(grant.days)));
-    if start <= end {
-        (start, end)
-    } else {
-        (last_end.map_or(end, |last| last.min(end)), end)
-    }
-}
-
-/// A category list as stored; a bad slug (written by hand) costs that category only.
-fn categories_of(period: i64, raw: Vec<String>) -> Vec<CategorySlug> {
-    raw.into_iter()
-        .filter_map(|c| {
-            CategorySlug::parse(&c)
-                .map_err(|e| tracing::warn!(period, error = %e, "ignoring a bad category"))
-                .ok()
-        })
-        .collect()
-}
-
-pub(crate) fn access_period_row<DB: Dialect>(c: &Cols<'_, DB>) -> Result<AccessPeriodRow> {
-    let id = c.id()?;
-    Ok(AccessPeriodRow {
-        id: AccessPeriodId(id),
-        chat_id: c.int("chat_id")?,
-        plan_id: c.text("plan_id")?,
-        categories: categories_of(id, c.json("categories")?),
-        starts_at: c.time("starts_at")?,
-        ends_at: c.time("ends_at")?,
-        trial: c.flag("trial")?,
-        renews: c.flag("renews")?,
-        charge_id: c.opt_text("charge_id")?,
-        canceled_at: c.opt_time("canceled_at")?,
-        revoked_at: c.opt_time("revoked_at")?,
-        created_at: c.time("created_at")?,
-    })
-}
-
-fn ledger_row<DB: Dialect>(c: &Cols<'_, DB>) -> Result<LedgerRow> {
-    Ok(LedgerRow {
-        id: LedgerId(c.id()?),
-        kind: c.word("kind", LedgerKind::parse)?,
-        charge_id: c.text("charge_id")?,
-        provider_charge_id: c.opt_text("provider_charge_id")?,
-        chat_id: c.int("chat_id")?,
-        plan_id: c.opt_text("plan_id")?,
-        nonce: c.opt_text("nonce")?,
-        amount: c.int("amount")?,
-        currency: c.text("currency")?,
-        is_recurring: c.flag("is_recurring")?,
-        is_first_recurring: c.flag("is_first_recurring")?,
-        subscription_expires_at: c.opt_time("subscription_expires_at")?,
-        source: c.word("source", LedgerSource::parse)?,
-        raw: c.text("raw")?,
-        created_at: c.time("created_at")?,
-    })
-}
-
-fn invoice_row<DB: Dialect>(c: &Cols<'_, DB>) -> Result<InvoiceRow> {
-    Ok(InvoiceRow {
-        nonce: c.text("nonce")?,
-        chat_id: c.int("chat_id")?,
-        plan_id: c.text("plan_id")?,
-        amount: c.int("amount")?,
-        currency: c.text("currency")?,
-        created_at: c.time("created_at")?,
-        paid_by: c.opt_text("paid_by")?,
-    })
-}
-
 #[async_trait]
 impl<DB: Dialect> BillingStore for SqlStore<DB> {
     async fn add_invoice(&self, invoice: &NewInvoice, now: DateTime<Utc>) -> Result<()> {
@@ -497,10 +180,7 @@ impl<DB: Dialect> BillingStore for SqlStore<DB> {
         let mut tx = self.write.begin().await?;
         // The unique `(charge_id, kind)` decides: a concurrent transaction with the same
         // charge waits here for this one and then inserts nothing.
-        let inserted = insert_ledger::<DB>(LedgerKind::Payment, entry, now)
-            .fetch_optional(&mut tx)
-            .await?;
-        if inserted.is_none() {
+        if !record_payment::<DB>(&mut tx, entry, now).await? {
             tx.rollback().await?;
             return Ok(PaymentOutcome::AlreadyApplied);
         }
@@ -510,13 +190,7 @@ impl<DB: Dialect> BillingStore for SqlStore<DB> {
         Sql::<DB>::new(BUMP_SUBSCRIBERS_VERSION)
             .execute(&mut tx)
             .await?;
-        if let Some(nonce) = entry.nonce.as_deref() {
-            Sql::<DB>::new("UPDATE invoices SET paid_by = $1 WHERE nonce = $2 AND paid_by IS NULL")
-                .text(entry.charge_id.as_str())
-                .text(nonce)
-                .execute(&mut tx)
-                .await?;
-        }
+        mark_invoice_paid::<DB>(&mut tx, entry).await?;
         let last = Sql::<DB>::new(
             "SELECT MAX(ends_at) AS last_end FROM access_periods
              WHERE chat_id = $1 AND plan_id = $2 AND revoked_at IS NULL",
@@ -763,70 +437,5 @@ impl<DB: Dialect> BillingStore for SqlStore<DB> {
         counts.revenue = revenue.into_iter().collect();
         counts.refunded = refunded.into_iter().collect();
         Ok(counts)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// A ledger row of `kind` and `source` as SQLite returns it.
-    async fn decode(kind: &str, source: &str) -> Result<LedgerRow> {
-        let pool = sqlx::SqlitePool::connect("sqlite::memory:").await?;
-        let row = sqlx::query(
-            "SELECT 1 AS id, $1 AS kind, 'c' AS charge_id, NULL AS provider_charge_id,
-                 7 AS chat_id, NULL AS plan_id, NULL AS nonce, 5 AS amount, 'XTR' AS currency,
-                 0 AS is_recurring, 0 AS is_first_recurring, NULL AS subscription_expires_at,
-                 $2 AS source, '{}' AS raw, 0 AS created_at",
-        )
-        .bind(kind)
-        .bind(source)
-        .fetch_one(&pool)
-        .await?;
-        ledger_row(&Cols::<sqlx::Sqlite>::new(&row))
-    }
-
-    #[tokio::test]
-    async fn unknown_ledger_words_are_corrupt() {
-        assert!(decode("payment", "update").await.is_ok());
-        assert!(matches!(
-            decode("chargeback", "update").await,
-            Err(StoreError::Corrupt { column: "kind", .. })
-        ));
-        assert!(matches!(
-            decode("refund", "carrier pigeon").await,
-            Err(StoreError::Corrupt {
-                column: "source",
-                ..
-            })
-        ));
-    }
-
-    #[test]
-    fn telegram_end_wins_over_the_stacked_start() {
-        let t = DateTime::from_timestamp_millis(1_767_225_600_000).unwrap_or_default();
-        let g = |ends_at| Grant {
-            plan_id: "p".to_owned(),
-            categories: Vec::new(),
-            days: 30,
-            renews: true,
-            ends_at,
-        };
-        let d = Duration::days;
-        assert_eq!(paid_stretch(None, &g(None), t), (t, t + d(30)));
-        assert_eq!(
-            paid_stretch(Some(t + d(5)), &g(None), t),
-            (t + d(5), t + d(35))
-        );
-        assert_eq!(paid_stretch(Some(t - d(5)), &g(None), t), (t, t + d(30)));
-        assert_eq!(
-            paid_stretch(Some(t + d(60)), &g(Some(t + d(30))), t),
-            (t + d(30), t + d(30))
-        );
-        // A late renewal of a stretch that already ended keeps its place in the past.
-        assert_eq!(
-            paid_stretch(Some(t - d(40)), &g(Some(t - d(10))), t),
-            (t - d(40), t - d(10))
-        );
     }
 }

@@ -94,7 +94,7 @@ impl BroadcastProgress {
 /// A stored broadcast with its progress.
 #[derive(Debug, Clone, PartialEq)]
 pub struct BroadcastRow {
-    pub id: i64,
+    pub id: BroadcastId,
     pub text: String,
     pub audience: serde_json::Value,
     pub status: BroadcastStatus,
@@ -113,10 +113,10 @@ pub trait BroadcastStore: Send + Sync {
         audience: &serde_json::Value,
         recipients: &[(i64, String)],
         now: DateTime<Utc>,
-    ) -> Result<i64>;
+    ) -> Result<BroadcastId>;
 
     /// A broadcast with its progress as of `now`.
-    async fn broadcast(&self, id: i64, now: DateTime<Utc>) -> Result<Option<BroadcastRow>>;
+    async fn broadcast(&self, id: BroadcastId, now: DateTime<Utc>) -> Result<Option<BroadcastRow>>;
 
     /// Broadcasts, newest first.
     async fn broadcasts(&self, limit: u32, now: DateTime<Utc>) -> Result<Vec<BroadcastRow>>;
@@ -125,19 +125,19 @@ pub trait BroadcastStore: Send + Sync {
     /// (or does not exist). Recipients being sent finish; no new one is claimed.
     async fn set_broadcast_status(
         &self,
-        id: i64,
+        id: BroadcastId,
         status: BroadcastStatus,
         now: DateTime<Utc>,
     ) -> Result<bool>;
 
     /// Ids of the running broadcasts, oldest first.
-    async fn running_broadcasts(&self) -> Result<Vec<i64>>;
+    async fn running_broadcasts(&self) -> Result<Vec<BroadcastId>>;
 
     /// Claims up to `limit` pending recipients of a running broadcast (`sending`); returns
     /// `(chat id, bot)` in chat order. Nothing once it is paused or canceled.
     async fn claim_broadcast_recipients(
         &self,
-        id: i64,
+        id: BroadcastId,
         limit: u32,
         now: DateTime<Utc>,
     ) -> Result<Vec<(i64, String)>>;
@@ -145,7 +145,7 @@ pub trait BroadcastStore: Send + Sync {
     /// Records a claimed recipient's outcome.
     async fn finish_broadcast_recipient(
         &self,
-        id: i64,
+        id: BroadcastId,
         chat_id: i64,
         outcome: &RecipientOutcome,
         now: DateTime<Utc>,
@@ -161,11 +161,11 @@ pub trait BroadcastStore: Send + Sync {
 
     /// Marks a running broadcast `done` once no recipient is pending or being sent;
     /// returns whether it did.
-    async fn complete_broadcast(&self, id: i64, now: DateTime<Utc>) -> Result<bool>;
+    async fn complete_broadcast(&self, id: BroadcastId, now: DateTime<Utc>) -> Result<bool>;
 }
 
 impl<DB: Dialect> SqlStore<DB> {
-    async fn progress(&self, id: i64, now: DateTime<Utc>) -> Result<BroadcastProgress> {
+    async fn progress(&self, id: BroadcastId, now: DateTime<Utc>) -> Result<BroadcastProgress> {
         let mut p = BroadcastProgress::default();
         let rows = Sql::<DB>::new(
             "SELECT status, COUNT(*) AS n,
@@ -196,7 +196,7 @@ impl<DB: Dialect> SqlStore<DB> {
 
     async fn broadcast_row(&self, row: &DB::Row, now: DateTime<Utc>) -> Result<BroadcastRow> {
         let c = Cols::<DB>::new(row);
-        let id = c.id()?;
+        let id = BroadcastId(c.id()?);
         Ok(BroadcastRow {
             id,
             text: c.text("text")?,
@@ -217,7 +217,7 @@ impl<DB: Dialect> BroadcastStore for SqlStore<DB> {
         audience: &serde_json::Value,
         recipients: &[(i64, String)],
         now: DateTime<Utc>,
-    ) -> Result<i64> {
+    ) -> Result<BroadcastId> {
         let mut tx = self.write.begin().await?;
         let row = Sql::<DB>::new(
             "INSERT INTO broadcasts (text, audience, status, created_at, updated_at)
@@ -228,7 +228,7 @@ impl<DB: Dialect> BroadcastStore for SqlStore<DB> {
         .int(ms(now))
         .fetch_one(&mut tx)
         .await?;
-        let id = Cols::<DB>::new(&row).id()?;
+        let id = BroadcastId(Cols::<DB>::new(&row).id()?);
         for (chat_id, bot) in recipients {
             Sql::<DB>::new(
                 "INSERT INTO broadcast_recipients (broadcast_id, chat_id, bot, status, updated_at)
@@ -245,7 +245,7 @@ impl<DB: Dialect> BroadcastStore for SqlStore<DB> {
         Ok(id)
     }
 
-    async fn broadcast(&self, id: i64, now: DateTime<Utc>) -> Result<Option<BroadcastRow>> {
+    async fn broadcast(&self, id: BroadcastId, now: DateTime<Utc>) -> Result<Option<BroadcastRow>> {
         let row = Sql::<DB>::new("SELECT * FROM broadcasts WHERE id = $1")
             .int(id)
             .fetch_optional(&self.read)
@@ -270,7 +270,7 @@ impl<DB: Dialect> BroadcastStore for SqlStore<DB> {
 
     async fn set_broadcast_status(
         &self,
-        id: i64,
+        id: BroadcastId,
         status: BroadcastStatus,
         now: DateTime<Utc>,
     ) -> Result<bool> {
@@ -289,7 +289,7 @@ impl<DB: Dialect> BroadcastStore for SqlStore<DB> {
         Ok(n > 0)
     }
 
-    async fn running_broadcasts(&self) -> Result<Vec<i64>> {
+    async fn running_broadcasts(&self) -> Result<Vec<BroadcastId>> {
         Sql::<DB>::new("SELECT id FROM broadcasts WHERE status = 'running' ORDER BY id")
             .ids(&self.read)
             .await
@@ -297,7 +297,7 @@ impl<DB: Dialect> BroadcastStore for SqlStore<DB> {
 
     async fn claim_broadcast_recipients(
         &self,
-        id: i64,
+        id: BroadcastId,
         limit: u32,
         now: DateTime<Utc>,
     ) -> Result<Vec<(i64, String)>> {
@@ -320,7 +320,7 @@ impl<DB: Dialect> BroadcastStore for SqlStore<DB> {
 
     async fn finish_broadcast_recipient(
         &self,
-        id: i64,
+        id: BroadcastId,
         chat_id: i64,
         outcome: &RecipientOutcome,
         now: DateTime<Utc>,
@@ -364,7 +364,7 @@ impl<DB: Dialect> BroadcastStore for SqlStore<DB> {
         .await
     }
 
-    async fn complete_broadcast(&self, id: i64, now: DateTime<Utc>) -> Result<bool> {
+    async fn complete_broadcast(&self, id: BroadcastId, now: DateTime<Utc>) -> Result<bool> {
         let n = Sql::<DB>::new(
             "UPDATE broadcasts SET status = 'done', updated_at = $1, finished_at = $1
              WHERE id = $2 AND status = 'running' AND NOT EXISTS (

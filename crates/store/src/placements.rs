@@ -10,7 +10,7 @@ use chrono::{DateTime, Duration, Utc};
 use jobwire_core::CategorySlug;
 pub use jobwire_core::placement::PlacementStatus;
 
-use crate::billing::insert_ledger;
+use crate::billing::{mark_invoice_paid, record_payment};
 use crate::codec::{clamp_u32, known_categories, ms};
 use crate::sql::{Cols, Dialect, Sql};
 use crate::*;
@@ -40,7 +40,7 @@ pub struct PlacementDraft {
 /// A stored placement.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PlacementRow {
-    pub id: i64,
+    pub id: PlacementId,
     pub chat_id: i64,
     pub status: PlacementStatus,
     pub draft: PlacementDraft,
@@ -73,7 +73,7 @@ pub enum PlacementPaid {
 fn placement_row<DB: Dialect>(c: &Cols<'_, DB>) -> Result<PlacementRow> {
     let id = c.id()?;
     Ok(PlacementRow {
-        id,
+        id: PlacementId(id),
         chat_id: c.int("chat_id")?,
         status: c.word("status", PlacementStatus::parse)?,
         draft: PlacementDraft {
@@ -130,7 +130,7 @@ pub trait PlacementStore: Send + Sync {
     /// invoice (plan `placement`) for the pre-checkout check. `None`: it is not open.
     async fn invoice_placement(
         &self,
-        id: i64,
+        id: PlacementId,
         chat_id: i64,
         stars: i64,
         nonce: &str,
@@ -140,7 +140,7 @@ pub trait PlacementStore: Send + Sync {
     /// The employer drops the open placement. Returns whether there was one.
     async fn cancel_placement(&self, chat_id: i64, now: DateTime<Utc>) -> Result<bool>;
 
-    async fn placement(&self, id: i64) -> Result<Option<PlacementRow>>;
+    async fn placement(&self, id: PlacementId) -> Result<Option<PlacementRow>>;
 
     /// The newest placements first, of one status or all.
     async fn placements(
@@ -158,7 +158,7 @@ pub trait PlacementStore: Send + Sync {
     async fn apply_placement_payment(
         &self,
         entry: &NewLedgerEntry,
-        placement: Option<i64>,
+        placement: Option<PlacementId>,
         approval: Option<bool>,
         now: DateTime<Utc>,
     ) -> Result<PlacementPaid>;
@@ -166,7 +166,7 @@ pub trait PlacementStore: Send + Sync {
     /// An admin approves or refuses a placement `awaiting_approval`. `None`: it is not.
     async fn decide_placement(
         &self,
-        id: i64,
+        id: PlacementId,
         approve: bool,
         reason: Option<&str>,
         by: &str,
@@ -178,7 +178,7 @@ pub trait PlacementStore: Send + Sync {
     /// `approved` (another process published it). The caller then queues the post.
     async fn publish_placement(
         &self,
-        id: i64,
+        id: PlacementId,
         text: &str,
         fingerprint: Option<&str>,
         now: DateTime<Utc>,
@@ -200,7 +200,7 @@ pub trait PlacementStore: Send + Sync {
     /// `stale`) → `refunding`. `None`: not to be refunded now.
     async fn claim_placement_refund(
         &self,
-        id: i64,
+        id: PlacementId,
         stale: Duration,
         now: DateTime<Utc>,
     ) -> Result<Option<PlacementRow>>;
@@ -212,12 +212,12 @@ pub trait PlacementStore: Send + Sync {
         stale: Duration,
         now: DateTime<Utc>,
         limit: u32,
-    ) -> Result<Vec<i64>>;
+    ) -> Result<Vec<PlacementId>>;
 
     /// Ends a claimed refund: `refunded`, or back to `refused` with one more failure.
     async fn finish_placement_refund(
         &self,
-        id: i64,
+        id: PlacementId,
         refunded: bool,
         now: DateTime<Utc>,
     ) -> Result<()>;
@@ -269,7 +269,7 @@ impl<DB: Dialect> PlacementStore for SqlStore<DB> {
 
     async fn invoice_placement(
         &self,
-        id: i64,
+        id: PlacementId,
         chat_id: i64,
         stars: i64,
         nonce: &str,
@@ -319,7 +319,7 @@ impl<DB: Dialect> PlacementStore for SqlStore<DB> {
         Ok(n > 0)
     }
 
-    async fn placement(&self, id: i64) -> Result<Option<PlacementRow>> {
+    async fn placement(&self, id: PlacementId) -> Result<Option<PlacementRow>> {
         let row = Sql::<DB>::new("SELECT * FROM placements WHERE id = $1")
             .int(id)
             .fetch_optional(&self.write)
@@ -348,25 +348,16 @@ impl<DB: Dialect> PlacementStore for SqlStore<DB> {
     async fn apply_placement_payment(
         &self,
         entry: &NewLedgerEntry,
-        placement: Option<i64>,
+        placement: Option<PlacementId>,
         approval: Option<bool>,
         now: DateTime<Utc>,
     ) -> Result<PlacementPaid> {
         let mut tx = self.write.begin().await?;
-        let inserted = insert_ledger::<DB>(LedgerKind::Payment, entry, now)
-            .fetch_optional(&mut tx)
-            .await?;
-        if inserted.is_none() {
+        if !record_payment::<DB>(&mut tx, entry, now).await? {
             tx.rollback().await?;
             return Ok(PlacementPaid::AlreadyApplied);
         }
-        if let Some(nonce) = entry.nonce.as_deref() {
-            Sql::<DB>::new("UPDATE invoices SET paid_by = $1 WHERE nonce = $2 AND paid_by IS NULL")
-                .text(entry.charge_id.as_str())
-                .text(nonce)
-                .execute(&mut tx)
-                .await?;
-        }
+        mark_invoice_paid::<DB>(&mut tx, entry).await?;
         let (status, reason) = match approval {
             Some(true) => (PlacementStatus::AwaitingApproval, None),
             Some(false) => (PlacementStatus::Approved, None),
@@ -406,7 +397,7 @@ impl<DB: Dialect> PlacementStore for SqlStore<DB> {
                      RETURNING *",
                 )
                 .int(entry.chat_id)
-                .int(placement.unwrap_or(0))
+                .int(placement.map_or(0, PlacementId::get))
                 .int(entry.amount)
                 .text(entry.nonce.as_deref())
                 .text(entry.charge_id.as_str())
@@ -423,7 +414,7 @@ impl<DB: Dialect> PlacementStore for SqlStore<DB> {
 
     async fn decide_placement(
         &self,
-        id: i64,
+        id: PlacementId,
         approve: bool,
         reason: Option<&str>,
         by: &str,
@@ -451,7 +442,7 @@ impl<DB: Dialect> PlacementStore for SqlStore<DB> {
 
     async fn publish_placement(
         &self,
-        id: i64,
+        id: PlacementId,
         text: &str,
         fingerprint: Option<&str>,
         now: DateTime<Utc>,
@@ -608,7 +599,7 @@ impl<DB: Dialect> PlacementStore for SqlStore<DB> {
 
     async fn claim_placement_refund(
         &self,
-        id: i64,
+        id: PlacementId,
         stale: Duration,
         now: DateTime<Utc>,
     ) -> Result<Option<PlacementRow>> {
@@ -631,7 +622,7 @@ impl<DB: Dialect> PlacementStore for SqlStore<DB> {
         stale: Duration,
         now: DateTime<Utc>,
         limit: u32,
-    ) -> Result<Vec<i64>> {
+    ) -> Result<Vec<PlacementId>> {
         // A failed refund waits `REFUND_RETRY` × its failures (at most 100 of them) before the
         // next try; the wait is in the query, so failing refunds never crowd out due ones.
         let rows = Sql::<DB>::new(
@@ -649,12 +640,14 @@ impl<DB: Dialect> PlacementStore for SqlStore<DB> {
         .int(ms(now))
         .fetch_all(&self.read)
         .await?;
-        rows.iter().map(|r| Cols::<DB>::new(r).id()).collect()
+        rows.iter()
+            .map(|r| Cols::<DB>::new(r).id().map(PlacementId))
+            .collect()
     }
 
     async fn finish_placement_refund(
         &self,
-        id: i64,
+        id: PlacementId,
         refunded: bool,
         now: DateTime<Utc>,
     ) -> Result<()> {

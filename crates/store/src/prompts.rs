@@ -12,7 +12,7 @@ use crate::*;
 /// One version of the classification prompt.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PromptVersionRow {
-    pub id: i64,
+    pub id: PromptVersionId,
     /// Unique, e.g. `classify.v5`; recorded with every verdict made with it.
     pub name: String,
     /// The template (the same placeholders as `prompts/classify.v4.md`).
@@ -41,12 +41,17 @@ pub trait PromptStore: Send + Sync {
     /// Every version, newest first.
     async fn prompt_versions(&self) -> Result<Vec<PromptVersionRow>>;
 
-    async fn prompt_version(&self, id: i64) -> Result<Option<PromptVersionRow>>;
+    async fn prompt_version(&self, id: PromptVersionId) -> Result<Option<PromptVersionRow>>;
 
     /// Makes a version current, recording who and when; `false` when there is no such
     /// version. Its activation time is after every earlier one's, even within the same
     /// millisecond, so the last activation always wins.
-    async fn activate_prompt_version(&self, id: i64, by: &str, now: DateTime<Utc>) -> Result<bool>;
+    async fn activate_prompt_version(
+        &self,
+        id: PromptVersionId,
+        by: &str,
+        now: DateTime<Utc>,
+    ) -> Result<bool>;
 
     /// The version activated most recently, if any.
     async fn current_prompt_version(&self) -> Result<Option<PromptVersionRow>>;
@@ -66,7 +71,7 @@ macro_rules! select {
 fn row<DB: Dialect>(row: &DB::Row) -> Result<PromptVersionRow> {
     let c = Cols::<DB>::new(row);
     Ok(PromptVersionRow {
-        id: c.id()?,
+        id: PromptVersionId(c.id()?),
         name: c.text("name")?,
         text: c.text("text")?,
         created_by: c.text("created_by")?,
@@ -106,7 +111,7 @@ impl<DB: Dialect> PromptStore for SqlStore<DB> {
         rows.iter().map(|r| row::<DB>(r)).collect()
     }
 
-    async fn prompt_version(&self, id: i64) -> Result<Option<PromptVersionRow>> {
+    async fn prompt_version(&self, id: PromptVersionId) -> Result<Option<PromptVersionRow>> {
         let found = Sql::<DB>::new(select!(" WHERE id = $1"))
             .int(id)
             .fetch_optional(&self.read)
@@ -114,7 +119,12 @@ impl<DB: Dialect> PromptStore for SqlStore<DB> {
         found.map(|r| row::<DB>(&r)).transpose()
     }
 
-    async fn activate_prompt_version(&self, id: i64, by: &str, now: DateTime<Utc>) -> Result<bool> {
+    async fn activate_prompt_version(
+        &self,
+        id: PromptVersionId,
+        by: &str,
+        now: DateTime<Utc>,
+    ) -> Result<bool> {
         let n = Sql::<DB>::new(
             "UPDATE prompt_versions SET activated_by = $2,
                  activated_at = (SELECT CASE WHEN MAX(activated_at) IS NULL OR MAX(activated_at) < $3

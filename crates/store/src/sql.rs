@@ -259,7 +259,11 @@ id_arg!(
     jobwire_core::SubscriberId,
     jobwire_core::DeliveryId,
     jobwire_core::ReportId,
-    jobwire_core::ExampleId
+    jobwire_core::ExampleId,
+    jobwire_core::AdminId,
+    jobwire_core::BroadcastId,
+    jobwire_core::PlacementId,
+    jobwire_core::PromptVersionId
 );
 
 impl<T: IntArg> IntArg for Option<T> {

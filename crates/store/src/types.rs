@@ -5,7 +5,8 @@ use jobwire_core::subscriber::MinBudget;
 use jobwire_core::{CategorySlug, PostKind};
 
 pub use jobwire_core::ids::{
-    ChannelId, DeadLetterId, DeliveryId, ExampleId, PostId, ReportId, SubscriberId,
+    AdminId, BroadcastId, ChannelId, DeadLetterId, DeliveryId, ExampleId, PlacementId, PostId,
+    PromptVersionId, ReportId, SubscriberId,
 };
 
 pub use jobwire_core::source::{

@@ -38,7 +38,7 @@ pub(super) async fn list_broadcasts(State(api): State<Arc<AdminState>>) -> ApiRe
 
 pub(super) async fn show_broadcast(
     State(api): State<Arc<AdminState>>,
-    id: Result<Path<i64>, PathRejection>,
+    id: Result<Path<BroadcastId>, PathRejection>,
 ) -> ApiResult {
     let Path(id) = id?;
     let b = api
@@ -79,7 +79,7 @@ pub(super) async fn create_broadcast(
 pub(super) async fn change_broadcast(
     State(api): State<Arc<AdminState>>,
     Who(actor): Who,
-    path: Result<Path<(i64, String)>, PathRejection>,
+    path: Result<Path<(BroadcastId, String)>, PathRejection>,
 ) -> ApiResult {
     let Path((id, action)) = path?;
     let action = BroadcastAction::parse(&action).ok_or_else(|| {
@@ -87,6 +87,6 @@ pub(super) async fn change_broadcast(
             "unknown action {action:?}: use pause, resume or cancel"
         ))
     })?;
-    let b = api.steer_broadcast(&actor, BroadcastId(id), action).await?;
+    let b = api.steer_broadcast(&actor, id, action).await?;
     ok(json!({ "broadcast": crate::broadcasts::to_json(&b) }))
 }

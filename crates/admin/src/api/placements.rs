@@ -71,7 +71,7 @@ pub(super) async fn list_placements(
 
 pub(super) async fn show_placement(
     State(api): State<Arc<AdminState>>,
-    id: Result<Path<i64>, PathRejection>,
+    id: Result<Path<PlacementId>, PathRejection>,
 ) -> ApiResult {
     let Path(id) = id?;
     let p = api
@@ -95,7 +95,7 @@ struct RefuseBody {
 pub(super) async fn decide_placement(
     State(api): State<Arc<AdminState>>,
     Who(actor): Who,
-    path: Result<Path<(i64, String)>, PathRejection>,
+    path: Result<Path<(PlacementId, String)>, PathRejection>,
     body: Bytes,
 ) -> ApiResult {
     let Path((id, action)) = path?;
@@ -117,8 +117,6 @@ pub(super) async fn decide_placement(
             )));
         }
     };
-    let decided = api
-        .decide_placement(&actor, PlacementId(id), decision)
-        .await?;
+    let decided = api.decide_placement(&actor, id, decision).await?;
     ok(json!({ "placement": placement_json(&decided) }))
 }

@@ -20,12 +20,12 @@ use crate::state::AdminState;
 pub(super) async fn label_post(
     State(api): State<Arc<AdminState>>,
     Who(actor): Who,
-    id: Result<Path<i64>, PathRejection>,
+    id: Result<Path<PostId>, PathRejection>,
     body: Bytes,
 ) -> ApiResult {
     let Path(id) = id?;
     let label: Label = json_body(&body)?;
-    let (example_id, labeled) = api.label_post(&actor, PostId(id), &label).await?;
+    let (example_id, labeled) = api.label_post(&actor, id, &label).await?;
     ok(json!({
         "example_id": example_id,
         "post_id": id,

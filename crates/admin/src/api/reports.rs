@@ -84,12 +84,12 @@ pub(super) async fn list_reports(
 pub(super) async fn accept_report(
     State(api): State<Arc<AdminState>>,
     Who(actor): Who,
-    id: Result<Path<i64>, PathRejection>,
+    id: Result<Path<ReportId>, PathRejection>,
     body: Bytes,
 ) -> ApiResult {
     let Path(id) = id?;
     let label: Label = json_body(&body)?;
-    let report = api.accept_report(&actor, ReportId(id), &label).await?;
+    let report = api.accept_report(&actor, id, &label).await?;
     ok(json!({ "report": report_json(&report) }))
 }
 
@@ -97,9 +97,9 @@ pub(super) async fn accept_report(
 pub(super) async fn reject_report(
     State(api): State<Arc<AdminState>>,
     Who(actor): Who,
-    id: Result<Path<i64>, PathRejection>,
+    id: Result<Path<ReportId>, PathRejection>,
 ) -> ApiResult {
     let Path(id) = id?;
-    let report = api.reject_report(&actor, ReportId(id)).await?;
+    let report = api.reject_report(&actor, id).await?;
     ok(json!({ "report": report_json(&report) }))
 }

@@ -107,7 +107,6 @@ impl AdminState {
         id: BroadcastId,
         action: BroadcastAction,
     ) -> Result<BroadcastRow, OpError> {
-        let BroadcastId(id) = id;
         let store = &self.store;
         if !store
             .set_broadcast_status(id, action.status(), Utc::now())

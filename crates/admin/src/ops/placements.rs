@@ -29,7 +29,6 @@ impl AdminState {
         id: PlacementId,
         decision: Decision,
     ) -> Result<PlacementRow, OpError> {
-        let PlacementId(id) = id;
         let (approve, reason) = match decision {
             Decision::Approve => (true, None),
             Decision::Refuse { reason } => (
@@ -74,7 +73,7 @@ impl AdminState {
             reason.as_deref().unwrap_or(""),
         )
         .await;
-        tracing::info!(placement = id, approve, "admin: placement decided");
+        tracing::info!(placement = id.get(), approve, "admin: placement decided");
         Ok(decided)
     }
 }

@@ -25,7 +25,7 @@ const LISTED: u32 = 50;
 
 /// One broadcast as the list shows it.
 struct Line {
-    id: i64,
+    id: jobwire_store::BroadcastId,
     status: &'static str,
     text: String,
     audience: String,
@@ -229,12 +229,12 @@ pub async fn send(State(panel): State<Arc<Panel>>, ctx: Ctx, body: Bytes) -> Pag
 pub async fn steer(
     State(panel): State<Arc<Panel>>,
     ctx: Ctx,
-    Path((id, action)): Path<(i64, String)>,
+    Path((id, action)): Path<(BroadcastId, String)>,
 ) -> PageResult {
     let action = BroadcastAction::parse(&action).ok_or(PanelError::NotFound)?;
     panel
         .state
-        .steer_broadcast(&ctx.actor(), BroadcastId(id), action)
+        .steer_broadcast(&ctx.actor(), id, action)
         .await?;
     Ok(done("/broadcasts"))
 }

@@ -49,12 +49,9 @@ pub async fn dead_letters(State(panel): State<Arc<Panel>>, ctx: Ctx) -> PageResu
 pub async fn retry_dead_letter(
     State(panel): State<Arc<Panel>>,
     ctx: Ctx,
-    Path(id): Path<i64>,
+    Path(id): Path<DeadLetterId>,
 ) -> PageResult {
-    panel
-        .state
-        .retry_dead_letter(&ctx.actor(), DeadLetterId(id))
-        .await?;
+    panel.state.retry_dead_letter(&ctx.actor(), id).await?;
     Ok(done("/dead-letters"))
 }
 
@@ -62,11 +59,8 @@ pub async fn retry_dead_letter(
 pub async fn discard_dead_letter(
     State(panel): State<Arc<Panel>>,
     ctx: Ctx,
-    Path(id): Path<i64>,
+    Path(id): Path<DeadLetterId>,
 ) -> PageResult {
-    panel
-        .state
-        .discard_dead_letter(&ctx.actor(), DeadLetterId(id))
-        .await?;
+    panel.state.discard_dead_letter(&ctx.actor(), id).await?;
     Ok(done("/dead-letters"))
 }

@@ -21,7 +21,7 @@ use crate::ops::{Decision, PlacementId};
 
 /// One placement waiting for a decision.
 struct Waiting {
-    id: i64,
+    id: jobwire_store::PlacementId,
     chat_id: i64,
     categories: String,
     amount: String,
@@ -35,7 +35,7 @@ struct Waiting {
 
 /// One placement of the history.
 struct Past {
-    id: i64,
+    id: jobwire_store::PlacementId,
     chat_id: i64,
     title: String,
     status: &'static str,
@@ -163,10 +163,14 @@ pub async fn page(State(panel): State<Arc<Panel>>, ctx: Ctx) -> PageResult {
 }
 
 /// `POST /placements/{id}/approve`.
-pub async fn approve(State(panel): State<Arc<Panel>>, ctx: Ctx, Path(id): Path<i64>) -> PageResult {
+pub async fn approve(
+    State(panel): State<Arc<Panel>>,
+    ctx: Ctx,
+    Path(id): Path<PlacementId>,
+) -> PageResult {
     panel
         .state
-        .decide_placement(&ctx.actor(), PlacementId(id), Decision::Approve)
+        .decide_placement(&ctx.actor(), id, Decision::Approve)
         .await?;
     Ok(done("/placements"))
 }
@@ -176,13 +180,13 @@ pub async fn approve(State(panel): State<Arc<Panel>>, ctx: Ctx, Path(id): Path<i
 pub async fn refuse(
     State(panel): State<Arc<Panel>>,
     ctx: Ctx,
-    Path(id): Path<i64>,
+    Path(id): Path<PlacementId>,
     body: Bytes,
 ) -> PageResult {
     let reason = form_field(&body, "reason");
     panel
         .state
-        .decide_placement(&ctx.actor(), PlacementId(id), Decision::Refuse { reason })
+        .decide_placement(&ctx.actor(), id, Decision::Refuse { reason })
         .await?;
     Ok(done("/placements"))
 }

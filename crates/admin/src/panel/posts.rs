@@ -183,13 +183,10 @@ pub(crate) fn followable_link(raw: &str) -> Option<String> {
 pub async fn post_trace(
     State(panel): State<Arc<Panel>>,
     ctx: Ctx,
-    Path(id): Path<i64>,
+    Path(id): Path<PostId>,
 ) -> PageResult {
     let store = panel.store();
-    let post = store
-        .post(PostId::from(id))
-        .await?
-        .ok_or(PanelError::NotFound)?;
+    let post = store.post(id).await?.ok_or(PanelError::NotFound)?;
     let channel = store
         .channels()
         .await?
@@ -280,12 +277,12 @@ pub(super) fn label_from_form(body: &Bytes) -> Label {
 pub async fn label_post(
     State(panel): State<Arc<Panel>>,
     ctx: Ctx,
-    Path(id): Path<i64>,
+    Path(id): Path<PostId>,
     body: Bytes,
 ) -> PageResult {
     panel
         .state
-        .label_post(&ctx.actor(), PostId::from(id), &label_from_form(&body))
+        .label_post(&ctx.actor(), id, &label_from_form(&body))
         .await?;
     Ok(done(&format!("/posts/{id}?saved=1")))
 }
@@ -295,12 +292,9 @@ pub async fn label_post(
 pub async fn reclassify_post(
     State(panel): State<Arc<Panel>>,
     ctx: Ctx,
-    Path(id): Path<i64>,
+    Path(id): Path<PostId>,
 ) -> PageResult {
-    panel
-        .state
-        .reclassify_post(&ctx.actor(), PostId::from(id))
-        .await?;
+    panel.state.reclassify_post(&ctx.actor(), id).await?;
     Ok(done(&format!("/posts/{id}?requeued=1")))
 }
 
@@ -309,11 +303,8 @@ pub async fn reclassify_post(
 pub async fn redeliver_post(
     State(panel): State<Arc<Panel>>,
     ctx: Ctx,
-    Path(id): Path<i64>,
+    Path(id): Path<PostId>,
 ) -> PageResult {
-    let n = panel
-        .state
-        .redeliver_post(&ctx.actor(), PostId::from(id))
-        .await?;
+    let n = panel.state.redeliver_post(&ctx.actor(), id).await?;
     Ok(done(&format!("/posts/{id}?redelivered={n}")))
 }

@@ -13,7 +13,7 @@ use axum::response::IntoResponse;
 use chrono::Utc;
 use jobwire_classify::llm::{PROMPT_TEMPLATE, PROMPT_VERSION, check_template, verdict_of_answer};
 use jobwire_core::CategorySlug;
-use jobwire_store::{PostId, PromptVersionRow};
+use jobwire_store::{PostId, PromptVersionId, PromptVersionRow};
 use serde::Deserialize;
 
 use super::{AuditNote, Chrome, Ctx, PageResult, Panel, PanelError, form_field, see_other};
@@ -60,7 +60,7 @@ fn next_name(current: &str, taken: &[String]) -> String {
 
 /// One version as the list shows it.
 struct VersionLine {
-    id: i64,
+    id: PromptVersionId,
     name: String,
     created_by: String,
     created_at: String,
@@ -83,7 +83,7 @@ impl TryForm {
         self.with == value
     }
 
-    fn with_version(&self, id: &i64) -> bool {
+    fn with_version(&self, id: &PromptVersionId) -> bool {
         self.with == id.to_string()
     }
 }
@@ -159,7 +159,7 @@ async fn render(
     let copy = match copy_of {
         Some("built-in") => None,
         Some(id) => id
-            .parse::<i64>()
+            .parse::<PromptVersionId>()
             .ok()
             .and_then(|id| rows.iter().find(|r| r.id == id)),
         None => current.as_ref(),
@@ -302,7 +302,7 @@ pub async fn create(State(panel): State<Arc<Panel>>, ctx: Ctx, body: Bytes) -> P
 pub async fn activate(
     State(panel): State<Arc<Panel>>,
     ctx: Ctx,
-    Path(id): Path<i64>,
+    Path(id): Path<PromptVersionId>,
 ) -> PageResult {
     let store = panel.store();
     let version = store
@@ -404,7 +404,7 @@ async fn trial(panel: &Panel, form: &TryForm, edited: &str) -> Result<Option<Try
         }
         "built-in" => (PROMPT_VERSION.to_owned(), PROMPT_TEMPLATE.to_owned()),
         id => {
-            let version: Option<PromptVersionRow> = match id.parse::<i64>() {
+            let version: Option<PromptVersionRow> = match id.parse::<PromptVersionId>() {
                 Ok(id) => store.prompt_version(id).await?,
                 Err(_) => None,
             };

@@ -73,12 +73,12 @@ pub async fn reports(State(panel): State<Arc<Panel>>, ctx: Ctx) -> PageResult {
 pub async fn accept_report(
     State(panel): State<Arc<Panel>>,
     ctx: Ctx,
-    Path(id): Path<i64>,
+    Path(id): Path<ReportId>,
     body: Bytes,
 ) -> PageResult {
     panel
         .state
-        .accept_report(&ctx.actor(), ReportId(id), &label_from_form(&body))
+        .accept_report(&ctx.actor(), id, &label_from_form(&body))
         .await?;
     Ok(done("/reports"))
 }
@@ -87,11 +87,8 @@ pub async fn accept_report(
 pub async fn dismiss_report(
     State(panel): State<Arc<Panel>>,
     ctx: Ctx,
-    Path(id): Path<i64>,
+    Path(id): Path<ReportId>,
 ) -> PageResult {
-    panel
-        .state
-        .reject_report(&ctx.actor(), ReportId(id))
-        .await?;
+    panel.state.reject_report(&ctx.actor(), id).await?;
     Ok(done("/reports"))
 }

@@ -146,6 +146,12 @@ pub async fn list(State(panel): State<Arc<Panel>>, ctx: Ctx) -> PageResult {
     .await
 }
 
+/// The list again with the form as typed and why it was refused (422).
+async fn refuse(panel: &Panel, ctx: &Ctx, form: AddForm, e: SourceErrors) -> PageResult {
+    let b = ctx.chrome("/sources");
+    render_list(panel, b, form, Some(e), StatusCode::UNPROCESSABLE_ENTITY).await
+}
+
 async fn render_list(
     panel: &Panel,
     b: Chrome,
@@ -212,16 +218,7 @@ pub async fn add(State(panel): State<Arc<Panel>>, ctx: Ctx, body: Bytes) -> Page
     };
     let spec = match (bad_interval, input.parse()) {
         (None, Ok(spec)) => spec,
-        (Some(e), _) | (None, Err(e)) => {
-            return render_list(
-                &panel,
-                ctx.chrome("/sources"),
-                form,
-                Some(e),
-                StatusCode::UNPROCESSABLE_ENTITY,
-            )
-            .await;
-        }
+        (Some(e), _) | (None, Err(e)) => return refuse(&panel, &ctx, form, e).await,
     };
     let store = panel.store();
     if let Some(known) = store.source_by_handle(&spec.handle).await?
@@ -232,14 +229,7 @@ pub async fn add(State(panel): State<Arc<Panel>>, ctx: Ctx, body: Bytes) -> Page
             field: "address",
             message: format!("{} is in the list already", spec.handle),
         }]);
-        return render_list(
-            &panel,
-            ctx.chrome("/sources"),
-            form,
-            Some(e),
-            StatusCode::UNPROCESSABLE_ENTITY,
-        )
-        .await;
+        return refuse(&panel, &ctx, form, e).await;
     }
     let row = store.add_source(&spec, Utc::now()).await?;
     let mut r = see_other(&format!("/sources/{}", row.id.get()));
@@ -273,6 +263,25 @@ struct SourcePage {
     preview: Preview,
 }
 
+/// A source's page: its rules as typed (`include`, `exclude`), what is wrong with them, and
+/// their preview.
+fn source_page(
+    ctx: &Ctx,
+    source: ChannelRow,
+    (include, exclude): (String, String),
+    errors: Vec<String>,
+    preview: Preview,
+) -> SourcePage {
+    SourcePage {
+        b: ctx.chrome("/sources"),
+        source,
+        include,
+        exclude,
+        errors,
+        preview,
+    }
+}
+
 #[derive(Template, WebTemplate)]
 #[template(path = "preview.html")]
 struct Preview {
@@ -282,10 +291,10 @@ struct Preview {
     total: usize,
 }
 
-async fn source_row(panel: &Panel, id: i64) -> Result<ChannelRow, PanelError> {
+async fn source_row(panel: &Panel, id: ChannelId) -> Result<ChannelRow, PanelError> {
     panel
         .store()
-        .source(ChannelId::from(id))
+        .source(id)
         .await?
         .filter(|c| c.removed_at.is_none())
         .ok_or(PanelError::NotFound)
@@ -343,18 +352,15 @@ async fn preview_of(
 }
 
 /// `GET /sources/{id}`: the source's rules, with the preview of its current rules.
-pub async fn show(State(panel): State<Arc<Panel>>, ctx: Ctx, Path(id): Path<i64>) -> PageResult {
+pub async fn show(
+    State(panel): State<Arc<Panel>>,
+    ctx: Ctx,
+    Path(id): Path<ChannelId>,
+) -> PageResult {
     let source = source_row(&panel, id).await?;
     let preview = preview_of(&panel, &source, &source.include, &source.exclude).await?;
-    Ok(SourcePage {
-        b: ctx.chrome("/sources"),
-        include: source.include.join("\n"),
-        exclude: source.exclude.join("\n"),
-        errors: Vec::new(),
-        source,
-        preview,
-    }
-    .into_response())
+    let typed = (source.include.join("\n"), source.exclude.join("\n"));
+    Ok(source_page(&ctx, source, typed, Vec::new(), preview).into_response())
 }
 
 /// `POST /sources/{id}/preview` (`include`, `exclude`): the preview alone (htmx, as you
@@ -362,7 +368,7 @@ pub async fn show(State(panel): State<Arc<Panel>>, ctx: Ctx, Path(id): Path<i64>
 pub async fn preview(
     State(panel): State<Arc<Panel>>,
     ctx: Ctx,
-    Path(id): Path<i64>,
+    Path(id): Path<ChannelId>,
     headers: axum::http::HeaderMap,
     body: Bytes,
 ) -> PageResult {
@@ -373,15 +379,8 @@ pub async fn preview(
     if headers.get("hx-request").is_some() {
         return Ok(preview.into_response());
     }
-    Ok(SourcePage {
-        b: ctx.chrome("/sources"),
-        errors: preview.errors.clone(),
-        include,
-        exclude,
-        source,
-        preview,
-    }
-    .into_response())
+    let errors = preview.errors.clone();
+    Ok(source_page(&ctx, source, (include, exclude), errors, preview).into_response())
 }
 
 /// `POST /sources/{id}` (`title`, `include`, `exclude`): saves the rules; refused with the
@@ -390,7 +389,7 @@ pub async fn preview(
 pub async fn update(
     State(panel): State<Arc<Panel>>,
     ctx: Ctx,
-    Path(id): Path<i64>,
+    Path(id): Path<ChannelId>,
     body: Bytes,
 ) -> PageResult {
     let source = source_row(&panel, id).await?;
@@ -406,19 +405,12 @@ pub async fn update(
         Ok(edit) => edit,
         Err(e) => {
             let preview = preview_of(&panel, &source, &edit.include, &edit.exclude).await?;
-            let mut r = SourcePage {
-                b: ctx.chrome("/sources"),
-                errors: e
-                    .0
-                    .iter()
+            let errors =
+                e.0.iter()
                     .map(|f| format!("{}: {}", f.field, f.message))
-                    .collect(),
-                include: include_raw,
-                exclude: exclude_raw,
-                source,
-                preview,
-            }
-            .into_response();
+                    .collect();
+            let typed = (include_raw, exclude_raw);
+            let mut r = source_page(&ctx, source, typed, errors, preview).into_response();
             *r.status_mut() = StatusCode::UNPROCESSABLE_ENTITY;
             return Ok(r);
         }
@@ -445,7 +437,7 @@ pub async fn update(
 /// `POST /sources/{id}/enabled` (`enabled` = `1` or `0`): a disabled source is not read.
 pub async fn set_enabled(
     State(panel): State<Arc<Panel>>,
-    Path(id): Path<i64>,
+    Path(id): Path<ChannelId>,
     body: Bytes,
 ) -> PageResult {
     let source = source_row(&panel, id).await?;
@@ -475,7 +467,7 @@ pub async fn set_enabled(
 }
 
 /// `POST /sources/{id}/remove`: no longer read or listed; its posts stay.
-pub async fn remove(State(panel): State<Arc<Panel>>, Path(id): Path<i64>) -> PageResult {
+pub async fn remove(State(panel): State<Arc<Panel>>, Path(id): Path<ChannelId>) -> PageResult {
     let source = source_row(&panel, id).await?;
     panel.store().remove_source(source.id, Utc::now()).await?;
     let mut r = see_other("/sources");

@@ -216,7 +216,7 @@ async fn subscriber_page(
 pub async fn subscriber(
     State(panel): State<Arc<Panel>>,
     ctx: Ctx,
-    Path(chat_id): Path<i64>,
+    Path(ChatId(chat_id)): Path<ChatId>,
 ) -> PageResult {
     subscriber_page(&panel, &ctx, chat_id, None).await
 }
@@ -225,7 +225,7 @@ pub async fn subscriber(
 pub async fn extend_subscription(
     State(panel): State<Arc<Panel>>,
     ctx: Ctx,
-    Path(chat_id): Path<i64>,
+    Path(ChatId(chat_id)): Path<ChatId>,
     body: Bytes,
 ) -> PageResult {
     let raw = form_field(&body, "days").unwrap_or_default();
@@ -252,7 +252,7 @@ pub async fn extend_subscription(
 pub async fn end_subscription(
     State(panel): State<Arc<Panel>>,
     ctx: Ctx,
-    Path(chat_id): Path<i64>,
+    Path(ChatId(chat_id)): Path<ChatId>,
 ) -> PageResult {
     match panel.state.end_access(&ctx.actor(), ChatId(chat_id)).await {
         Ok(_) => Ok(done(&format!("/subscribers/{chat_id}"))),
@@ -266,7 +266,7 @@ pub async fn end_subscription(
 pub async fn refund_payment(
     State(panel): State<Arc<Panel>>,
     ctx: Ctx,
-    Path(chat_id): Path<i64>,
+    Path(ChatId(chat_id)): Path<ChatId>,
     body: Bytes,
 ) -> PageResult {
     let charge = form_field(&body, "charge_id").unwrap_or_default();

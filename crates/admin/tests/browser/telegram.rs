@@ -127,7 +127,7 @@ impl Telegram {
     /// its invoice stored as the bot's `/post` dialogue stores them, the invoice sent, the
     /// payment made at the fake Telegram, answered and recorded by the running bot. Returns
     /// the placement, waiting for approval.
-    pub async fn paid_placement(&self, chat: i64, title: &str) -> i64 {
+    pub async fn paid_placement(&self, chat: i64, title: &str) -> jobwire_store::PlacementId {
         let store = &self.store;
         let draft = jobwire_store::PlacementDraft {
             lang: "en".into(),
@@ -149,7 +149,7 @@ impl Telegram {
             .unwrap()
             .unwrap();
         let payload = PlacementPayload {
-            placement: p.id,
+            placement: p.id.get(),
             chat_id: chat,
             nonce,
         }

@@ -9,8 +9,11 @@ use axum::Router;
 use axum::body::Body;
 use axum::extract::ConnectInfo;
 use axum::http::{Request, StatusCode, header};
+use chrono::Utc;
 use jobwire_admin::{AdminSettings, AdminState, Panel};
-use jobwire_store::{SqliteStore, Store};
+use jobwire_store::{
+    ChannelId, InsertOutcome, NewPost, PostId, PostStatus, SqliteStore, Store, SubscriberSpec,
+};
 use tower::ServiceExt;
 
 /// The password of the admin account `ops`.
@@ -38,13 +41,8 @@ pub struct Login {
     pub csrf: String,
 }
 
-/// The panel with the categories `web` and `design`, the API's bearer token `token`, and
-/// whatever `configure` adds to the settings before the state is built.
-pub async fn open(
-    token: Option<&str>,
-    configure: impl FnOnce(AdminSettings) -> AdminSettings,
-) -> Bed {
-    let dir = tempfile::tempdir().unwrap();
+/// A SQLite store in `dir` with the admin account `ops` ([`PASSWORD`]).
+pub async fn store_with_admin(dir: &tempfile::TempDir) -> Arc<dyn Store> {
     let store: Arc<dyn Store> = Arc::new(
         SqliteStore::open_path(&dir.path().join("jobwire.db"))
             .await
@@ -58,6 +56,17 @@ pub async fn open(
     )
     .await
     .unwrap();
+    store
+}
+
+/// The panel with the categories `web` and `design`, the API's bearer token `token`, and
+/// whatever `configure` adds to the settings before the state is built.
+pub async fn open(
+    token: Option<&str>,
+    configure: impl FnOnce(AdminSettings) -> AdminSettings,
+) -> Bed {
+    let dir = tempfile::tempdir().unwrap();
+    let store = store_with_admin(&dir).await;
     let settings = AdminSettings::new(
         token.map(str::to_owned),
         ["web".to_owned(), "design".to_owned()],
@@ -220,7 +229,7 @@ pub async fn paid_placement(
     title: &str,
     budget: Option<&str>,
     charge: &str,
-) -> i64 {
+) -> jobwire_store::PlacementId {
     let now = chrono::Utc::now();
     let draft = jobwire_store::PlacementDraft {
         lang: "en".into(),
@@ -238,23 +247,117 @@ pub async fn paid_placement(
         .unwrap()
         .unwrap();
     let entry = jobwire_store::NewLedgerEntry {
-        kind: jobwire_store::LedgerKind::Payment,
-        charge_id: charge.to_owned(),
-        provider_charge_id: None,
-        chat_id: chat,
-        plan_id: Some("placement".into()),
         nonce: Some(nonce),
-        amount: 100,
-        currency: "XTR".into(),
-        is_recurring: false,
-        is_first_recurring: false,
-        subscription_expires_at: None,
-        source: jobwire_store::LedgerSource::Update,
-        raw: "{}".into(),
+        ..stars_payment(chat, charge, "placement", 100)
     };
     store
         .apply_placement_payment(&entry, Some(p.id), Some(true), now)
         .await
         .unwrap();
     p.id
+}
+
+/// Stores a queued post of `text` (and `url`) in a channel under `external_id`; its id,
+/// whether stored now or before.
+pub async fn queued_post(
+    store: &dyn Store,
+    channel_id: ChannelId,
+    external_id: String,
+    text: &str,
+    url: Option<&str>,
+) -> PostId {
+    match store
+        .insert_post(&NewPost {
+            channel_id,
+            external_id,
+            text: text.into(),
+            author: None,
+            url: url.map(str::to_owned),
+            posted_at: Utc::now(),
+            received_at: Utc::now(),
+            status: PostStatus::Queued,
+            filter_reason: None,
+            fingerprint: None,
+            duplicate_of: None,
+        })
+        .await
+        .unwrap()
+    {
+        InsertOutcome::Inserted(id) | InsertOutcome::AlreadyKnown(id) => id,
+    }
+}
+
+/// A Stars payment of `amount` for `plan`, as a bot update reports it.
+pub fn stars_payment(
+    chat: i64,
+    charge: &str,
+    plan: &str,
+    amount: i64,
+) -> jobwire_store::NewLedgerEntry {
+    jobwire_store::NewLedgerEntry {
+        kind: jobwire_store::LedgerKind::Payment,
+        charge_id: charge.to_owned(),
+        provider_charge_id: None,
+        chat_id: chat,
+        plan_id: Some(plan.into()),
+        nonce: None,
+        amount,
+        currency: "XTR".into(),
+        is_recurring: false,
+        is_first_recurring: false,
+        subscription_expires_at: None,
+        source: jobwire_store::LedgerSource::Update,
+        raw: "{}".into(),
+    }
+}
+
+/// A subscriber of one category, as the bot saves it.
+pub fn subscriber_spec(chat_id: i64, name: Option<&str>, category: &str) -> SubscriberSpec {
+    SubscriberSpec {
+        chat_id,
+        name: name.map(str::to_owned),
+        categories: vec![jobwire_core::CategorySlug::parse(category).unwrap()],
+        include: vec![],
+        exclude: vec![],
+        paused: false,
+        quiet_hours: None,
+        min_budget: None,
+    }
+}
+
+/// Broadcasts to the categories `web` and `design` (bot `dev`), the main bot `main`.
+pub fn with_broadcasts(settings: AdminSettings) -> AdminSettings {
+    let route = |slug: &str| jobwire_fanout::CategoryRoute {
+        slug: jobwire_core::CategorySlug::parse(slug).unwrap(),
+        name: slug.to_owned(),
+        bot: "dev".to_owned(),
+    };
+    settings.broadcasts(jobwire_admin::broadcasts::BroadcastSetup {
+        routes: vec![route("web"), route("design")],
+        plans: vec![],
+        main_bot: Some("main".to_owned()),
+    })
+}
+
+/// [`stars_payment`] applied: `days` of every category, not renewing. Returns the entry.
+pub async fn pay_stars(
+    store: &dyn Store,
+    (chat, charge): (i64, &str),
+    plan: &str,
+    amount: i64,
+    days: u32,
+) -> jobwire_store::NewLedgerEntry {
+    let paid = stars_payment(chat, charge, plan, amount);
+    let grant = jobwire_store::Grant {
+        plan_id: plan.into(),
+        categories: vec![],
+        days,
+        renews: false,
+        ends_at: None,
+    };
+    store
+        .apply_payment(&paid, &grant, chrono::Utc::now())
+        .await
+        .unwrap();
+    paid
 }

@@ -81,7 +81,7 @@ impl Placements {
                     .await?
             }
         };
-        tracing::info!(bot = %turn.rt.name, chat_id = turn.chat_id, placement = p.id, "placement started");
+        tracing::info!(bot = %turn.rt.name, chat_id = turn.chat_id, placement = p.id.get(), "placement started");
         self.place_next(turn, &p).await
     }
 
@@ -337,7 +337,7 @@ impl Placements {
             return Ok(());
         };
         let payload = PlacementPayload {
-            placement: p.id,
+            placement: p.id.get(),
             chat_id: turn.chat_id,
             nonce,
         }
@@ -362,7 +362,7 @@ impl Placements {
                 BotEvent::PlacementInvoiceSent {
                     bot: &turn.rt.name,
                     chat_id: turn.chat_id,
-                    placement: p.id,
+                    placement: p.id.get(),
                     stars,
                 }
                 .emit();
@@ -370,7 +370,7 @@ impl Placements {
             }
             Err(e) => {
                 let error = describe(&e, &turn.rt.token);
-                tracing::error!(bot = %turn.rt.name, chat_id = turn.chat_id, placement = p.id, error = %error, "sending a placement invoice failed");
+                tracing::error!(bot = %turn.rt.name, chat_id = turn.chat_id, placement = p.id.get(), error = %error, "sending a placement invoice failed");
                 turn.send(texts::temporary_error(turn.lang), None).await;
             }
         }

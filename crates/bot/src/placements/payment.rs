@@ -55,7 +55,9 @@ impl Placements {
         }
         let (invoice, placement) = match (
             self.billing.invoice(&payload.nonce).await,
-            self.store.placement(payload.placement).await,
+            self.store
+                .placement(jobwire_store::PlacementId(payload.placement))
+                .await,
         ) {
             (Ok(Some(i)), Ok(Some(p))) => (i, p),
             (Ok(_), Ok(_)) => return refuse_unknown(),
@@ -111,7 +113,9 @@ impl PaymentKind for Placements {
             .store
             .apply_placement_payment(
                 &entry,
-                payload.as_ref().map(|x| x.placement),
+                payload
+                    .as_ref()
+                    .map(|x| jobwire_store::PlacementId(x.placement)),
                 approval,
                 self.now(),
             )
@@ -125,7 +129,7 @@ impl PaymentKind for Placements {
                 BotEvent::PlacementPaid {
                     chat_id,
                     charge: &entry.charge_id,
-                    placement: row.id,
+                    placement: row.id.get(),
                     status: row.status.as_str(),
                     amount: entry.amount,
                     currency: &entry.currency,

@@ -73,7 +73,7 @@ impl Placements {
                 continue;
             };
             BotEvent::PlacementPublished {
-                placement: p.id,
+                placement: p.id.get(),
                 post: post_id.get(),
                 chat_id: p.chat_id,
             }
@@ -82,7 +82,7 @@ impl Placements {
                 && let Err(e) = publish(post_id).await
             {
                 // The post is stored `queued`: the scheduler's recovery sweep queues it again.
-                tracing::warn!(placement = p.id, post = post_id.get(), error = %e, "queueing a placement's post failed; recovery will");
+                tracing::warn!(placement = p.id.get(), post = post_id.get(), error = %e, "queueing a placement's post failed; recovery will");
             }
         }
         for p in store
@@ -96,7 +96,7 @@ impl Placements {
                     None => 0,
                 };
                 BotEvent::PlacementDelivered {
-                    placement: p.id,
+                    placement: p.id.get(),
                     reached,
                 }
                 .emit();
@@ -105,7 +105,7 @@ impl Placements {
             } else {
                 let reason = p.reason.as_deref().unwrap_or(REASON_NOT_A_VACANCY);
                 tracing::info!(
-                    placement = p.id,
+                    placement = p.id.get(),
                     reason,
                     "placement not published; refunding"
                 );
@@ -128,7 +128,11 @@ impl Placements {
     }
 
     /// Refunds one refused placement (claimed first, so once).
-    async fn refund(&self, main: &BotRuntime, id: i64) -> Result<(), BotError> {
+    async fn refund(
+        &self,
+        main: &BotRuntime,
+        id: jobwire_store::PlacementId,
+    ) -> Result<(), BotError> {
         let store = &self.store;
         let Some(p) = store
             .claim_placement_refund(id, STALE_REFUND, self.now())
@@ -159,7 +163,7 @@ impl Placements {
         store.finish_placement_refund(id, done, self.now()).await?;
         if done {
             BotEvent::PlacementRefunded {
-                placement: id,
+                placement: id.get(),
                 charge: &charge,
             }
             .emit();
@@ -172,7 +176,7 @@ impl Placements {
             )
             .await;
         } else if let Err(e) = outcome {
-            tracing::error!(placement = id, error = %e, "refunding a placement failed; trying again later");
+            tracing::error!(placement = id.get(), error = %e, "refunding a placement failed; trying again later");
             self.alerts.send(format!(
                 "jobwire: refunding placement {id} (payment {charge}) failed: {e}; it is tried again"
             ));

@@ -615,13 +615,14 @@ async fn a_new_password_or_disabling_ends_the_admins_sessions_and_list_shows_the
     let alice = store.admin_by_username("alice").await.unwrap().unwrap().id;
     let bob = store.admin_by_username("bob").await.unwrap().unwrap().id;
     let now = chrono::Utc::now();
-    let session = |hash: &'static str, admin_id: i64| jobwire_store::NewSession {
-        token_hash: hash,
-        admin_id,
-        csrf: "c",
-        client: "192.0.2.1",
-        expires_at: now + chrono::Duration::hours(12),
-    };
+    let session =
+        |hash: &'static str, admin_id: jobwire_store::AdminId| jobwire_store::NewSession {
+            token_hash: hash,
+            admin_id,
+            csrf: "c",
+            client: "192.0.2.1",
+            expires_at: now + chrono::Duration::hours(12),
+        };
     for (hash, id) in [("a1", alice), ("a2", alice), ("b1", bob)] {
         store.create_session(&session(hash, id), now).await.unwrap();
     }

@@ -234,7 +234,7 @@ async fn a_broadcast_killed_halfway_reaches_everyone_once_after_a_restart() {
     assert!(at_kill < RECIPIENTS as usize, "killed halfway: {at_kill}");
     let store = SqliteStore::open_path(&db).await.unwrap();
     let cut = store
-        .broadcast(1, chrono::Utc::now())
+        .broadcast(jobwire_store::BroadcastId(1), chrono::Utc::now())
         .await
         .unwrap()
         .unwrap();
@@ -251,7 +251,7 @@ async fn a_broadcast_killed_halfway_reaches_everyone_once_after_a_restart() {
         Duration::from_secs(90),
         || async {
             let b = store
-                .broadcast(1, chrono::Utc::now())
+                .broadcast(jobwire_store::BroadcastId(1), chrono::Utc::now())
                 .await
                 .unwrap()
                 .unwrap();

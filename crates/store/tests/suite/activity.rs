@@ -46,21 +46,7 @@ pub async fn check_active_chats_since(store: &dyn Store) {
             .await
             .unwrap()
     );
-    let paid = NewLedgerEntry {
-        kind: LedgerKind::Payment,
-        charge_id: "act-1".to_owned(),
-        provider_charge_id: None,
-        chat_id: 5,
-        plan_id: Some("month".to_owned()),
-        nonce: None,
-        amount: 100,
-        currency: "XTR".to_owned(),
-        is_recurring: false,
-        is_first_recurring: false,
-        subscription_expires_at: None,
-        source: LedgerSource::Update,
-        raw: "{}".to_owned(),
-    };
+    let paid = stars_entry(LedgerKind::Payment, 5, "act-1", 100);
     let grant = Grant {
         plan_id: "month".to_owned(),
         categories: Vec::new(),

@@ -32,19 +32,8 @@ fn subscription(plan: &str, ends_at: DateTime<Utc>) -> Grant {
 
 fn entry(kind: LedgerKind, chat_id: i64, charge: &str, amount: i64) -> NewLedgerEntry {
     NewLedgerEntry {
-        kind,
-        charge_id: charge.to_owned(),
-        provider_charge_id: None,
-        chat_id,
-        plan_id: Some("month".to_owned()),
-        nonce: None,
-        amount,
-        currency: "XTR".to_owned(),
-        is_recurring: false,
-        is_first_recurring: false,
-        subscription_expires_at: None,
-        source: LedgerSource::Update,
         raw: format!("{{\"charge\":\"{charge}\"}}"),
+        ..stars_entry(kind, chat_id, charge, amount)
     }
 }
 

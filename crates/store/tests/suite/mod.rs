@@ -31,6 +31,45 @@ pub use sources::*;
 
 /// Every single-store check of the suite. Each backend's test file expands one test per
 /// check with `suite::every_check!(its_macro)`, so a check added here runs on both backends.
+/// A Stars payment's (or refund's) ledger entry for the plan `month`, from a bot update,
+/// with no invoice nonce.
+pub fn stars_entry(kind: LedgerKind, chat_id: i64, charge: &str, amount: i64) -> NewLedgerEntry {
+    NewLedgerEntry {
+        kind,
+        charge_id: charge.to_owned(),
+        provider_charge_id: None,
+        chat_id,
+        plan_id: Some("month".to_owned()),
+        nonce: None,
+        amount,
+        currency: "XTR".to_owned(),
+        is_recurring: false,
+        is_first_recurring: false,
+        subscription_expires_at: None,
+        source: LedgerSource::Update,
+        raw: "{}".to_owned(),
+    }
+}
+
+/// Applies a `Blocked` update to the delivery `id` at `t0() + 1 s`; it must apply and mark
+/// the subscriber list changed (the fan-out index reloads).
+pub async fn block_delivery(store: &dyn Store, id: DeliveryId, error: &str, scope: BlockScope) {
+    let version = store.subscribers_version().await.unwrap();
+    let applied = store
+        .apply_delivery_updates(
+            &[DeliveryUpdate::Blocked {
+                id,
+                error: error.to_owned(),
+                scope,
+            }],
+            t0() + secs(1),
+        )
+        .await
+        .unwrap();
+    assert_eq!(applied, [true]);
+    assert!(store.subscribers_version().await.unwrap() > version);
+}
+
 macro_rules! every_check {
     ($each:ident) => {
         $each!(
@@ -1001,22 +1040,15 @@ pub async fn check_blocked_subscriber(store: &dyn Store) {
         )
         .await
         .unwrap();
-    let version = store.subscribers_version().await.unwrap();
 
-    let applied = store
-        .apply_delivery_updates(
-            &[DeliveryUpdate::Blocked {
-                id: mine[0],
-                error: "403: bot was blocked".to_owned(),
-                scope: BlockScope::Everywhere,
-            }],
-            t0() + secs(1),
-        )
-        .await
-        .unwrap();
-    assert_eq!(applied, [true]);
     // The subscriber is blocked and the fan-out stage is told to rebuild its index…
-    assert!(store.subscribers_version().await.unwrap() > version);
+    block_delivery(
+        store,
+        mine[0],
+        "403: bot was blocked",
+        BlockScope::Everywhere,
+    )
+    .await;
     let subs = store.subscribers().await.unwrap();
     for s in &subs {
         assert_eq!(s.blocked, s.id == blocked_sub, "subscriber {}", s.chat_id);
@@ -1402,7 +1434,7 @@ pub async fn check_admin_accounts(store: &dyn Store) {
         .await
         .unwrap()
         .unwrap();
-    let session = |hash: &'static str, admin_id: i64| NewSession {
+    let session = |hash: &'static str, admin_id: AdminId| NewSession {
         token_hash: hash,
         admin_id,
         csrf: "c",

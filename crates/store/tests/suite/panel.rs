@@ -6,7 +6,7 @@
 
 use super::*;
 
-async fn admin(store: &dyn Store) -> i64 {
+async fn admin(store: &dyn Store) -> AdminId {
     store
         .create_admin(
             "ops",

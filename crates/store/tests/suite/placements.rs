@@ -20,19 +20,9 @@ fn draft(title: &str, categories: &[&str]) -> PlacementDraft {
 
 fn placement_payment(chat_id: i64, charge: &str, nonce: &str, amount: i64) -> NewLedgerEntry {
     NewLedgerEntry {
-        kind: LedgerKind::Payment,
-        charge_id: charge.to_owned(),
-        provider_charge_id: None,
-        chat_id,
         plan_id: Some("placement".to_owned()),
         nonce: Some(nonce.to_owned()),
-        amount,
-        currency: "XTR".to_owned(),
-        is_recurring: false,
-        is_first_recurring: false,
-        subscription_expires_at: None,
-        source: LedgerSource::Update,
-        raw: "{}".to_owned(),
+        ..stars_entry(LedgerKind::Payment, chat_id, charge, amount)
     }
 }
 
@@ -40,7 +30,7 @@ fn placement_payment(chat_id: i64, charge: &str, nonce: &str, amount: i64) -> Ne
 async fn pay(
     store: &dyn Store,
     (chat, charge, nonce, amount): (i64, &str, &str, i64),
-    placement: Option<i64>,
+    placement: Option<PlacementId>,
     approval: Option<bool>,
     at: DateTime<Utc>,
 ) -> PlacementRow {
@@ -61,7 +51,12 @@ async fn pay(
 
 /// A placement of `chat`, paid (`charge`) and published as a post with `text`: (its id, the
 /// post).
-async fn published(store: &dyn Store, chat: i64, charge: &str, text: &str) -> (i64, PostId) {
+async fn published(
+    store: &dyn Store,
+    chat: i64,
+    charge: &str,
+    text: &str,
+) -> (PlacementId, PostId) {
     let nonce = format!("nonce{chat}");
     let id = invoiced(store, chat, &nonce, 100).await;
     pay(
@@ -81,7 +76,7 @@ async fn published(store: &dyn Store, chat: i64, charge: &str, text: &str) -> (i
 }
 
 /// A draft of `chat` invoiced at `stars` under `nonce`; returns its id.
-async fn invoiced(store: &dyn Store, chat: i64, nonce: &str, stars: i64) -> i64 {
+async fn invoiced(store: &dyn Store, chat: i64, nonce: &str, stars: i64) -> PlacementId {
     let p = store
         .save_placement_draft(chat, &draft("Лендинг", &["web", "design"]), t0())
         .await

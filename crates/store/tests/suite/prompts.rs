@@ -59,7 +59,13 @@ pub async fn check_prompt_versions(store: &dyn Store) {
         .collect();
     assert_eq!(names, ["classify.v6", "classify.v5"], "newest first");
     assert_eq!(store.prompt_version(v5.id).await.unwrap(), Some(v5.clone()));
-    assert_eq!(store.prompt_version(v6.id + 100).await.unwrap(), None);
+    assert_eq!(
+        store
+            .prompt_version(PromptVersionId(v6.id.get() + 100))
+            .await
+            .unwrap(),
+        None
+    );
     // Created is not current.
     assert_eq!(store.current_prompt_version().await.unwrap(), None);
 
@@ -107,7 +113,7 @@ pub async fn check_prompt_versions(store: &dyn Store) {
 
     assert!(
         !store
-            .activate_prompt_version(v6.id + 100, "alice", t0() + secs(30))
+            .activate_prompt_version(PromptVersionId(v6.id.get() + 100), "alice", t0() + secs(30))
             .await
             .unwrap(),
         "no such version"

@@ -165,20 +165,8 @@ pub async fn check_block_one_bot(store: &dyn Store) {
         .fan_out(other, &["p".to_owned()], &[via("creative")], t0())
         .await
         .unwrap();
-    let version = store.subscribers_version().await.unwrap();
-    let applied = store
-        .apply_delivery_updates(
-            &[DeliveryUpdate::Blocked {
-                id: first[0],
-                error: "Forbidden: bot was blocked by the user".to_owned(),
-                scope: BlockScope::Bot,
-            }],
-            t0() + secs(1),
-        )
-        .await
-        .unwrap();
-    assert_eq!(applied, [true]);
-    assert!(store.subscribers_version().await.unwrap() > version);
+    let blocked = "Forbidden: bot was blocked by the user";
+    block_delivery(store, first[0], blocked, BlockScope::Bot).await;
     assert_eq!(status_of(store, first[0]).await, DeliveryStatus::Blocked);
     assert_eq!(
         status_of(store, second[0]).await,
