@@ -37,6 +37,7 @@
 //! [`crate::ops`] (which checks, changes and audits) and turn its outcome into JSON.
 
 mod broadcasts;
+mod common;
 pub mod failures;
 mod payments;
 mod placements;
@@ -48,15 +49,13 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use axum::Router;
-use axum::extract::rejection::{PathRejection, QueryRejection};
 use axum::extract::{ConnectInfo, Request, State};
 use axum::http::{StatusCode, header};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
-use chrono::{DateTime, Utc};
+use chrono::Utc;
 use jobwire_store::AdminRole;
-use serde_json::json;
 
 use self::broadcasts::{change_broadcast, create_broadcast, list_broadcasts, show_broadcast};
 use self::failures::Client;
@@ -64,32 +63,13 @@ use self::payments::{list_payments, refund_payment};
 use self::placements::{decide_placement, list_placements, show_placement};
 use self::posts::{label_post, retrain};
 use self::reports::{accept_report, list_reports, reject_report};
-use crate::ops::{Actor, OpError};
+use crate::ops::Actor;
 use crate::state::{AdminState, Token};
 
-/// The environment variable holding the admin token.
-pub const TOKEN_ENV: &str = "JOBWIRE_ADMIN_TOKEN";
-
-/// The shortest admin token accepted, in characters.
-pub const MIN_TOKEN_LEN: usize = 32;
-
-/// Failed attempts (401) a client may make before it is slowed down (429 meanwhile).
-pub const MAX_FAILURES: u32 = 5;
-
-/// The longest wait between two attempts of a slowed-down client.
-pub const MAX_WAIT: Duration = Duration::from_secs(60);
-
-/// A client's failed attempts are forgotten this long after its last one.
-pub const FAILURE_WINDOW: Duration = Duration::from_secs(15 * 60);
-
-/// Clients whose failures are remembered at once (the oldest window is forgotten first).
-pub(crate) const MAX_TRACKED_CLIENTS: usize = 10_000;
-
+pub use self::common::ApiError;
+pub use self::failures::{FAILURE_WINDOW, MAX_FAILURES, MAX_WAIT};
 pub use crate::ops::KINDS;
-pub use crate::state::AdminTokenError;
-
-pub(crate) const DEFAULT_LIMIT: u32 = 50;
-pub(crate) const MAX_LIMIT: u32 = 1000;
+pub use crate::state::{AdminTokenError, MIN_TOKEN_LEN, TOKEN_ENV};
 
 macro_rules! api_routes {
     ($($method:ident $path:literal $role:ident => $handler:ident;)*) => {
@@ -139,88 +119,6 @@ api_routes! {
     post "/api/placements/{id}/{action}" Moderator => decide_placement;
     get "/api/payments" Admin => list_payments;
     post "/api/payments/{charge_id}/refund" Admin => refund_payment;
-}
-
-/// An error answer: `{"error": message}` with a status.
-#[derive(Debug)]
-pub struct ApiError {
-    status: StatusCode,
-    message: String,
-}
-
-impl ApiError {
-    /// What went wrong, in words.
-    pub fn message(&self) -> &str {
-        &self.message
-    }
-
-    pub(crate) fn new(status: StatusCode, message: impl Into<String>) -> Self {
-        Self {
-            status,
-            message: message.into(),
-        }
-    }
-
-    pub(crate) fn bad_request(message: impl Into<String>) -> Self {
-        Self::new(StatusCode::BAD_REQUEST, message)
-    }
-
-    pub(crate) fn not_found(message: impl Into<String>) -> Self {
-        Self::new(StatusCode::NOT_FOUND, message)
-    }
-}
-
-impl From<jobwire_store::StoreError> for ApiError {
-    fn from(e: jobwire_store::StoreError) -> Self {
-        tracing::warn!(error = %e, "admin API: store error");
-        Self::new(
-            StatusCode::INTERNAL_SERVER_ERROR,
-            format!("store error: {e}"),
-        )
-    }
-}
-
-impl From<OpError> for ApiError {
-    fn from(e: OpError) -> Self {
-        let status = match &e {
-            OpError::NotFound(_) => StatusCode::NOT_FOUND,
-            OpError::Conflict(_) => StatusCode::CONFLICT,
-            OpError::BadInput(_) => StatusCode::BAD_REQUEST,
-            OpError::Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
-            OpError::Telegram(_) => StatusCode::BAD_GATEWAY,
-            OpError::Store(e) => {
-                tracing::warn!(error = %e, "admin API: store error");
-                StatusCode::INTERNAL_SERVER_ERROR
-            }
-        };
-        Self::new(status, e.to_string())
-    }
-}
-
-impl From<PathRejection> for ApiError {
-    fn from(e: PathRejection) -> Self {
-        Self::bad_request(format!("bad path: {}", e.body_text()))
-    }
-}
-
-impl From<QueryRejection> for ApiError {
-    fn from(e: QueryRejection) -> Self {
-        Self::bad_request(format!("bad query: {}", e.body_text()))
-    }
-}
-
-impl IntoResponse for ApiError {
-    fn into_response(self) -> Response {
-        let mut response =
-            (self.status, axum::Json(json!({ "error": self.message }))).into_response();
-        if self.status == StatusCode::UNAUTHORIZED {
-            response.headers_mut().insert(
-                header::WWW_AUTHENTICATE,
-                header::HeaderValue::from_static("Bearer"),
-            );
-        }
-        response
-    }
 }
 
 /// A logged-in account of the panel whose role the route allows (a session cookie; state
@@ -349,41 +247,6 @@ fn too_many_failures(wait: Duration) -> Response {
         .headers_mut()
         .insert(header::RETRY_AFTER, header::HeaderValue::from(secs));
     response
-}
-
-/// The [`Actor`] [`authorize`] found, for the handlers.
-pub(crate) struct Who(pub(crate) Actor);
-
-impl<S: Send + Sync> axum::extract::FromRequestParts<S> for Who {
-    type Rejection = ApiError;
-
-    async fn from_request_parts(
-        parts: &mut axum::http::request::Parts,
-        _: &S,
-    ) -> Result<Self, Self::Rejection> {
-        parts
-            .extensions
-            .get::<Actor>()
-            .cloned()
-            .map(Who)
-            .ok_or_else(|| ApiError::new(StatusCode::UNAUTHORIZED, "not authorized"))
-    }
-}
-
-pub(crate) fn time(t: DateTime<Utc>) -> String {
-    t.to_rfc3339()
-}
-
-/// A JSON body (whatever its `Content-Type`, as the API has always read it).
-pub(crate) fn json_body<T: serde::de::DeserializeOwned>(body: &[u8]) -> Result<T, ApiError> {
-    serde_json::from_slice(body).map_err(|e| ApiError::bad_request(format!("bad JSON body: {e}")))
-}
-
-pub(crate) type ApiResult = Result<Response, ApiError>;
-
-/// A JSON answer.
-pub(crate) fn ok(value: serde_json::Value) -> ApiResult {
-    Ok(axum::Json(value).into_response())
 }
 
 #[cfg(test)]

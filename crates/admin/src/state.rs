@@ -11,17 +11,24 @@ use jobwire_core::billing::Plan;
 use jobwire_core::secret::Secret;
 use jobwire_store::Store;
 
-use crate::api::failures::FailedAttempts;
-use crate::api::{FAILURE_WINDOW, MAX_FAILURES, MAX_TRACKED_CLIENTS, MAX_WAIT, TOKEN_ENV};
+use crate::PromptLab;
+use crate::api::failures::{
+    FAILURE_WINDOW, FailedAttempts, MAX_FAILURES, MAX_TRACKED_CLIENTS, MAX_WAIT,
+};
 use crate::broadcasts::BroadcastSetup;
-use crate::{CategorySetup, PanelOptions, PromptLab};
+
+/// The environment variable holding the admin token.
+pub const TOKEN_ENV: &str = "JOBWIRE_ADMIN_TOKEN";
+
+/// The shortest admin token accepted, in characters.
+pub const MIN_TOKEN_LEN: usize = 32;
 
 /// The configured admin token is too short (the token itself is never shown).
 #[derive(Debug, thiserror::Error)]
 #[error(
     "{TOKEN_ENV} is too short: use at least {} characters \
      (e.g. `openssl rand -hex 32`), or unset it to disable the admin API",
-    crate::api::MIN_TOKEN_LEN
+    MIN_TOKEN_LEN
 )]
 pub struct AdminTokenError;
 
@@ -30,7 +37,7 @@ pub struct AdminTokenError;
 pub(crate) enum Token {
     /// Unset or empty: only a panel session opens the API.
     Unset,
-    /// Shorter than [`crate::api::MIN_TOKEN_LEN`]: refused at start-up; the API answers 503.
+    /// Shorter than [`MIN_TOKEN_LEN`]: refused at start-up; the API answers 503.
     TooShort,
     Valid(Secret),
 }
@@ -51,12 +58,12 @@ pub struct AdminSettings {
 
 impl AdminSettings {
     /// `token`: `None` (or empty) leaves the API to panel sessions; one shorter than
-    /// [`crate::api::MIN_TOKEN_LEN`] makes [`Self::check_token`] fail. `categories`: the
+    /// [`MIN_TOKEN_LEN`] makes [`Self::check_token`] fail. `categories`: the
     /// configured slugs, in their configured order.
     pub fn new(token: Option<String>, categories: impl IntoIterator<Item = String>) -> Self {
         let token = match token.as_deref().map(str::trim) {
             None | Some("") => Token::Unset,
-            Some(t) if t.chars().count() < crate::api::MIN_TOKEN_LEN => Token::TooShort,
+            Some(t) if t.chars().count() < MIN_TOKEN_LEN => Token::TooShort,
             Some(t) => Token::Valid(Secret::from(t)),
         };
         Self {
@@ -151,6 +158,30 @@ impl AdminSettings {
             trial_days: self.trial_days,
         })
     }
+}
+
+/// How the panel is served.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PanelOptions {
+    /// Mark the session cookie `Secure` (default; browsers accept it on `http://localhost`
+    /// too). `[admin] secure_cookies = false` only for plain HTTP elsewhere.
+    pub secure_cookies: bool,
+}
+
+impl Default for PanelOptions {
+    fn default() -> Self {
+        Self {
+            secure_cookies: true,
+        }
+    }
+}
+
+/// What the panel needs to know of the configuration: the categories' order and the bots
+/// (`[[bots]]` names) a category can be delivered by.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct CategorySetup {
+    pub order: Vec<String>,
+    pub bots: Vec<String>,
 }
 
 /// Everything the JSON API, the panel and the operations ([`crate::ops`]) use.

@@ -13,7 +13,7 @@ use jobwire_core::CategorySlug;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::{ApiError, ApiResult, MAX_LIMIT, Who, json_body, ok};
+use super::common::{ApiError, ApiResult, MAX_LIMIT, Who, json_body, ok};
 use crate::broadcasts::Audience;
 use crate::ops::{BroadcastAction, BroadcastId};
 use crate::state::AdminState;

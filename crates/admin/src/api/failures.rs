@@ -13,6 +13,18 @@ use std::net::IpAddr;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
+/// Failed attempts (401) a client may make before it is slowed down (429 meanwhile).
+pub const MAX_FAILURES: u32 = 5;
+
+/// The longest wait between two attempts of a slowed-down client.
+pub const MAX_WAIT: Duration = Duration::from_secs(60);
+
+/// A client's failed attempts are forgotten this long after its last one.
+pub const FAILURE_WINDOW: Duration = Duration::from_secs(15 * 60);
+
+/// Clients whose failures are remembered at once (the oldest window is forgotten first).
+pub(crate) const MAX_TRACKED_CLIENTS: usize = 10_000;
+
 /// The wait after the first failure past the free ones; it doubles with each next one.
 const FIRST_WAIT: Duration = Duration::from_secs(1);
 

@@ -8,7 +8,7 @@ use axum::extract::{Path, Query, State};
 use serde::Deserialize;
 use serde_json::json;
 
-use super::{ApiResult, Who, json_body, ok};
+use super::common::{ApiResult, Who, json_body, ok};
 use crate::ops::ChargeId;
 use crate::state::AdminState;
 

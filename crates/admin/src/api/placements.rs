@@ -10,7 +10,7 @@ use jobwire_core::CategorySlug;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::{ApiError, ApiResult, MAX_LIMIT, Who, json_body, ok};
+use super::common::{ApiError, ApiResult, MAX_LIMIT, Who, json_body, ok};
 use crate::ops::{Decision, PlacementId};
 use crate::state::AdminState;
 

@@ -11,7 +11,7 @@ use jobwire_core::CategorySlug;
 use jobwire_store::{ExampleSource, PostId};
 use serde_json::json;
 
-use super::{ApiResult, Who, json_body, ok};
+use super::common::{ApiResult, Who, json_body, ok};
 use crate::ops::Label;
 use crate::state::AdminState;
 

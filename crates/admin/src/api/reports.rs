@@ -9,7 +9,7 @@ use axum::extract::{Path, Query, State};
 use jobwire_store::{PostId, ReportId, ReportRow, ReportStatus};
 use serde_json::{Value, json};
 
-use super::{ApiError, ApiResult, DEFAULT_LIMIT, MAX_LIMIT, Who, json_body, ok, time};
+use super::common::{ApiError, ApiResult, DEFAULT_LIMIT, MAX_LIMIT, Who, json_body, ok, time};
 use crate::ops::Label;
 use crate::state::AdminState;
 

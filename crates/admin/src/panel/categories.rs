@@ -25,14 +25,6 @@ pub const MAX_NAME_CHARS: usize = 64;
 /// The longest description, in characters (one line of the LLM prompt per category).
 pub const MAX_DESCRIPTION_CHARS: usize = 400;
 
-/// What the panel needs to know of the configuration: the categories' order and the bots
-/// (`[[bots]]` names) a category can be delivered by.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct CategorySetup {
-    pub order: Vec<String>,
-    pub bots: Vec<String>,
-}
-
 /// One problem with a submitted category, named by its form field.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FieldError {

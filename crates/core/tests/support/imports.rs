@@ -50,7 +50,18 @@ pub fn strip(src: &str) -> String {
             i += c.len_utf8();
         }
     }
-    match out.find("#[cfg(test)]\nmod tests") {
+    // The test module: `#[cfg(test)]`, any further attributes, then `mod tests`.
+    let test_module = out
+        .match_indices("#[cfg(test)]")
+        .map(|(k, _)| k)
+        .find(|&k| {
+            let mut rest = out[k + "#[cfg(test)]".len()..].trim_start();
+            while rest.starts_with("#[") {
+                rest = rest.find(']').map_or("", |e| rest[e + 1..].trim_start());
+            }
+            rest.starts_with("mod tests")
+        });
+    match test_module {
         Some(k) => out[..k].to_owned(),
         None => out,
     }
