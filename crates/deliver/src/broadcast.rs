@@ -16,7 +16,8 @@ use teloxide::types::{LinkPreviewOptions, ParseMode};
 use teloxide::{ApiError, RequestError};
 use tokio_util::sync::CancellationToken;
 
-use crate::stage::{DeliverError, SendStage, block_scope, is_transient};
+use crate::replies::{block_scope, is_transient};
+use crate::stage::{DeliverError, SendStage};
 
 /// Tries of one recipient whose sends fail on Telegram's side before it counts as failed.
 const MAX_TRIES: u32 = 5;

@@ -17,12 +17,13 @@ pub mod events;
 pub mod limits;
 pub mod recorder;
 pub mod redis_limiter;
+mod replies;
 pub mod rows;
 pub mod stage;
 pub mod waits;
 
-pub use config::{BotSection, RedisConfig, RedisSection};
+pub use config::{BotConfig, BotSection, CardKeyboard, RedisConfig, RedisSection, SendStageConfig};
 pub use limits::{BotLimiter, Limiter, RateLimitConfig};
 pub use redis_limiter::RedisLimiter;
-pub use stage::{BotConfig, CardKeyboard, SendStage, SendStageConfig};
+pub use stage::SendStage;
 pub use waits::WaitLog;

@@ -10,8 +10,7 @@ use chrono::Utc;
 use jobwire_queue::wire::DeliveryReady;
 use jobwire_queue::{Queue, QueueError, Received, Topic};
 use jobwire_store::{
-    BlockScope, DeliveryId, DeliveryRow, DeliveryStatus, DeliveryUpdate, PostId, Store, StoreError,
-    WaitKind,
+    DeliveryId, DeliveryRow, DeliveryStatus, DeliveryUpdate, PostId, Store, StoreError, WaitKind,
 };
 use teloxide::prelude::*;
 use teloxide::types::{InlineKeyboardMarkup, LinkPreviewOptions, ParseMode};
@@ -21,77 +20,12 @@ use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 
-use jobwire_core::secret::Secret;
-
+pub use crate::config::{BotConfig, CardKeyboard, SendStageConfig};
 use crate::events::SendEvent;
 use crate::limits::{BotLimiter, Limiter, RateLimitConfig};
 use crate::recorder::Recorder;
+use crate::replies::{block_scope, is_transient};
 use crate::waits::WaitLog;
-
-/// One configured bot. The token is a [`Secret`]: `Debug` shows the bot's id, never the rest.
-#[derive(Clone)]
-pub struct BotConfig {
-    /// The name categories refer to (`bots.<name>` in the config file).
-    pub name: String,
-    pub token: Secret,
-}
-
-impl BotConfig {
-    /// The bot's numeric id: the part of the token before `:` (not a secret).
-    pub fn bot_id(&self) -> u64 {
-        self.token
-            .expose()
-            .split(':')
-            .next()
-            .and_then(|id| id.parse().ok())
-            .unwrap_or(0)
-    }
-}
-
-impl std::fmt::Debug for BotConfig {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("BotConfig")
-            .field("name", &self.name)
-            .field("token", &format_args!("{}:<redacted>", self.bot_id()))
-            .finish()
-    }
-}
-
-#[derive(Clone)]
-pub struct SendStageConfig {
-    /// Bot API base URL (`https://api.telegram.org/` or a local fake).
-    pub api_url: url::Url,
-    /// Draws the buttons under a card (the bots answer them, so they are the bot crate's:
-    /// `jobwire_bot::card_buttons::fresh_card_keyboard`). `None`: cards go out without buttons.
-    pub keyboard: Option<CardKeyboard>,
-    pub limits: RateLimitConfig,
-    /// Deliveries handled at once (most of them wait for a rate limiter).
-    pub max_in_flight: usize,
-    /// Network failures before a delivery is given up as failed.
-    pub max_attempts: u32,
-    pub request_timeout: Duration,
-}
-
-impl Default for SendStageConfig {
-    fn default() -> Self {
-        Self {
-            api_url: url::Url::parse("https://api.telegram.org/").unwrap_or_else(|_| {
-                // A literal that always parses; kept total for the linter.
-                url::Url::parse("http://127.0.0.1/").unwrap_or_else(|_| unreachable!())
-            }),
-            keyboard: None,
-            limits: RateLimitConfig::default(),
-            max_in_flight: 16_384,
-            max_attempts: 8,
-            request_timeout: Duration::from_secs(30),
-        }
-    }
-}
-
-/// The keyboard under the card of a delivery: `(the delivery's language, its id, the
-/// original's link if it is to be a button)`.
-pub type CardKeyboard =
-    std::sync::Arc<dyn Fn(Option<&str>, i64, Option<&str>) -> InlineKeyboardMarkup + Send + Sync>;
 
 #[derive(Debug, thiserror::Error)]
 pub enum DeliverError {
@@ -707,19 +641,6 @@ impl SendStage {
     }
 }
 
-impl std::fmt::Debug for SendStageConfig {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("SendStageConfig")
-            .field("api_url", &self.api_url.as_str())
-            .field("keyboard", &self.keyboard.is_some())
-            .field("limits", &self.limits)
-            .field("max_in_flight", &self.max_in_flight)
-            .field("max_attempts", &self.max_attempts)
-            .field("request_timeout", &self.request_timeout)
-            .finish()
-    }
-}
-
 impl SendStage {
     /// The keyboard under a delivered card, in the language its reader reads (none without
     /// a keyboard configured).
@@ -730,61 +651,5 @@ impl SendStage {
     ) -> Option<InlineKeyboardMarkup> {
         let draw = self.config.keyboard.as_ref()?;
         Some(draw(row.lang.as_deref(), row.id.get(), original_url))
-    }
-}
-
-/// Whether a failed call is worth making again: network and HTTP trouble, and Telegram's
-/// own errors (5xx). teloxide drops the HTTP status, so a reply it could not match to a
-/// known error ([`ApiError::Unknown`]) counts as Telegram's trouble unless its description
-/// starts like the Bot API's client errors ("Bad Request: …", "Forbidden: …"): those are
-/// answers about the request, and repeating it would get the same answer.
-pub(crate) fn is_transient(e: &RequestError) -> bool {
-    const CLIENT_ERRORS: [&str; 7] = [
-        "Bad Request",
-        "Unauthorized",
-        "Forbidden",
-        "Not Found",
-        "Conflict",
-        "Method Not Allowed",
-        "Too Many Requests",
-    ];
-    match e {
-        RequestError::Api(ApiError::Unknown(description)) => {
-            !CLIENT_ERRORS.iter().any(|p| description.starts_with(p))
-        }
-        RequestError::Api(_) | RequestError::MigrateToChatId(_) | RequestError::RetryAfter(_) => {
-            false
-        }
-        RequestError::Network(_) | RequestError::InvalidJson { .. } | RequestError::Io(_) => true,
-    }
-}
-
-/// Whether Telegram's answer means this bot cannot reach the chat, and how far that goes:
-/// blocking or removing one bot concerns that bot only; a user who never pressed Start in it
-/// can still start it; a deleted account is unreachable through any bot.
-pub(crate) fn block_scope(e: &ApiError) -> Option<BlockScope> {
-    match e {
-        ApiError::BotBlocked
-        | ApiError::BotKicked
-        | ApiError::BotKickedFromSupergroup
-        | ApiError::BotKickedFromChannel => Some(BlockScope::Bot),
-        ApiError::CantInitiateConversation => Some(BlockScope::NotStarted),
-        ApiError::UserDeactivated | ApiError::CantTalkWithBots => Some(BlockScope::Everywhere),
-        // Telegram now words some of these differently from what teloxide matches
-        // ("Forbidden: bot can't initiate conversation with a user" where teloxide expects
-        // "Unauthorized: …"): read the description too.
-        ApiError::Unknown(description) => {
-            let d = description.to_ascii_lowercase();
-            if d.contains("can't initiate conversation") {
-                Some(BlockScope::NotStarted)
-            } else if d.contains("bot was blocked") || d.contains("bot was kicked") {
-                Some(BlockScope::Bot)
-            } else if d.contains("user is deactivated") {
-                Some(BlockScope::Everywhere)
-            } else {
-                None
-            }
-        }
-        _ => None,
     }
 }
