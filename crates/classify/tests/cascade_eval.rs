@@ -6,11 +6,37 @@ mod common;
 use std::sync::Arc;
 use std::time::Duration;
 
+use jobwire_classify::ClassifyError;
 use jobwire_classify::cascade::CascadeConfig;
-use jobwire_classify::eval::{FoldsBy, evaluate_cascade};
+use jobwire_classify::eval::{CascadeEval, FoldsBy, evaluate_cascade};
 use jobwire_classify::llm::LlmClassifier;
 use jobwire_classify::local::TrainOptions;
+use jobwire_core::dataset::LabeledPost;
 use jobwire_testkit::llm::{FakeLlm, FakeLlmConfig, FaultPlan, load_oracle_jsonl};
+
+/// The cascade evaluated as `jobwire eval` does: 5 folds, seed 7, the default training
+/// options and thresholds.
+async fn five_folds(
+    data: &[LabeledPost],
+    extra: &[LabeledPost],
+    llm: Arc<LlmClassifier>,
+    folds_by: FoldsBy,
+    count_requests: &(dyn Fn() -> (u64, u64) + Send + Sync),
+) -> Result<CascadeEval, ClassifyError> {
+    evaluate_cascade(
+        data,
+        extra,
+        &common::categories(),
+        5,
+        7,
+        &TrainOptions::default(),
+        llm,
+        CascadeConfig::default(),
+        folds_by,
+        count_requests,
+    )
+    .await
+}
 
 #[tokio::test]
 async fn the_cascade_matches_the_oracle_with_a_fraction_of_the_posts_in_full_requests() {
@@ -39,21 +65,10 @@ async fn the_cascade_matches_the_oracle_with_a_fraction_of_the_posts_in_full_req
     let extra =
         jobwire_core::dataset::LabeledPost::parse_all(include_str!("../../../data/train.jsonl"))
             .expect("train.jsonl parses");
-    let eval = evaluate_cascade(
-        &data,
-        &extra,
-        &common::categories(),
-        5,
-        7,
-        &TrainOptions::default(),
-        llm,
-        CascadeConfig::default(),
-        FoldsBy::Post,
-        &move || {
-            let s = counter.stats();
-            (s.requests - s.failed_requests, s.failed_requests)
-        },
-    )
+    let eval = five_folds(&data, &extra, llm, FoldsBy::Post, &move || {
+        let s = counter.stats();
+        (s.requests - s.failed_requests, s.failed_requests)
+    })
     .await
     .expect("cascade evaluates");
     println!("{eval}");
@@ -109,20 +124,9 @@ async fn the_cascade_matches_the_oracle_with_a_fraction_of_the_posts_in_full_req
 
     // On channels it never saw (no channel in both train and test folds).
     let llm = Arc::new(LlmClassifier::new(common::llm_config(&server, "oracle")).expect("client"));
-    let unseen = evaluate_cascade(
-        &data,
-        &extra,
-        &common::categories(),
-        5,
-        7,
-        &TrainOptions::default(),
-        llm,
-        CascadeConfig::default(),
-        FoldsBy::Channel,
-        &|| (0, 0),
-    )
-    .await
-    .expect("grouped cascade evaluates");
+    let unseen = five_folds(&data, &extra, llm, FoldsBy::Channel, &|| (0, 0))
+        .await
+        .expect("grouped cascade evaluates");
     println!("grouped by channel:\n{unseen}");
     assert_eq!(unseen.folds, FoldsBy::Channel);
     assert!(

@@ -523,14 +523,23 @@ mod tests {
 
     use super::*;
 
+    /// A stage on a fresh SQLite store and an in-memory queue, without the near-duplicate
+    /// check.
+    async fn stage_without_dedup() -> (tempfile::TempDir, Arc<dyn Store>, IntakeStage) {
+        let dir = tempfile::tempdir().unwrap();
+        let store: Arc<dyn Store> = Arc::new(
+            jobwire_store::SqliteStore::open_path(&dir.path().join("j.db"))
+                .await
+                .unwrap(),
+        );
+        let queue = Arc::new(jobwire_queue::MemoryQueue::new());
+        let stage = IntakeStage::with_dedup(store.clone(), queue, None);
+        (dir, store, stage)
+    }
+
     #[tokio::test]
     async fn the_channel_cache_keeps_the_recently_used_channels_only() {
-        let dir = tempfile::tempdir().unwrap();
-        let store = jobwire_store::SqliteStore::open_path(&dir.path().join("j.db"))
-            .await
-            .unwrap();
-        let queue = Arc::new(jobwire_queue::MemoryQueue::new());
-        let mut stage = IntakeStage::with_dedup(Arc::new(store), queue, None);
+        let (_dir, _store, mut stage) = stage_without_dedup().await;
         stage.channels = moka::sync::Cache::new(8);
         for n in 0..40 {
             let post = IncomingPost {
@@ -566,14 +575,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_chat_named_direct_cannot_pass_for_a_paid_placement() {
-        let dir = tempfile::tempdir().unwrap();
-        let store: Arc<dyn Store> = Arc::new(
-            jobwire_store::SqliteStore::open_path(&dir.path().join("j.db"))
-                .await
-                .unwrap(),
-        );
-        let queue = Arc::new(jobwire_queue::MemoryQueue::new());
-        let stage = IntakeStage::with_dedup(store.clone(), queue, None);
+        let (_dir, store, stage) = stage_without_dedup().await;
         let post = IncomingPost {
             channel: jobwire_core::placement::DIRECT_SOURCE.to_owned(),
             external_id: "1".to_owned(),
@@ -635,14 +637,7 @@ mod tests {
 
     #[tokio::test]
     async fn every_source_s_post_is_stored_clean() {
-        let dir = tempfile::tempdir().unwrap();
-        let store: Arc<dyn Store> = Arc::new(
-            jobwire_store::SqliteStore::open_path(&dir.path().join("j.db"))
-                .await
-                .unwrap(),
-        );
-        let queue = Arc::new(jobwire_queue::MemoryQueue::new());
-        let stage = IntakeStage::with_dedup(store.clone(), queue, None);
+        let (_dir, store, stage) = stage_without_dedup().await;
         let post = IncomingPost {
             channel: "@jobs".to_owned(),
             external_id: "1".to_owned(),

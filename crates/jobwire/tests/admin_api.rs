@@ -2,6 +2,8 @@
 //! 127.0.0.1:0, requests with reqwest (or raw TCP, to misbehave as a client).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+mod common;
+
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -12,7 +14,7 @@ use jobwire::server::{Health, serve_admin_later, serve_roles_with, serve_with_ad
 use jobwire_admin::AdminSettings;
 use jobwire_store::{
     ExampleId, ExampleRow, ExampleSource, NewPost, NewReport, PostId, PostStatus, ReportId,
-    ReportKind, ReportStatus, SqliteStore, Store,
+    ReportKind, ReportStatus, Store,
 };
 use reqwest012 as reqwest;
 use serde_json::{Value, json};
@@ -44,12 +46,7 @@ async fn start(token: Option<&str>) -> Server {
 
 async fn start_with(token: Option<&str>, limits: HttpLimits) -> Server {
     let _ = rustls::crypto::ring::default_provider().install_default();
-    let dir = tempfile::tempdir().unwrap();
-    let store: Arc<dyn Store> = Arc::new(
-        SqliteStore::open_path(&dir.path().join("jobwire.db"))
-            .await
-            .unwrap(),
-    );
+    let (dir, store) = common::temp_sqlite().await;
     serve_on(dir, store, token, limits, |s| s).await
 }
 
@@ -99,6 +96,17 @@ impl Server {
         let store = self.store.clone();
         drop(self);
         serve_on(dir, store, Some(TOKEN), HttpLimits::default(), configure).await
+    }
+
+    /// The status of `GET /healthz`, without a token.
+    async fn healthz_status(&self) -> u16 {
+        let r = self
+            .client
+            .get(format!("{}/healthz", self.base))
+            .send()
+            .await
+            .unwrap();
+        r.status().as_u16()
     }
 
     async fn get(&self, path: &str) -> (u16, Value) {
@@ -217,13 +225,7 @@ async fn requests_without_the_right_token_are_refused() {
     assert_eq!(body["reports"][0]["kind"], "missed");
 
     // Health stays open.
-    let r = s
-        .client
-        .get(format!("{}/healthz", s.base))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(r.status().as_u16(), 200);
+    assert_eq!(s.healthz_status().await, 200);
 }
 
 #[tokio::test]
@@ -604,12 +606,7 @@ async fn readyz_names_the_dependency_that_is_down_but_not_its_error() {
 #[tokio::test]
 async fn a_short_admin_token_stops_the_start_up_without_showing_it() {
     let short = "0123456789abcdef0123456789abcde"; // 31 characters
-    let dir = tempfile::tempdir().unwrap();
-    let store: Arc<dyn Store> = Arc::new(
-        SqliteStore::open_path(&dir.path().join("jobwire.db"))
-            .await
-            .unwrap(),
-    );
+    let (_dir, store) = common::temp_sqlite().await;
     let api = AdminSettings::new(Some(short.to_owned()), ["web".to_owned()]).build(store);
     let e = serve_with_admin(
         "127.0.0.1:0".parse().unwrap(),
@@ -679,13 +676,21 @@ async fn repeated_failures_from_one_client_get_429_and_others_are_unaffected() {
     let r = other.get(&url).bearer_auth(TOKEN).send().await.unwrap();
     assert_eq!(r.status().as_u16(), 200);
     // Health stays open to the refused client.
-    let r = s
-        .client
-        .get(format!("{}/healthz", s.base))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(r.status().as_u16(), 200);
+    assert_eq!(s.healthz_status().await, 200);
+}
+
+/// A subscriber of the one category `cat`, nothing else set.
+fn subscriber_in(chat: i64, cat: &str) -> jobwire_store::SubscriberSpec {
+    jobwire_store::SubscriberSpec {
+        chat_id: chat,
+        name: None,
+        categories: vec![jobwire_core::CategorySlug::parse(cat).unwrap()],
+        include: vec![],
+        exclude: vec![],
+        paused: false,
+        quiet_hours: None,
+        min_budget: None,
+    }
 }
 
 /// A Stars ledger entry of `chat` for `plan` (`nonce` when the payment used one).
@@ -810,19 +815,9 @@ async fn broadcasts_are_checked_started_and_steered_over_the_api() {
     let s = s
         .reconfigured(|a| a.broadcasts(settings.broadcast_setup()))
         .await;
-    let sub = |chat: i64, cat: &str| jobwire_store::SubscriberSpec {
-        chat_id: chat,
-        name: None,
-        categories: vec![jobwire_core::CategorySlug::parse(cat).unwrap()],
-        include: vec![],
-        exclude: vec![],
-        paused: false,
-        quiet_hours: None,
-        min_budget: None,
-    };
     for (chat, cat) in [(1, "web"), (2, "web"), (3, "design")] {
         s.store
-            .upsert_subscriber(&sub(chat, cat), Utc::now())
+            .upsert_subscriber(&subscriber_in(chat, cat), Utc::now())
             .await
             .unwrap();
     }
@@ -1024,17 +1019,10 @@ async fn a_broadcast_audience_is_chosen_by_language_plan_and_category() {
         .reconfigured(|a| a.broadcasts(settings.broadcast_setup()))
         .await;
     for (chat, cat) in [(1, "web"), (2, "web"), (3, "design"), (4, "web")] {
-        let spec = jobwire_store::SubscriberSpec {
-            chat_id: chat,
-            name: None,
-            categories: vec![jobwire_core::CategorySlug::parse(cat).unwrap()],
-            include: vec![],
-            exclude: vec![],
-            paused: false,
-            quiet_hours: None,
-            min_budget: None,
-        };
-        s.store.upsert_subscriber(&spec, Utc::now()).await.unwrap();
+        s.store
+            .upsert_subscriber(&subscriber_in(chat, cat), Utc::now())
+            .await
+            .unwrap();
     }
     // Chats 2 and 3 read English; 1 and 3 pay for the month plan; 4 paid once, refunded.
     for chat in [2, 3] {
@@ -1119,12 +1107,7 @@ async fn the_admin_routes_answer_once_their_state_is_built() {
     assert!(early.text().await.unwrap().contains("database"));
     assert_eq!(get("/login").await.unwrap().status().as_u16(), 503);
 
-    let dir = tempfile::tempdir().unwrap();
-    let store: Arc<dyn Store> = Arc::new(
-        SqliteStore::open_path(&dir.path().join("jobwire.db"))
-            .await
-            .unwrap(),
-    );
+    let (_dir, store) = common::temp_sqlite().await;
     mount.mount(settings.build(store));
     let r = get("/api/reports").await.unwrap();
     assert_eq!(r.status().as_u16(), 200);

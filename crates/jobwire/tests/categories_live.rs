@@ -4,6 +4,8 @@
 //! through the bot it was moved to — without a restart.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+mod common;
+
 use std::time::{Duration, Instant};
 
 use chrono::Utc;
@@ -20,14 +22,7 @@ const SECOND: &str = "Ищем разработчика сайта-катало�
 const DESCRIPTION: &str = "Landing pages, online shops and catalogues on any CMS";
 
 fn post(id: &str, text: &str) -> jobwire_core::IncomingPost {
-    jobwire_core::IncomingPost {
-        channel: "@live_categories".into(),
-        external_id: id.into(),
-        text: text.into(),
-        author: None,
-        url: None,
-        posted_at: Utc::now(),
-    }
+    common::incoming("@live_categories", id, text)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -4,8 +4,9 @@
 //! other clients bind 127.0.0.2 and up (all of 127/8 is loopback).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+mod common;
+
 use std::net::{IpAddr, SocketAddr};
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use axum::Router;
@@ -13,7 +14,6 @@ use axum::http::StatusCode;
 use jobwire::http::HttpLimits;
 use jobwire::server::{Health, serve_roles_with};
 use jobwire_admin::AdminSettings;
-use jobwire_store::{SqliteStore, Store};
 use reqwest012 as reqwest;
 use tokio::io::AsyncWriteExt;
 use tokio::net::{TcpSocket, TcpStream};
@@ -35,12 +35,7 @@ impl Drop for Server {
 
 async fn start(limits: HttpLimits) -> Server {
     let _ = rustls::crypto::ring::default_provider().install_default();
-    let dir = tempfile::tempdir().unwrap();
-    let store: Arc<dyn Store> = Arc::new(
-        SqliteStore::open_path(&dir.path().join("jobwire.db"))
-            .await
-            .unwrap(),
-    );
+    let (dir, store) = common::temp_sqlite().await;
     let api = AdminSettings::new(Some(TOKEN.to_owned()), ["web".to_owned()]).build(store);
     let shutdown = CancellationToken::new();
     let addr = serve_roles_with(

@@ -6,6 +6,8 @@
 //! parser joins it within seconds, and the channel's next job reaches a subscriber once.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+mod common;
+
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -18,11 +20,12 @@ use jobwire::testbed::{
     Bed, ScriptedReader, fake_llm_answering, fake_telegram, subscriber, temp_db,
 };
 use jobwire_mtproto::{Account, ChannelRef, RawMessage, ScriptedAccount};
-use jobwire_store::{ChannelId, Store};
 use jobwire_testkit::llm::OracleEntry;
 use jobwire_testkit::wait::eventually;
 use reqwest012 as reqwest;
 use tokio_util::sync::CancellationToken;
+
+use common::{init, joined_at, loopback, raw_message};
 
 /// How long a test waits for something to happen in the background.
 const SOON: Duration = Duration::from_secs(20);
@@ -37,32 +40,9 @@ const GOJOBS_PEER: i64 = 200;
 const JOB: &str =
     "Looking for a Go developer to build a payment service backend, budget $2500, remote, 3 weeks";
 
-fn init() {
-    let _ = rustls::crypto::ring::default_provider().install_default();
-    let _ = tracing_subscriber::fmt()
-        .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
-        .with_test_writer()
-        .try_init();
-}
-
-fn loopback() -> SocketAddr {
-    SocketAddr::from(([127, 0, 0, 1], 0))
-}
-
 /// A message posted in channel `peer` just now.
 fn message(peer: i64, id: i64, text: &str) -> RawMessage {
-    RawMessage {
-        id,
-        peer,
-        text: text.into(),
-        entities: vec![],
-        grouped_id: None,
-        forward_from: None,
-        author: Some("@hr".into()),
-        date: Utc::now(),
-        edit_date: None,
-        is_service: false,
-    }
+    raw_message(peer, id, text, Utc::now())
 }
 
 fn collapse(text: &str) -> String {
@@ -177,21 +157,6 @@ fn source_row(page: &str, handle: &str) -> Vec<String> {
             collapse(&text)
         })
         .collect()
-}
-
-/// When the running parser noted `id` joined (as the panel reads it), once it did.
-async fn joined_at(store: &Arc<dyn Store>, id: ChannelId) -> chrono::DateTime<Utc> {
-    eventually("the channel joined", SOON, || async {
-        let stats = store
-            .source_stats(Utc::now() - chrono::Duration::days(1), Utc::now())
-            .await
-            .unwrap();
-        stats
-            .iter()
-            .find(|s| s.channel_id == id)
-            .and_then(|s| s.joined_at)
-    })
-    .await
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -3,6 +3,8 @@
 //! the configured LLM (the project's fake OpenAI-compatible server).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod common;
+
 use std::time::Duration;
 
 use chrono::Utc;
@@ -11,19 +13,20 @@ use jobwire_admin::PromptLab as _;
 use jobwire_classify::llm::{PROMPT_VERSION, verdict_of_answer};
 use jobwire_core::PostId;
 use jobwire_intake::stage::IntakeOutcome;
-use jobwire_testkit::llm::OracleEntry;
+use jobwire_testkit::llm::{FakeLlm, OracleEntry};
 use jobwire_testkit::wait::eventually;
 
 const V5: &str = "You sort Telegram posts.\n{{categories}}\n{{reason}}Answer with JSON only.";
 
 fn post(id: &str, text: &str) -> jobwire_core::IncomingPost {
-    jobwire_core::IncomingPost {
-        channel: "@prompt_jobs".into(),
-        external_id: id.into(),
-        text: text.into(),
-        author: None,
-        url: None,
-        posted_at: Utc::now(),
+    common::incoming("@prompt_jobs", id, text)
+}
+
+/// The default test bed with the fake LLM as its `[llm]` endpoint.
+fn bed_asking(llm: &FakeLlm) -> Bed {
+    Bed {
+        llm: Some(jobwire::cli::llm_section(&llm.url(), "fake-model")),
+        ..Bed::default()
     }
 }
 
@@ -57,10 +60,7 @@ async fn a_running_classifier_picks_up_a_version_made_current() {
     .await
     .unwrap();
     let (_dir, db) = temp_db().unwrap();
-    let bed = Bed {
-        llm: Some(jobwire::cli::llm_section(&llm.url(), "fake-model")),
-        ..Bed::default()
-    };
+    let bed = bed_asking(&llm);
     let settings = bed.settings(telegram.url(), &db).unwrap();
     let (running, store) = start_pipeline(&settings).await.unwrap();
     assert!(
@@ -128,10 +128,7 @@ async fn the_panels_prompt_lab_asks_the_configured_llm() {
         .await
         .unwrap();
     let (_dir, db) = temp_db().unwrap();
-    let bed = Bed {
-        llm: Some(jobwire::cli::llm_section(&llm.url(), "fake-model")),
-        ..Bed::default()
-    };
+    let bed = bed_asking(&llm);
     let settings = bed
         .settings("http://127.0.0.1:9".parse().unwrap(), &db)
         .unwrap();

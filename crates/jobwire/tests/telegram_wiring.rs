@@ -4,8 +4,9 @@
 //! no local server can stand in for MTProto).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod common;
+
 use std::collections::HashMap;
-use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -24,6 +25,8 @@ use jobwire_store::{PostStatus, SourceEdit, SourceInput, SourceSpec, SqliteStore
 use jobwire_testkit::llm::{FakeLlm, FakeLlmConfig, FaultPlan};
 use jobwire_testkit::telegram::{FakeTelegram, FakeTelegramConfig};
 use jobwire_testkit::wait::eventually;
+
+use common::{init, joined_at, loopback, raw_message};
 
 const TOKEN: &str = "123456:AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA";
 const TOKEN_SECRET: &str = "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA";
@@ -51,18 +54,6 @@ fn env() -> FakeEnv {
         .into_iter()
         .collect(),
     )
-}
-
-fn init() {
-    let _ = rustls::crypto::ring::default_provider().install_default();
-    let _ = tracing_subscriber::fmt()
-        .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
-        .with_test_writer()
-        .try_init();
-}
-
-fn loopback() -> SocketAddr {
-    SocketAddr::from(([127, 0, 0, 1], 0))
 }
 
 fn section(doc: &str) -> MtprotoSection {
@@ -491,20 +482,11 @@ async fn doctor_checks_sessions_channels_and_the_alert_target() {
 // The reader's events
 // ---------------------------------------------------------------------------------------
 
+/// Message `id` of channel `peer`, posted `id` minutes after 09:00 on 1 March 2025.
 fn message(peer: i64, id: i64, text: &str) -> RawMessage {
-    RawMessage {
-        id,
-        peer,
-        text: text.into(),
-        entities: vec![],
-        grouped_id: None,
-        forward_from: None,
-        author: Some("@hr".into()),
-        date: Utc.with_ymd_and_hms(2025, 3, 1, 9, 0, 0).single().unwrap()
-            + chrono::Duration::minutes(id),
-        edit_date: None,
-        is_service: false,
-    }
+    let date =
+        Utc.with_ymd_and_hms(2025, 3, 1, 9, 0, 0).single().unwrap() + chrono::Duration::minutes(id);
+    raw_message(peer, id, text, date)
 }
 
 const JOB_TEXTS: [&str; 6] = [
@@ -590,6 +572,19 @@ struct ReaderBed {
     _llm: FakeLlm,
     settings: Settings,
     store: Arc<dyn Store>,
+}
+
+impl ReaderBed {
+    /// The settings, the store and the directory they live in, and the fakes, to keep
+    /// while they are used.
+    fn into_parts(self) -> (Settings, Arc<dyn Store>, tempfile::TempDir, impl Sized) {
+        (
+            self.settings,
+            self.store,
+            self._dir,
+            (self.fake_tg, self._llm),
+        )
+    }
 }
 
 async fn reader_bed() -> ReaderBed {
@@ -684,13 +679,7 @@ async fn posts_reach_the_store_as_queued_and_alerts_reach_the_admin_chat() {
 
 #[tokio::test]
 async fn an_edit_that_meets_a_database_error_is_applied_once_the_database_is_back() {
-    let ReaderBed {
-        _dir,
-        fake_tg: _fake_tg,
-        _llm,
-        settings,
-        store,
-    } = reader_bed().await;
+    let (settings, store, _dir, _fakes) = reader_bed().await.into_parts();
     let mtproto = section(
         "channels = [\"@rustjobs\"]\njoin_interval_secs = 0\njoin_jitter_secs = 0\n\
          initial_backfill = 10\n",
@@ -737,13 +726,7 @@ async fn an_edit_that_meets_a_database_error_is_applied_once_the_database_is_bac
 
 #[tokio::test]
 async fn a_restarted_reader_recovers_posts_a_crash_caught_in_flight_without_duplicates() {
-    let ReaderBed {
-        _dir,
-        fake_tg: _fake_tg,
-        _llm,
-        settings,
-        store,
-    } = reader_bed().await;
+    let (settings, store, _dir, _fakes) = reader_bed().await.into_parts();
     let mtproto = section("channels = [\"@rustjobs\"]\ninitial_backfill = 10\n");
 
     let first = account(&[("@rustjobs", 100)]);
@@ -842,13 +825,7 @@ async fn restart_after_missing(
 
 #[tokio::test]
 async fn a_clean_restart_takes_250_missed_posts_from_get_channel_difference_once_each() {
-    let ReaderBed {
-        _dir,
-        fake_tg: _fake_tg,
-        _llm,
-        settings,
-        store,
-    } = reader_bed().await;
+    let (settings, store, _dir, _fakes) = reader_bed().await.into_parts();
     let mtproto = section("channels = [\"@rustjobs\"]\n");
     let path = _dir.path().join("a1.session");
     let first = Arc::new(ScriptedAccount::with_session("a1", &path).unwrap());
@@ -889,17 +866,7 @@ async fn a_clean_restart_takes_250_missed_posts_from_get_channel_difference_once
 /// Waits until the panel shows the source joined, and for the reader to start it from its
 /// newest message (a live post sent earlier would be taken for history).
 async fn joined(store: &Arc<dyn Store>, id: jobwire_store::ChannelId) {
-    eventually("the channel joined", SOON, || async {
-        let stats = store
-            .source_stats(Utc::now() - chrono::Duration::days(1), Utc::now())
-            .await
-            .unwrap();
-        stats
-            .iter()
-            .any(|s| s.channel_id == id && s.joined_at.is_some())
-            .then_some(())
-    })
-    .await;
+    joined_at(store, id).await;
     tokio::time::sleep(Duration::from_millis(300)).await;
 }
 
@@ -920,13 +887,7 @@ async fn posts_of(store: &Arc<dyn Store>, channel: &str) -> Vec<(String, PostSta
 
 #[tokio::test]
 async fn sources_changed_in_the_database_apply_to_the_running_reader_within_seconds() {
-    let ReaderBed {
-        _dir,
-        fake_tg: _fake_tg,
-        _llm,
-        settings,
-        store,
-    } = reader_bed().await;
+    let (settings, store, _dir, _fakes) = reader_bed().await.into_parts();
     let mtproto =
         section("channels = [\"@rustjobs\"]\njoin_interval_secs = 0\njoin_jitter_secs = 0\n");
     let a = account(&[("@rustjobs", 100), ("@gojobs", 200)]);

@@ -110,6 +110,34 @@ fn successful_payment(update: &Update) -> SuccessfulPayment {
 
 /// `user` pays `invoice` while the bot, through teloxide, answers the pre-checkout query
 /// with `answer` (`Ok` or the error message).
+/// The fake Telegram and a bot that has sent chat 777 the invoice `nonce-1` (250 Stars).
+async fn start_with_invoice() -> (FakeTelegram, Bot) {
+    let (fake, bot) = start().await;
+    bot.send_invoice(ChatId(777), "Pro", "30 days", "nonce-1", "XTR", stars(250))
+        .await
+        .expect("sendInvoice");
+    (fake, bot)
+}
+
+/// [`pay_and_answer`] by Ann, with the default options, the bot accepting.
+async fn pay_accepted(
+    fake: &FakeTelegram,
+    bot: &Bot,
+    offset: &mut i32,
+    invoice: &str,
+) -> (PayOutcome, PreCheckoutQuery) {
+    pay_and_answer(
+        fake,
+        bot,
+        offset,
+        ann(),
+        invoice,
+        PayOptions::default(),
+        Ok(()),
+    )
+    .await
+}
+
 async fn pay_and_answer(
     fake: &FakeTelegram,
     bot: &Bot,
@@ -264,21 +292,9 @@ async fn create_invoice_link_subscription_rules() {
 
 #[tokio::test]
 async fn accepted_payment_reaches_teloxide_and_the_star_ledger() {
-    let (fake, bot) = start().await;
-    bot.send_invoice(ChatId(777), "Pro", "30 days", "nonce-1", "XTR", stars(250))
-        .await
-        .expect("sendInvoice");
+    let (fake, bot) = start_with_invoice().await;
     let mut offset = 0;
-    let (outcome, query) = pay_and_answer(
-        &fake,
-        &bot,
-        &mut offset,
-        ann(),
-        "nonce-1",
-        PayOptions::default(),
-        Ok(()),
-    )
-    .await;
+    let (outcome, query) = pay_accepted(&fake, &bot, &mut offset, "nonce-1").await;
     assert_eq!(query.from.id, UserId(777));
     assert_eq!(query.from.language_code.as_deref(), Some("en"));
     assert_eq!((query.currency.as_str(), query.total_amount), ("XTR", 250));
@@ -340,10 +356,7 @@ async fn accepted_payment_reaches_teloxide_and_the_star_ledger() {
 
 #[tokio::test]
 async fn refused_pre_checkout_takes_no_money() {
-    let (fake, bot) = start().await;
-    bot.send_invoice(ChatId(777), "Pro", "30 days", "nonce-1", "XTR", stars(250))
-        .await
-        .expect("sendInvoice");
+    let (fake, bot) = start_with_invoice().await;
     let mut offset = 0;
     let changed_price = PayOptions {
         total_amount: Some(200),
@@ -393,10 +406,7 @@ async fn refused_pre_checkout_takes_no_money() {
 
 #[tokio::test]
 async fn an_unanswered_query_times_out_and_then_is_invalid() {
-    let (fake, bot) = start().await;
-    bot.send_invoice(ChatId(777), "Pro", "30 days", "nonce-1", "XTR", stars(250))
-        .await
-        .expect("sendInvoice");
+    let (fake, bot) = start_with_invoice().await;
     let opts = PayOptions {
         timeout: Duration::from_millis(200),
         ..PayOptions::default()
@@ -416,21 +426,9 @@ async fn an_unanswered_query_times_out_and_then_is_invalid() {
 
 #[tokio::test]
 async fn refund_star_payment_once_per_charge() {
-    let (fake, bot) = start().await;
-    bot.send_invoice(ChatId(777), "Pro", "30 days", "nonce-1", "XTR", stars(250))
-        .await
-        .expect("sendInvoice");
+    let (fake, bot) = start_with_invoice().await;
     let mut offset = 0;
-    let (outcome, _) = pay_and_answer(
-        &fake,
-        &bot,
-        &mut offset,
-        ann(),
-        "nonce-1",
-        PayOptions::default(),
-        Ok(()),
-    )
-    .await;
+    let (outcome, _) = pay_accepted(&fake, &bot, &mut offset, "nonce-1").await;
     let charge = TelegramTransactionId(outcome.charge_id.expect("charge"));
     successful_payment(&poll(&bot, &mut offset).await[0]);
 
@@ -478,16 +476,7 @@ async fn subscriptions_cancel_and_renew() {
         .expect("link");
     let mut offset = 0;
     let before = Utc::now();
-    let (outcome, query) = pay_and_answer(
-        &fake,
-        &bot,
-        &mut offset,
-        ann(),
-        &link,
-        PayOptions::default(),
-        Ok(()),
-    )
-    .await;
+    let (outcome, query) = pay_accepted(&fake, &bot, &mut offset, &link).await;
     assert_eq!(query.invoice_payload, "sub-nonce");
     let first = outcome.charge_id.clone().expect("charge");
     let payment = successful_payment(&poll(&bot, &mut offset).await[0]);
@@ -567,10 +556,7 @@ async fn subscriptions_cancel_and_renew() {
 
 #[tokio::test]
 async fn user_refund_lost_and_duplicated_updates() {
-    let (fake, bot) = start().await;
-    bot.send_invoice(ChatId(777), "Pro", "30 days", "nonce-1", "XTR", stars(250))
-        .await
-        .expect("sendInvoice");
+    let (fake, bot) = start_with_invoice().await;
     let mut offset = 0;
 
     // Telegram took the money, the update was lost: only the ledger knows.

@@ -10,7 +10,7 @@ use jobwire_core::{CategorySlug, Verdict};
 use serde_json::{Value, json};
 
 use super::cross_validation::{
-    FoldsBy, checked_folds, extra_training, held_out, train_without_fold_plus, trained_on,
+    FoldsBy, checked_folds, extra_training, held_out, train_without_fold, trained_on,
 };
 use super::{EvalReport, Prf, Scorer, Usage, evaluate_outputs};
 use crate::cascade::{Cascade, CascadeConfig, LiveLocal};
@@ -108,7 +108,7 @@ pub async fn evaluate_cascade(
     let mut local_verdicts: Vec<Option<Verdict>> = vec![None; data.len()];
     let mut models = Vec::with_capacity(k);
     for fold in 0..k {
-        let model = Arc::new(train_without_fold_plus(
+        let model = Arc::new(train_without_fold(
             data, &extra, &folds, fold, categories, opts,
         )?);
         for i in held_out(&folds, fold) {

@@ -167,21 +167,9 @@ pub(crate) fn trained_on(folds: &[Option<usize>], fold: usize) -> impl Iterator<
         .map(|(i, _)| i)
 }
 
-/// The local model of `fold`: trained on every labeled post outside it.
-#[cfg(test)]
+/// The local model of `fold`: trained on every labeled post outside it, and on `extra`
+/// (posts outside the evaluated data, e.g. `data/train.jsonl`; never scored).
 pub(crate) fn train_without_fold(
-    data: &[LabeledPost],
-    folds: &[Option<usize>],
-    fold: usize,
-    categories: &[CategorySlug],
-    opts: &TrainOptions,
-) -> Result<LocalModel, ClassifyError> {
-    train_without_fold_plus(data, &[], folds, fold, categories, opts)
-}
-
-/// [`train_without_fold`] that also trains on `extra` (posts outside the evaluated data,
-/// e.g. `data/train.jsonl`; never scored).
-pub(crate) fn train_without_fold_plus(
     data: &[LabeledPost],
     extra: &[LabeledPost],
     folds: &[Option<usize>],
@@ -219,24 +207,13 @@ pub fn cross_validate(
     seed: u64,
     opts: &TrainOptions,
 ) -> Result<EvalReport, ClassifyError> {
-    cross_validate_by(data, categories, k, seed, opts, FoldsBy::Post)
+    cross_validate_with(data, &[], categories, k, seed, opts, FoldsBy::Post)
 }
 
-/// [`cross_validate`] with the folds made `by` posts or by channel.
-pub fn cross_validate_by(
-    data: &[LabeledPost],
-    categories: &[CategorySlug],
-    k: usize,
-    seed: u64,
-    opts: &TrainOptions,
-    by: FoldsBy,
-) -> Result<EvalReport, ClassifyError> {
-    cross_validate_with(data, &[], categories, k, seed, opts, by)
-}
-
-/// [`cross_validate_by`] where every fold's model also trains on `extra` (see
-/// [`extra_training`]): more labeled posts from other channels, the evaluated folds staying
-/// the yardstick (no fold is ever trained on, only `extra` and the other folds).
+/// [`cross_validate`] with the folds made `by` posts or by channel, where every fold's model
+/// also trains on `extra` (see [`extra_training`]): more labeled posts from other channels,
+/// the evaluated folds staying the yardstick (no fold is ever trained on, only `extra` and
+/// the other folds).
 pub fn cross_validate_with(
     data: &[LabeledPost],
     extra: &[LabeledPost],
@@ -250,7 +227,7 @@ pub fn cross_validate_with(
     let extra = extra_training(data, extra);
     let mut scorer = Scorer::new(categories);
     for fold in 0..k {
-        let model = train_without_fold_plus(data, &extra, &folds, fold, categories, opts)?;
+        let model = train_without_fold(data, &extra, &folds, fold, categories, opts)?;
         for post in held_out(&folds, fold).map(|i| &data[i]) {
             if let Some(label) = &post.label {
                 let verdict = model.predict(&post.text);

@@ -17,8 +17,8 @@ use crate::{Classified, Classifier, ClassifyError, ClassifyInput};
 
 pub use cascade::{CURVE_THRESHOLDS, CascadeEval, CurvePoint, SelfTraining, evaluate_cascade};
 pub use cross_validation::{
-    FoldsBy, assign_channel_folds, assign_folds, cross_validate, cross_validate_by,
-    cross_validate_with, extra_training,
+    FoldsBy, assign_channel_folds, assign_folds, cross_validate, cross_validate_with,
+    extra_training,
 };
 pub use report::{CategoryScores, EvalReport, ExtractionScores, Prf, Usage};
 pub use scorer::Scorer;

@@ -6,11 +6,14 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use jobwire_core::CategorySlug;
+use rand::SeedableRng;
+use rand::rngs::StdRng;
+use rand::seq::SliceRandom;
 
 use super::calibrate::{self, CategoryPoint, Platt};
 use super::lexicon::Lexicon;
 use super::predict::Scores;
-use super::train::{Prepared, SplitMix64};
+use super::train::Prepared;
 use super::{KINDS, LocalModel, TrainOptions};
 
 impl LocalModel {
@@ -170,7 +173,7 @@ fn inner_folds(prepared: &[Prepared], k: usize, seed: u64) -> Vec<usize> {
     // Sorted first, so the shuffle (and the folds) do not depend on hash-map order.
     let mut units: Vec<(&str, Vec<usize>)> = groups.into_iter().collect();
     units.sort_unstable();
-    SplitMix64(seed ^ 0x0ca1_1b7a_7e5e_ed00).shuffle(&mut units);
+    units.shuffle(&mut StdRng::seed_from_u64(seed ^ 0x0ca1_1b7a_7e5e_ed00));
     units.sort_by_key(|(_, members)| kind_of(members[0]));
     let mut folds = vec![0usize; prepared.len()];
     let mut sizes = vec![0usize; k];

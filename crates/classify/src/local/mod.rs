@@ -325,7 +325,8 @@ mod tests {
         let mut out = Vec::new();
         for fold in 0..5 {
             let model =
-                train_without_fold(&data, &folds, fold, &cats, &TrainOptions::default()).unwrap();
+                train_without_fold(&data, &[], &folds, fold, &cats, &TrainOptions::default())
+                    .unwrap();
             for p in held_out(&folds, fold).map(|i| &data[i]) {
                 let v = model.predict(&p.text);
                 let truth = p.label.as_ref().unwrap().is_job;

@@ -6,6 +6,9 @@ use std::sync::Arc;
 
 use jobwire_core::CategorySlug;
 use jobwire_core::dataset::{Label, LabeledPost};
+use rand::SeedableRng;
+use rand::rngs::StdRng;
+use rand::seq::SliceRandom;
 
 use super::calibrate::{Platt, sigmoid};
 use super::features;
@@ -235,7 +238,9 @@ impl LocalModel {
             .collect();
         let jobs: Vec<usize> = idx.iter().copied().filter(|&i| is_job[i]).collect();
 
-        let mut rng = SplitMix64(opts.seed);
+        // Deterministic for a seed with the `rand` that Cargo.lock pins; a new `rand` may
+        // shuffle otherwise, and so train a slightly different model.
+        let mut rng = StdRng::seed_from_u64(opts.seed);
         let mut trainer = Trainer::new(opts, n_rows);
         // is_job head.
         let w = class_weights(idx, &is_job, &weights, opts.balance_classes);
@@ -305,27 +310,6 @@ fn class_weights(idx: &[usize], y: &[bool], weights: &[f32], balance: bool) -> (
     (total / (2.0 * neg), total / (2.0 * pos))
 }
 
-/// SplitMix64: a tiny, stable PRNG for shuffling (stable across crate versions, unlike
-/// `rand`'s `StdRng`, so a seed always means the same model).
-pub(crate) struct SplitMix64(pub(crate) u64);
-
-impl SplitMix64 {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-
-    pub(crate) fn shuffle<T>(&mut self, v: &mut [T]) {
-        for i in (1..v.len()).rev() {
-            let j = (self.next() % (i as u64 + 1)) as usize;
-            v.swap(i, j);
-        }
-    }
-}
-
 /// What a binary head is trained on: sparse vectors, optional dense lexicon features, and
 /// the weight of each example (all indexed by example).
 #[derive(Clone, Copy)]
@@ -367,7 +351,7 @@ impl Trainer {
         idx: &[usize],
         y: &[bool],
         (w_neg, w_pos): (f32, f32),
-        rng: &mut SplitMix64,
+        rng: &mut StdRng,
     ) {
         self.reset();
         let mut order = idx.to_vec();
@@ -375,7 +359,7 @@ impl Trainer {
         let mut dense_acc = [0.0f32; LEX_DIM];
         let acc = &mut self.acc[0];
         for _ in 0..self.epochs {
-            rng.shuffle(&mut order);
+            order.shuffle(rng);
             for &i in &order {
                 let x = &input.xs[i];
                 let d = input.dense.map(|d| &d[i]);
@@ -403,13 +387,13 @@ impl Trainer {
         weights: &[f32],
         idx: &[usize],
         y: &[usize],
-        rng: &mut SplitMix64,
+        rng: &mut StdRng,
     ) {
         self.reset();
         let mut order = idx.to_vec();
         let mut bias_acc = [0.0f32; 4];
         for _ in 0..self.epochs {
-            rng.shuffle(&mut order);
+            order.shuffle(rng);
             for &i in &order {
                 let x = &xs[i];
                 let mut z = [0.0f32; 4];

@@ -90,18 +90,24 @@ impl TagEnds {
         if !known {
             return None;
         }
-        let mut quote: Option<u8> = None;
-        for (i, &b) in html.as_bytes()[at..].iter().enumerate().skip(1) {
-            match quote {
-                Some(q) if b == q => quote = None,
-                Some(_) => {}
-                None if b == b'"' || b == b'\'' => quote = Some(b),
-                None if b == b'>' => return Some(i + 1),
-                None => {}
-            }
-        }
-        None
+        scan_tag_end(&html.as_bytes()[at..])
     }
+}
+
+/// The length of the tag that starts with the `<` at `rest[0]`, up to and including its
+/// `>` outside quotes, by a forward scan; `None` when it does not end.
+fn scan_tag_end(rest: &[u8]) -> Option<usize> {
+    let mut quote: Option<u8> = None;
+    for (i, &b) in rest.iter().enumerate().skip(1) {
+        match quote {
+            Some(q) if b == q => quote = None,
+            Some(_) => {}
+            None if b == b'"' || b == b'\'' => quote = Some(b),
+            None if b == b'>' => return Some(i + 1),
+            None => {}
+        }
+    }
+    None
 }
 
 /// If the `<` at byte `at` of `html` starts a tag, comment or declaration, writes what it
@@ -353,17 +359,7 @@ mod tests {
 
     /// The tag end of every `<`, as the straightforward forward scan finds it.
     fn scanned_tag_end(rest: &str) -> Option<usize> {
-        let mut quote: Option<u8> = None;
-        for (i, &b) in rest.as_bytes().iter().enumerate().skip(1) {
-            match quote {
-                Some(q) if b == q => quote = None,
-                Some(_) => {}
-                None if b == b'"' || b == b'\'' => quote = Some(b),
-                None if b == b'>' => return Some(i + 1),
-                None => {}
-            }
-        }
-        None
+        scan_tag_end(rest.as_bytes())
     }
 
     #[test]

@@ -16,7 +16,7 @@ use jobwire_core::billing::{Plan, PlanId};
 use jobwire_core::clock::{Clock, ManualClock};
 use jobwire_queue::wire::JobReady;
 use jobwire_store::{LedgerKind, LedgerSource, Store};
-use jobwire_testkit::telegram::{FakeTelegram, PayOptions, PayUser, RecordedMessage};
+use jobwire_testkit::telegram::{FakeTelegram, PayOptions, PayOutcome, PayUser, RecordedMessage};
 use jobwire_testkit::wait::eventually;
 use serde_json::{Value, json};
 
@@ -218,18 +218,37 @@ impl World {
     /// Waits for the main bot to send `user` a message containing `needle`; returns it.
     async fn wait_for(&self, user: i64, needle: &str) -> RecordedMessage {
         eventually(&format!("a message with {needle:?}"), SOON, || async {
-            self.main_sent(user)
-                .into_iter()
-                .find(|m| m.visible_text.contains(needle))
+            first_containing(self.main_sent(user), 0, needle)
         })
         .await
     }
 
     fn count(&self, user: i64, needle: &str) -> usize {
-        self.main_sent(user)
-            .iter()
-            .filter(|m| m.visible_text.contains(needle))
-            .count()
+        count_containing(&self.main_sent(user), needle)
+    }
+
+    /// `payer` pays the main bot's last invoice, with `options`.
+    async fn pay_last_invoice(&self, payer: &PayUser, options: PayOptions) -> PayOutcome {
+        self.telegram
+            .pay(bot_id(MAIN), payer, &self.last_invoice(), options)
+            .await
+            .unwrap()
+    }
+
+    /// An admin refunds `charge_id` through `bot` (the main bot), as the panel does.
+    async fn refund(
+        &self,
+        bot: &teloxide::Bot,
+        charge_id: &str,
+    ) -> Result<i64, jobwire_bot::BotError> {
+        jobwire_bot::billing::refund_star_payment(
+            &self.store,
+            bot,
+            &jobwire::testbed::bot_token(MAIN),
+            charge_id,
+            self.clock.now(),
+        )
+        .await
     }
 
     /// The invoice or subscription link the main bot last issued to `user`.
@@ -329,16 +348,7 @@ async fn a_trial_then_a_stars_subscription_renewed_cancelled_and_refunded() {
     assert_eq!(invoice.subscription_period, Some(2_592_000));
     assert_eq!(invoice.total_amount, 250);
     let payer = paying_user(user, "ru");
-    let paid = w
-        .telegram
-        .pay(
-            bot_id(MAIN),
-            &payer,
-            &w.last_invoice(),
-            PayOptions::default(),
-        )
-        .await
-        .unwrap();
+    let paid = w.pay_last_invoice(&payer, PayOptions::default()).await;
     assert!(paid.accepted, "{paid:?}");
     let charge = paid.charge_id.clone().unwrap();
     w.wait_for(user, "Оплата получена").await;
@@ -353,16 +363,7 @@ async fn a_trial_then_a_stars_subscription_renewed_cancelled_and_refunded() {
     );
 
     // The same invoice cannot be paid twice (its nonce is used).
-    let again = w
-        .telegram
-        .pay(
-            bot_id(MAIN),
-            &payer,
-            &w.last_invoice(),
-            PayOptions::default(),
-        )
-        .await
-        .unwrap();
+    let again = w.pay_last_invoice(&payer, PayOptions::default()).await;
     assert!(!again.accepted);
     assert!(again.error_message.unwrap().contains("уже оплачен"));
 
@@ -405,15 +406,7 @@ async fn a_trial_then_a_stars_subscription_renewed_cancelled_and_refunded() {
     // An admin refunds the renewal: Telegram refunds it and the access it bought ends.
     let main_bot =
         teloxide::Bot::new(jobwire::testbed::bot_token(MAIN)).set_api_url(w.telegram.url());
-    jobwire_bot::billing::refund_star_payment(
-        &w.store,
-        &main_bot,
-        &jobwire::testbed::bot_token(MAIN),
-        &renewal.charge_id,
-        w.clock.now(),
-    )
-    .await
-    .unwrap();
+    w.refund(&main_bot, &renewal.charge_id).await.unwrap();
     assert_eq!(w.telegram.refunds(bot_id(MAIN)).len(), 1);
     assert_eq!(w.access_end(user).await, Some(telegram_end));
     assert!(
@@ -424,17 +417,7 @@ async fn a_trial_then_a_stars_subscription_renewed_cancelled_and_refunded() {
             .is_some()
     );
     // A second refund of the same charge is refused, and nothing changes.
-    assert!(
-        jobwire_bot::billing::refund_star_payment(
-            &w.store,
-            &main_bot,
-            &jobwire::testbed::bot_token(MAIN),
-            &renewal.charge_id,
-            w.clock.now(),
-        )
-        .await
-        .is_err()
-    );
+    assert!(w.refund(&main_bot, &renewal.charge_id).await.is_err());
 
     w.finish().await;
 }
@@ -453,18 +436,14 @@ async fn refused_pre_checkouts_duplicate_updates_reconciliation_and_reminders() 
     assert_eq!(invoice.method, "sendInvoice");
     assert_eq!(invoice.prices.len(), 1);
     let changed = w
-        .telegram
-        .pay(
-            bot_id(MAIN),
+        .pay_last_invoice(
             &payer,
-            &w.last_invoice(),
             PayOptions {
                 total_amount: Some(60),
                 ..PayOptions::default()
             },
         )
-        .await
-        .unwrap();
+        .await;
     assert!(!changed.accepted, "{changed:?}");
     assert!(
         changed
@@ -477,18 +456,14 @@ async fn refused_pre_checkouts_duplicate_updates_reconciliation_and_reminders() 
     // Paid, with the successful_payment update delivered twice: extended once.
     let trial_end = w.access_end(user).await.unwrap();
     let paid = w
-        .telegram
-        .pay(
-            bot_id(MAIN),
+        .pay_last_invoice(
             &payer,
-            &w.last_invoice(),
             PayOptions {
                 duplicate_update: true,
                 ..PayOptions::default()
             },
         )
-        .await
-        .unwrap();
+        .await;
     assert!(paid.accepted, "{paid:?}");
     w.wait_for(user, "Payment received").await;
     a_few_ticks().await;
@@ -502,18 +477,14 @@ async fn refused_pre_checkouts_duplicate_updates_reconciliation_and_reminders() 
     // A payment Telegram took whose update was lost: reconciliation applies it once.
     w.buy(user, "en", "week").await;
     let lost = w
-        .telegram
-        .pay(
-            bot_id(MAIN),
+        .pay_last_invoice(
             &payer,
-            &w.last_invoice(),
             PayOptions {
                 deliver_update: false,
                 ..PayOptions::default()
             },
         )
-        .await
-        .unwrap();
+        .await;
     assert!(lost.accepted);
     let lost_charge = lost.charge_id.unwrap();
     let row = eventually("reconciliation to apply the lost payment", SOON, || async {
@@ -603,16 +574,7 @@ async fn a_failed_renewal_keeps_a_grace_day_and_a_telegram_refund_ends_access() 
     w.start_new(user, "ru", "web").await;
     w.wait_for(user, "Пробный период").await;
     w.buy(user, "ru", "month").await;
-    let paid = w
-        .telegram
-        .pay(
-            bot_id(MAIN),
-            &payer,
-            &w.last_invoice(),
-            PayOptions::default(),
-        )
-        .await
-        .unwrap();
+    let paid = w.pay_last_invoice(&payer, PayOptions::default()).await;
     assert!(paid.accepted, "{paid:?}");
     w.wait_for(user, "Оплата получена").await;
     let end = paid.subscription_expiration_date.unwrap().trunc_subsecs(0);
@@ -643,15 +605,8 @@ async fn a_failed_renewal_keeps_a_grace_day_and_a_telegram_refund_ends_access() 
     let trial_end = w.access_end(other).await.unwrap();
     w.buy(other, "ru", "week").await;
     let week = w
-        .telegram
-        .pay(
-            bot_id(MAIN),
-            &other_payer,
-            &w.last_invoice(),
-            PayOptions::default(),
-        )
-        .await
-        .unwrap();
+        .pay_last_invoice(&other_payer, PayOptions::default())
+        .await;
     assert!(week.accepted);
     w.wait_for(other, "Оплата получена").await;
     assert!(w.access_end(other).await.unwrap() > trial_end);

@@ -36,14 +36,9 @@ async fn a_user_who_starts_a_category_bot_gets_its_jobs_until_stop() {
     let telegram = fake_telegram(None).await;
     let (_dir, db) = temp_db().unwrap();
     let bed = Bed {
-        bots: vec!["dev".into(), "creative".into()],
-        routes: vec![
-            ("web".into(), "dev".into()),
-            ("design".into(), "creative".into()),
-        ],
         main_bot: Some("creative".into()),
         updates: UpdatesMode::Polling,
-        ..Bed::default()
+        ..dev_and_creative_bed()
     };
     let settings = bed.settings(telegram.url(), &db).unwrap();
     let (mut running, store) = jobwire::testbed::start_pipeline(&settings).await.unwrap();

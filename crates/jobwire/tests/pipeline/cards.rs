@@ -73,12 +73,7 @@ impl World {
         tune: impl FnOnce(&mut jobwire::config::Settings),
         clock: Arc<dyn jobwire_core::clock::Clock>,
     ) -> World {
-        init();
-        let telegram = fake_telegram(None).await;
-        let llm = fake_llm(oracle).await;
-        let (dir, db) = temp_db().unwrap();
-        let bed = web_and_main_bed(Some(&llm));
-        let mut settings = bed.settings(telegram.url(), &db).unwrap();
+        let (telegram, llm, dir, mut settings) = web_and_main_world(oracle).await;
         tune(&mut settings);
         let (running, store) = jobwire::testbed::start_pipeline_at(&settings, clock)
             .await
@@ -141,20 +136,7 @@ impl World {
     async fn tap_in(&mut self, bot: usize, user: i64, message_id: i64, data: &str) -> String {
         self.taps += 1;
         let id = format!("cq-{user}-{}", self.taps);
-        self.telegram
-            .inject_update(
-                bot_id(bot),
-                button_tap(&id, user, bot_id(bot), message_id, data),
-            )
-            .unwrap();
-        eventually(&format!("the answer to {data}"), SOON, || async {
-            self.telegram
-                .calls()
-                .into_iter()
-                .find(|c| c.method == "answerCallbackQuery" && c.params["callback_query_id"] == id)
-                .map(|c| c.params["text"].as_str().unwrap_or("").to_owned())
-        })
-        .await
+        tap_button(&self.telegram, bot, &id, user, message_id, data).await
     }
 
     /// The card's buttons as the user sees them now: (text, callback data or URL).

@@ -4,6 +4,7 @@
 //! reaches everyone once, and the one send cut off mid-call is never repeated.
 
 use std::collections::BTreeMap;
+use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
@@ -22,6 +23,12 @@ const SUBSCRIBERS: i64 = 300;
 /// neither waits on the other's start-up.
 static ONE_AT_A_TIME: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 const JOBS: usize = 3;
+/// The fake Telegram's limits in both crash tests.
+const TELEGRAM_LIMITS: RateLimits = RateLimits {
+    global_per_sec: 150,
+    per_chat_per_sec: 10,
+    per_group_per_min: 600,
+};
 
 fn spawn(config: &std::path::Path, log: &std::path::Path) -> Child {
     let log = std::fs::OpenOptions::new()
@@ -74,12 +81,7 @@ async fn world(
 async fn a_killed_process_resumes_delivery_without_losing_or_repeating() {
     let _alone = ONE_AT_A_TIME.lock().await;
     init();
-    let telegram = fake_telegram(Some(RateLimits {
-        global_per_sec: 150,
-        per_chat_per_sec: 10,
-        per_group_per_min: 600,
-    }))
-    .await;
+    let telegram = fake_telegram(Some(TELEGRAM_LIMITS)).await;
     let (dir, db, config) = world(&telegram, SUBSCRIBERS).await;
     {
         let store = SqliteStore::open_path(&db).await.unwrap();
@@ -177,42 +179,38 @@ async fn a_killed_process_resumes_delivery_without_losing_or_repeating() {
     );
 }
 
+/// `jobwire broadcast send` with `options`, on `config`, the text read from `text`; waits
+/// for it to finish.
+fn broadcast_send(options: &[&str], config: &Path, text: &Path) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_jobwire"))
+        .args(["broadcast", "send"])
+        .args(options)
+        .arg("--config")
+        .arg(config)
+        .arg("--text-file")
+        .arg(text)
+        .env("JOBWIRE_BOT_DEV_TOKEN", bot_token(0))
+        .output()
+        .unwrap()
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_broadcast_killed_halfway_reaches_everyone_once_after_a_restart() {
     const RECIPIENTS: i64 = 900;
     let _alone = ONE_AT_A_TIME.lock().await;
     init();
-    let telegram = fake_telegram(Some(RateLimits {
-        global_per_sec: 150,
-        per_chat_per_sec: 10,
-        per_group_per_min: 600,
-    }))
-    .await;
+    let telegram = fake_telegram(Some(TELEGRAM_LIMITS)).await;
     let (dir, db, config) = world(&telegram, RECIPIENTS).await;
     let text = dir.path().join("news.html");
     std::fs::write(&text, "<b>jobwire</b> news: placements are open").unwrap();
     // An audience window out of range is refused before anything is stored.
-    let refused = Command::new(env!("CARGO_BIN_EXE_jobwire"))
-        .args(["broadcast", "send", "--active-days", "0", "--config"])
-        .arg(&config)
-        .arg("--text-file")
-        .arg(&text)
-        .env("JOBWIRE_BOT_DEV_TOKEN", bot_token(0))
-        .output()
-        .unwrap();
+    let refused = broadcast_send(&["--active-days", "0"], &config, &text);
     let said = String::from_utf8_lossy(&refused.stderr);
     assert!(
         !refused.status.success() && said.contains("days"),
         "{refused:?}"
     );
-    let started = Command::new(env!("CARGO_BIN_EXE_jobwire"))
-        .args(["broadcast", "send", "--config"])
-        .arg(&config)
-        .arg("--text-file")
-        .arg(&text)
-        .env("JOBWIRE_BOT_DEV_TOKEN", bot_token(0))
-        .output()
-        .unwrap();
+    let started = broadcast_send(&[], &config, &text);
     assert!(started.status.success(), "{started:?}");
     let log = dir.path().join("run.log");
     // Two users blocked the bot: counted blocked, and noted so fan-out stops using it.

@@ -19,14 +19,7 @@ async fn a_telegram_outage_delays_a_delivery_and_a_definitive_refusal_ends_it() 
     init();
     let telegram = fake_telegram(None).await;
     let (_dir, db) = temp_db().unwrap();
-    let bed = Bed {
-        bots: vec!["dev".into(), "creative".into()],
-        routes: vec![
-            ("web".into(), "dev".into()),
-            ("design".into(), "creative".into()),
-        ],
-        ..Bed::default()
-    };
+    let bed = dev_and_creative_bed();
     let settings = bed.settings(telegram.url(), &db).unwrap();
     {
         let store = SqliteStore::open_path(&db).await.unwrap();
@@ -75,6 +68,16 @@ async fn a_telegram_outage_delays_a_delivery_and_a_definitive_refusal_ends_it() 
     assert_eq!((sent[0].chat_id, sent[0].bot.as_str()), (1, "dev"));
 }
 
+/// One bot, `dev`, delivering web, with the sender's `limits`.
+fn dev_only_bed(limits: RateLimitConfig) -> Bed {
+    Bed {
+        bots: vec!["dev".into()],
+        routes: vec![("web".into(), "dev".into())],
+        limits,
+        ..Bed::default()
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn on_429_the_bot_waits_retry_after_and_resends_everything_once() {
     init();
@@ -82,17 +85,12 @@ async fn on_429_the_bot_waits_retry_after_and_resends_everything_once() {
     // so Telegram answers 429 and the sender must back off and re-send.
     let telegram = fake_telegram(Some(RateLimits::default())).await;
     let (_dir, db) = temp_db().unwrap();
-    let bed = Bed {
-        bots: vec!["dev".into()],
-        routes: vec![("web".into(), "dev".into())],
-        limits: RateLimitConfig {
-            global_per_sec: 150,
-            per_chat_per_sec: 5,
-            per_group_per_min: 100,
-            ..RateLimitConfig::default()
-        },
-        ..Bed::default()
-    };
+    let bed = dev_only_bed(RateLimitConfig {
+        global_per_sec: 150,
+        per_chat_per_sec: 5,
+        per_group_per_min: 100,
+        ..RateLimitConfig::default()
+    });
     let settings = bed.settings(telegram.url(), &db).unwrap();
     {
         let store = SqliteStore::open_path(&db).await.unwrap();
@@ -230,13 +228,8 @@ async fn blocking_one_category_bot_leaves_the_others_delivering() {
     let telegram = fake_telegram(None).await;
     let (_dir, db) = temp_db().unwrap();
     let bed = Bed {
-        bots: vec!["dev".into(), "creative".into()],
-        routes: vec![
-            ("web".into(), "dev".into()),
-            ("design".into(), "creative".into()),
-        ],
         scheduler_tick_ms: 50,
-        ..Bed::default()
+        ..dev_and_creative_bed()
     };
     let mut settings = bed.settings(telegram.url(), &db).unwrap();
     settings.stuck_after = Duration::from_secs(1);
@@ -323,15 +316,10 @@ async fn a_restart_does_not_forget_the_last_sends_to_a_chat() {
     init();
     let telegram = fake_telegram(Some(RateLimits::default())).await;
     let (_dir, db) = temp_db().unwrap();
-    let bed = Bed {
-        bots: vec!["dev".into()],
-        routes: vec![("web".into(), "dev".into())],
-        limits: RateLimitConfig {
-            safety_margin: 4.0,
-            ..RateLimitConfig::default()
-        },
-        ..Bed::default()
-    };
+    let bed = dev_only_bed(RateLimitConfig {
+        safety_margin: 4.0,
+        ..RateLimitConfig::default()
+    });
     let settings = bed.settings(telegram.url(), &db).unwrap();
     let dev = bed.bot_id("dev").unwrap();
     {

@@ -41,19 +41,9 @@ struct Db {
 
 async fn fresh_db() -> Db {
     let base = env("JOBWIRE_TEST_POSTGRES_URL");
-    let name = format!("jobwire_dist_{}", rand_suffix());
-    let mut conn = sqlx::PgConnection::connect(&base).await.unwrap();
-    sqlx::query(sqlx::AssertSqlSafe(format!("CREATE DATABASE {name}")))
-        .execute(&mut conn)
-        .await
-        .unwrap();
-    let mut url = url::Url::parse(&base).unwrap();
-    url.set_path(&format!("/{name}"));
-    Db {
-        base,
-        name,
-        url: url.to_string(),
-    }
+    let name = format!("jobwire_dist_{}", unique_suffix());
+    let (_conn, url) = create_pg_database(&base, &name).await;
+    Db { base, name, url }
 }
 
 async fn drop_db(db: &Db) {
@@ -65,18 +55,6 @@ async fn drop_db(db: &Db) {
         .execute(&mut conn)
         .await;
     }
-}
-
-fn rand_suffix() -> String {
-    format!(
-        "{}_{}",
-        std::process::id(),
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .unwrap()
-            .as_nanos()
-            % 1_000_000_000
-    )
 }
 
 struct Role {
@@ -288,7 +266,7 @@ impl Test {
             _serial: serial,
             dir: tempfile::tempdir().unwrap(),
             db: fresh_db().await,
-            prefix: format!("jwtest{}.", rand_suffix()),
+            prefix: format!("jwtest{}.", unique_suffix()),
         }
     }
 

@@ -1,14 +1,28 @@
 //! The spine end to end: dev.jsonl replayed through intake, the LLM classifier (the fake LLM
 //! answering from the labels), fan-out and the senders, into the fake Telegram.
 
+use std::path::Path;
 use std::time::Duration;
 
+use jobwire::config::Settings;
 use jobwire::testbed::{Bed, temp_db};
 use jobwire_core::PostId;
+use jobwire_testkit::telegram::FakeTelegram;
 use jobwire_testkit::wait::eventually;
 
 use crate::expect::*;
 use crate::support::*;
+
+/// The bed's settings with the channels' rules, the chat [`BLOCKED`] having blocked every
+/// bot.
+fn settings_with_blocked_chat(telegram: &FakeTelegram, bed: &Bed, db: &Path) -> Settings {
+    let mut settings = bed.settings(telegram.url(), db).unwrap();
+    settings.channels = channel_rules();
+    for bot in 0..bed.bots.len() {
+        telegram.block_chat(jobwire::testbed::bot_id(bot), BLOCKED);
+    }
+    settings
+}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_subscriber_gets_exactly_the_jobs_that_match_them() {
@@ -22,11 +36,7 @@ async fn every_subscriber_gets_exactly_the_jobs_that_match_them() {
         llm: Some(jobwire::cli::llm_section(&llm.url(), "fake-model")),
         ..Bed::default()
     };
-    let mut settings = bed.settings(telegram.url(), &db).unwrap();
-    settings.channels = channel_rules();
-    for bot in 0..bed.bots.len() {
-        telegram.block_chat(jobwire::testbed::bot_id(bot), BLOCKED);
-    }
+    let settings = settings_with_blocked_chat(&telegram, &bed, &db);
 
     let (mut running, store) = jobwire::testbed::start_pipeline(&settings).await.unwrap();
     assert!(
@@ -46,14 +56,7 @@ async fn every_subscriber_gets_exactly_the_jobs_that_match_them() {
         .unwrap();
     running.shutdown().await.unwrap();
 
-    verify(
-        store.as_ref(),
-        &telegram,
-        &bed,
-        &settings.channels,
-        counts.jobs,
-    )
-    .await;
+    verify(&*store, &telegram, &bed, &settings.channels, counts.jobs).await;
     // A 403 marks the bot that got it blocked for that user (and only that bot).
     let blocks = store.bot_blocks(Some(BLOCKED)).await.unwrap();
     assert!(
@@ -92,11 +95,7 @@ async fn answers_cut_halfway_through_a_batch_still_deliver_every_job_once() {
         llm: Some(section),
         ..Bed::default()
     };
-    let mut settings = bed.settings(telegram.url(), &db).unwrap();
-    settings.channels = channel_rules();
-    for bot in 0..bed.bots.len() {
-        telegram.block_chat(jobwire::testbed::bot_id(bot), BLOCKED);
-    }
+    let settings = settings_with_blocked_chat(&telegram, &bed, &db);
     let (mut running, store) = jobwire::testbed::start_pipeline(&settings).await.unwrap();
     jobwire::subscribers::store_all(store.as_ref(), &subscribers())
         .await
@@ -110,14 +109,7 @@ async fn answers_cut_halfway_through_a_batch_still_deliver_every_job_once() {
     let stats = llm.stats();
     assert_eq!(stats.cut_streams, 3, "{stats:?}");
     assert_eq!(stats.streamed_requests, stats.requests, "{stats:?}");
-    verify(
-        store.as_ref(),
-        &telegram,
-        &bed,
-        &settings.channels,
-        counts.jobs,
-    )
-    .await;
+    verify(&*store, &telegram, &bed, &settings.channels, counts.jobs).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -2,7 +2,6 @@
 
 use std::time::Duration;
 
-use chrono::Utc;
 use jobwire::testbed::{Bed, start_pipeline, temp_db};
 use jobwire_core::PostId;
 use jobwire_intake::stage::{EditOutcome, IntakeOutcome};
@@ -10,14 +9,7 @@ use jobwire_intake::stage::{EditOutcome, IntakeOutcome};
 use crate::support::*;
 
 fn post(id: &str, text: &str) -> jobwire_core::IncomingPost {
-    jobwire_core::IncomingPost {
-        channel: "@edits".into(),
-        external_id: id.into(),
-        text: text.into(),
-        author: None,
-        url: None,
-        posted_at: Utc::now(),
-    }
+    incoming("@edits", id, text)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

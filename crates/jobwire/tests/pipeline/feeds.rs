@@ -2,7 +2,7 @@
 //! and a database outage delays a poll's items without losing them.
 
 use std::net::SocketAddr;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
@@ -122,11 +122,28 @@ fn spec(feed: &FeedSection) -> SourceSpec {
     .unwrap()
 }
 
-/// The store on `db` with `feeds` seeded as sources, an intake stage (no pipeline, so no
+/// A temporary database set up as the service's: the settings built on it, as `jobwire run`
+/// builds them (against a fake Telegram nobody calls).
+async fn service_db() -> (
+    jobwire_testkit::telegram::FakeTelegram,
+    tempfile::TempDir,
+    PathBuf,
+) {
+    let telegram = fake_telegram(None).await;
+    let (dir, db) = temp_db().unwrap();
+    let _ = Bed::default().settings(telegram.url(), &db).unwrap();
+    (telegram, dir, db)
+}
+
+fn sqlite_url(db: &Path) -> String {
+    format!("sqlite://{}", db.display())
+}
+
+/// The store at `url` with `feeds` seeded as sources, an intake stage (no pipeline, so no
 /// other parser polls them) and the sources followed as a parser does, every 50 ms until the
 /// token is cancelled.
 async fn feeds_bed(
-    db: &Path,
+    url: &str,
     feeds: &[FeedSection],
 ) -> (
     Arc<dyn Store>,
@@ -134,9 +151,7 @@ async fn feeds_bed(
     SourcesWatch,
     CancellationToken,
 ) {
-    let store = jobwire_store::open(&format!("sqlite://{}", db.display()))
-        .await
-        .unwrap();
+    let store = jobwire_store::open(url).await.unwrap();
     for feed in feeds {
         store
             .seed_channel(&spec(feed), chrono::Utc::now())
@@ -181,10 +196,8 @@ async fn outage(db: &Path) -> sqlx::SqliteConnection {
 async fn items_polled_during_a_database_outage_are_taken_in_once_it_is_back() {
     init();
     let (addr, hits) = feed_shown_once().await;
-    let telegram = fake_telegram(None).await;
-    let (_dir, db) = temp_db().unwrap();
-    let _ = Bed::default().settings(telegram.url(), &db).unwrap();
-    let (store, intake, sources, watching) = feeds_bed(&db, &larajobs(addr)).await;
+    let (_telegram, _dir, db) = service_db().await;
+    let (store, intake, sources, watching) = feeds_bed(&sqlite_url(&db), &larajobs(addr)).await;
     let mut conn = outage(&db).await;
 
     // As in production: under a supervisor that restarts the feeds task when it fails.
@@ -252,10 +265,8 @@ async fn items_polled_during_a_database_outage_are_taken_in_once_it_is_back() {
 async fn shutdown_ends_the_retries_and_leaves_the_items_for_the_next_start() {
     init();
     let (addr, hits) = feed_shown_once().await;
-    let telegram = fake_telegram(None).await;
-    let (_dir, db) = temp_db().unwrap();
-    let _ = Bed::default().settings(telegram.url(), &db).unwrap();
-    let (store, intake, sources, watching) = feeds_bed(&db, &larajobs(addr)).await;
+    let (_telegram, _dir, db) = service_db().await;
+    let (store, intake, sources, watching) = feeds_bed(&sqlite_url(&db), &larajobs(addr)).await;
     let _conn = outage(&db).await;
 
     let token = CancellationToken::new();
@@ -339,22 +350,8 @@ async fn on_postgres_a_hostile_item_is_cleaned_or_set_aside_and_the_other_feeds_
     tokio::spawn(async move { axum::serve(listener, app).await });
 
     let base = std::env::var("JOBWIRE_TEST_POSTGRES_URL").unwrap();
-    let name = format!(
-        "jobwire_feeds_{}_{}",
-        std::process::id(),
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .unwrap()
-            .as_nanos()
-            % 1_000_000_000
-    );
-    let mut admin = sqlx::PgConnection::connect(&base).await.unwrap();
-    sqlx::query(sqlx::AssertSqlSafe(format!("CREATE DATABASE {name}")))
-        .execute(&mut admin)
-        .await
-        .unwrap();
-    let mut url = url::Url::parse(&base).unwrap();
-    url.set_path(&format!("/{name}"));
+    let name = format!("jobwire_feeds_{}", unique_suffix());
+    let (mut admin, url) = create_pg_database(&base, &name).await;
 
     let feeds = [
         FeedSection {
@@ -372,24 +369,7 @@ async fn on_postgres_a_hostile_item_is_cleaned_or_set_aside_and_the_other_feeds_
             backfill: true,
         },
     ];
-    let store = jobwire_store::open(url.as_str()).await.unwrap();
-    for feed in &feeds {
-        store
-            .seed_channel(&spec(feed), chrono::Utc::now())
-            .await
-            .unwrap();
-    }
-    let intake = Arc::new(IntakeStage::new(
-        store.clone(),
-        Arc::new(jobwire_queue::MemoryQueue::new()),
-    ));
-    let watcher = SourcesWatcher::new(store.clone())
-        .with_intake(intake.clone())
-        .with_interval(Duration::from_millis(50));
-    let sources = watcher.subscribe();
-    let token = CancellationToken::new();
-    let stop = token.clone();
-    tokio::spawn(async move { watcher.run(stop.cancelled_owned()).await });
+    let (store, intake, sources, token) = feeds_bed(url.as_str(), &feeds).await;
     let task = tokio::spawn(jobwire::feeds::run(
         sources,
         intake,

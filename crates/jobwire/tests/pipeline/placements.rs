@@ -8,7 +8,7 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use jobwire::testbed::{bot_id, temp_db};
+use jobwire::testbed::bot_id;
 use jobwire_core::CategorySlug;
 use jobwire_store::{PlacementStatus, Store};
 use jobwire_testkit::llm::{FakeLlm, OracleEntry};
@@ -46,12 +46,7 @@ struct World {
 
 impl World {
     async fn new(approval: bool, oracle: Vec<OracleEntry>) -> World {
-        init();
-        let telegram = fake_telegram(None).await;
-        let llm = fake_llm(oracle).await;
-        let (dir, db) = temp_db().unwrap();
-        let bed = web_and_main_bed(Some(&llm));
-        let mut settings = bed.settings(telegram.url(), &db).unwrap();
+        let (telegram, llm, dir, mut settings) = web_and_main_world(oracle).await;
         let slug = |s: &str| CategorySlug::parse(s).unwrap();
         settings.placements = Some(jobwire_bot::PlacementsConfig {
             approval,
@@ -83,19 +78,13 @@ impl World {
     /// Waits for a main-bot message to `user`, after the first `after`, containing `needle`.
     async fn wait_for(&self, user: i64, after: usize, needle: &str) -> RecordedMessage {
         eventually(&format!("a message with {needle:?}"), SOON, || async {
-            self.main_sent(user)
-                .into_iter()
-                .skip(after)
-                .find(|m| m.visible_text.contains(needle))
+            first_containing(self.main_sent(user), after, needle)
         })
         .await
     }
 
     fn count(&self, user: i64, needle: &str) -> usize {
-        self.main_sent(user)
-            .iter()
-            .filter(|m| m.visible_text.contains(needle))
-            .count()
+        count_containing(&self.main_sent(user), needle)
     }
 
     /// The employer types `text` (a command or an answer); waits for a reply with `needle`.
@@ -121,20 +110,7 @@ impl World {
     async fn tap(&mut self, user: i64, message_id: i64, data: &str) -> String {
         self.taps += 1;
         let id = format!("pq-{user}-{}", self.taps);
-        self.telegram
-            .inject_update(
-                bot_id(MAIN),
-                button_tap(&id, user, bot_id(MAIN), message_id, data),
-            )
-            .unwrap();
-        eventually(&format!("the answer to {data}"), SOON, || async {
-            self.telegram
-                .calls()
-                .into_iter()
-                .find(|c| c.method == "answerCallbackQuery" && c.params["callback_query_id"] == id)
-                .map(|c| c.params["text"].as_str().unwrap_or("").to_owned())
-        })
-        .await
+        tap_button(&self.telegram, MAIN, &id, user, message_id, data).await
     }
 
     fn buttons(message: &RecordedMessage) -> Vec<String> {

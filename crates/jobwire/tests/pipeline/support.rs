@@ -1,22 +1,67 @@
-use std::net::SocketAddr;
+use std::time::Duration;
 
 use jobwire::pipeline::SHIPPED_TRAINING_DATA;
 use jobwire_core::dataset::LabeledPost;
 use jobwire_deliver::RateLimitConfig;
 use jobwire_store::SubscriberSpec;
 use jobwire_testkit::llm::{FakeLlm, FakeLlmConfig, OracleEntry, load_oracle_jsonl};
-use jobwire_testkit::telegram::{FakeTelegram, FakeTelegramConfig, RateLimits};
+use jobwire_testkit::telegram::{FakeTelegram, FakeTelegramConfig, RateLimits, RecordedMessage};
+use jobwire_testkit::wait::eventually;
 
-pub fn loopback() -> SocketAddr {
-    SocketAddr::from(([127, 0, 0, 1], 0))
+#[path = "../common/mod.rs"]
+mod common;
+
+#[allow(unused_imports)] // `incoming` is used by the pipeline binary, not `distributed`
+pub use common::{incoming, init, loopback};
+
+/// How long the helpers here wait for the pipeline or a bot.
+const SOON: Duration = Duration::from_secs(20);
+
+/// `{process id}_{nanoseconds mod 10⁹}`: a name part no other test run shares.
+pub fn unique_suffix() -> String {
+    format!(
+        "{}_{}",
+        std::process::id(),
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_nanos()
+            % 1_000_000_000
+    )
 }
 
-pub fn init() {
-    let _ = rustls::crypto::ring::default_provider().install_default();
-    let _ = tracing_subscriber::fmt()
-        .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
-        .with_test_writer()
-        .try_init();
+/// Creates the database `name` on the PostgreSQL server at `base`; returns the connection
+/// to the server (to drop it with at the end) and the new database's URL.
+pub async fn create_pg_database(base: &str, name: &str) -> (sqlx::PgConnection, String) {
+    use sqlx::Connection;
+    let mut server = sqlx::PgConnection::connect(base).await.unwrap();
+    sqlx::query(sqlx::AssertSqlSafe(format!("CREATE DATABASE {name}")))
+        .execute(&mut server)
+        .await
+        .unwrap();
+    let mut url = url::Url::parse(base).unwrap();
+    url.set_path(&format!("/{name}"));
+    (server, url.to_string())
+}
+
+/// The first of `messages`, after the first `after`, whose visible text contains `needle`.
+pub fn first_containing(
+    messages: Vec<RecordedMessage>,
+    after: usize,
+    needle: &str,
+) -> Option<RecordedMessage> {
+    messages
+        .into_iter()
+        .skip(after)
+        .find(|m| m.visible_text.contains(needle))
+}
+
+/// How many of `messages` contain `needle` in their visible text.
+pub fn count_containing(messages: &[RecordedMessage], needle: &str) -> usize {
+    messages
+        .iter()
+        .filter(|m| m.visible_text.contains(needle))
+        .count()
 }
 
 pub fn dataset() -> Vec<LabeledPost> {
@@ -158,18 +203,71 @@ pub fn button_tap(id: &str, user: i64, bot: u64, message_id: i64, data: &str) ->
     }})
 }
 
+/// Taps `data` under bot `bot`'s message `message_id` as `user` (callback query `id`); waits
+/// for the bot's answer and returns its toast.
+pub async fn tap_button(
+    telegram: &FakeTelegram,
+    bot: usize,
+    id: &str,
+    user: i64,
+    message_id: i64,
+    data: &str,
+) -> String {
+    let bot_id = jobwire::testbed::bot_id(bot);
+    telegram
+        .inject_update(bot_id, button_tap(id, user, bot_id, message_id, data))
+        .unwrap();
+    eventually(&format!("the answer to {data}"), SOON, || async {
+        telegram
+            .calls()
+            .into_iter()
+            .find(|c| c.method == "answerCallbackQuery" && c.params["callback_query_id"] == id)
+            .map(|c| c.params["text"].as_str().unwrap_or("").to_owned())
+    })
+    .await
+}
+
 /// Two bots talked to by users: `dev` delivers web, `creative` is the main bot and delivers
 /// design; updates by long polling; the LLM answers every post when `llm` is given.
 pub fn web_and_main_bed(llm: Option<&FakeLlm>) -> jobwire::testbed::Bed {
+    jobwire::testbed::Bed {
+        main_bot: Some("creative".into()),
+        updates: jobwire::config::UpdatesMode::Polling,
+        llm: llm.map(|l| jobwire::cli::llm_section(&l.url(), "fake-model")),
+        ..dev_and_creative_bed()
+    }
+}
+
+/// [`init`], the fake Telegram, a fake LLM answering `oracle`, a temporary database (kept
+/// while the directory lives) and the settings of [`web_and_main_bed`] over them.
+pub async fn web_and_main_world(
+    oracle: Vec<OracleEntry>,
+) -> (
+    FakeTelegram,
+    FakeLlm,
+    tempfile::TempDir,
+    jobwire::config::Settings,
+) {
+    init();
+    let telegram = fake_telegram(None).await;
+    let llm = fake_llm(oracle).await;
+    let (dir, db) = jobwire::testbed::temp_db().unwrap();
+    let settings = web_and_main_bed(Some(&llm))
+        .settings(telegram.url(), &db)
+        .unwrap();
+    (telegram, llm, dir, settings)
+}
+
+/// Two bots: `dev` delivers web, `creative` design; the rest as [`Bed::default`].
+///
+/// [`Bed::default`]: jobwire::testbed::Bed::default
+pub fn dev_and_creative_bed() -> jobwire::testbed::Bed {
     jobwire::testbed::Bed {
         bots: vec!["dev".into(), "creative".into()],
         routes: vec![
             ("web".into(), "dev".into()),
             ("design".into(), "creative".into()),
         ],
-        main_bot: Some("creative".into()),
-        updates: jobwire::config::UpdatesMode::Polling,
-        llm: llm.map(|l| jobwire::cli::llm_section(&l.url(), "fake-model")),
         ..jobwire::testbed::Bed::default()
     }
 }
