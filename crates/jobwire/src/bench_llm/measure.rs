@@ -59,7 +59,7 @@ pub(super) async fn start_design(
         .set_speed(Duration::from_millis(args.ttft_ms), args.tokens_per_sec);
     let telegram = fake_telegram(None).await?;
     let (dir, db) = temp_db()?;
-    let mut section = crate::cli::llm_section(&llm.url(), MODEL);
+    let mut section = crate::config::LlmSection::new(llm.url(), MODEL);
     section.price_in_per_mtok = PRICE_IN_PER_MTOK;
     section.price_cached_in_per_mtok = Some(PRICE_CACHED_IN_PER_MTOK);
     section.price_out_per_mtok = PRICE_OUT_PER_MTOK;

@@ -18,6 +18,7 @@ pub use common::{incoming, init, loopback};
 const SOON: Duration = Duration::from_secs(20);
 
 /// `{process id}_{nanoseconds mod 10⁹}`: a name part no other test run shares.
+#[cfg(jobwire_distributed_tests)]
 pub fn unique_suffix() -> String {
     format!(
         "{}_{}",
@@ -32,6 +33,7 @@ pub fn unique_suffix() -> String {
 
 /// Creates the database `name` on the PostgreSQL server at `base`; returns the connection
 /// to the server (to drop it with at the end) and the new database's URL.
+#[cfg(jobwire_distributed_tests)]
 pub async fn create_pg_database(base: &str, name: &str) -> (sqlx::PgConnection, String) {
     use sqlx::Connection;
     let mut server = sqlx::PgConnection::connect(base).await.unwrap();

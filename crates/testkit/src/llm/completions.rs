@@ -16,7 +16,6 @@ use axum::{
 use serde_json::{Value, json};
 
 use super::{
-    RECORDED_USER_CHARS, RequestRecord,
     answers::{content_text, oracle_item, parse_posts, tokens, truncate_json},
     errors::{
         bad_request, insufficient_quota, invalid_api_key, model_not_found, server_error,
@@ -25,6 +24,7 @@ use super::{
     faults::{Fault, ItemFate, spoil},
     schema,
     state::{LlmState, add, lock},
+    types::{RECORDED_USER_CHARS, RequestRecord},
 };
 
 /// Whether the fault plan refuses every key.

@@ -14,9 +14,9 @@ use rand::{SeedableRng, rngs::StdRng};
 use tokio_util::sync::CancellationToken;
 
 use super::{
-    FakeLlmConfig, FakeLlmStats, MAX_RECORDS, RequestRecord,
     faults::{Fault, FaultPlan, Faults},
     oracle::Oracle,
+    types::{FakeLlmConfig, FakeLlmStats, MAX_RECORDS, RequestRecord},
 };
 
 #[derive(Debug, Default)]
@@ -230,15 +230,15 @@ impl LlmState {
     }
 
     /// The cached part of a prompt of `tokens` tokens, as OpenAI reports it: the longest
-    /// prefix shared with a prompt seen in the last [`super::CACHE_TTL`], if at least
-    /// [`super::CACHE_MIN_TOKENS`], rounded down to a step of [`super::CACHE_STEP_TOKENS`].
+    /// prefix shared with a prompt seen in the last [`super::types::CACHE_TTL`], if at least
+    /// [`super::types::CACHE_MIN_TOKENS`], rounded down to a step of [`super::types::CACHE_STEP_TOKENS`].
     /// Remembers this prompt.
     pub(super) fn cached_tokens(&self, prompt: &str, tokens: u64) -> u64 {
         let now = std::time::Instant::now();
         let mut prompts = lock(&self.inner.prompts);
         while prompts
             .front()
-            .is_some_and(|(at, _)| now.duration_since(*at) > super::CACHE_TTL)
+            .is_some_and(|(at, _)| now.duration_since(*at) > super::types::CACHE_TTL)
         {
             prompts.pop_front();
         }
@@ -252,12 +252,12 @@ impl LlmState {
         }
         prompts.push_back((now, prompt.to_owned()));
         let shared = (u64::try_from(shared).unwrap_or(u64::MAX) / 4).min(tokens);
-        if shared < super::CACHE_MIN_TOKENS {
+        if shared < super::types::CACHE_MIN_TOKENS {
             return 0;
         }
-        super::CACHE_MIN_TOKENS
-            + (shared - super::CACHE_MIN_TOKENS) / super::CACHE_STEP_TOKENS
-                * super::CACHE_STEP_TOKENS
+        super::types::CACHE_MIN_TOKENS
+            + (shared - super::types::CACHE_MIN_TOKENS) / super::types::CACHE_STEP_TOKENS
+                * super::types::CACHE_STEP_TOKENS
     }
 
     /// Releases held (timeout) requests; used by [`FakeLlm::shutdown`](super::FakeLlm::shutdown).

@@ -28,31 +28,7 @@ use super::{
     updates::{delete_webhook, get_updates, set_webhook, webhook_info},
 };
 
-/// A Bot API error answer.
-#[derive(Debug)]
-pub(super) struct ApiError {
-    pub(super) code: u16,
-    pub(super) description: String,
-    pub(super) retry_after: Option<u64>,
-}
-
-pub(super) type ApiResult = Result<Value, ApiError>;
-
-pub(super) fn bad(description: impl Into<String>) -> ApiError {
-    ApiError {
-        code: 400,
-        description: description.into(),
-        retry_after: None,
-    }
-}
-
-pub(super) fn err(code: u16, description: &str) -> ApiError {
-    ApiError {
-        code,
-        description: description.to_owned(),
-        retry_after: None,
-    }
-}
+use super::errors::{ApiResult, bad, err};
 
 fn respond(st: &TelegramState, result: ApiResult) -> Response {
     let s = &st.inner.stats;

@@ -3,10 +3,9 @@
 
 use serde_json::Value;
 
-use super::{
-    html::{self, Entity, EntityKind},
-    params::{Params, ParamsExt},
-};
+use jobwire_core::tghtml::{self as html, Entity, EntityKind};
+
+use super::params::{Params, ParamsExt};
 
 /// Maximum visible length of a message text, in Unicode scalar values.
 const MAX_TEXT_LEN: usize = 4096;

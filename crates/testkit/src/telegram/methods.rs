@@ -8,10 +8,10 @@ use serde_json::{Value, json};
 
 use super::{
     RecordedMessage, TelegramState,
-    api::{ApiError, ApiResult, bad, err},
     checks::{
         CAPTION_RULES, Content, EDIT_RULES, MESSAGE_RULES, TextRules, check_markup, parse_content,
     },
+    errors::{ApiError, ApiResult, bad, err},
     params::{Params, ParamsExt},
     spec::MethodSpec,
     state::{BotState, SendState, lock},

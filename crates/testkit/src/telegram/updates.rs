@@ -8,7 +8,7 @@ use serde_json::{Value, json};
 
 use super::{
     TelegramState,
-    api::{ApiResult, bad, err},
+    errors::{ApiResult, bad, err},
     params::{Params, ParamsExt},
     state::{BotState, UpdateState, Webhook, inc, lock},
     webhook,

@@ -9,7 +9,7 @@ use super::{
 };
 use crate::telegram::{
     TelegramState,
-    api::{ApiResult, bad},
+    errors::{ApiResult, bad},
     methods::{resolve_chat, send_checked},
     params::{Params, ParamsExt},
     state::{BotState, lock},

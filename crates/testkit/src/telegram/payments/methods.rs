@@ -10,7 +10,7 @@ use super::{
 };
 use crate::telegram::{
     TelegramState,
-    api::{ApiResult, bad},
+    errors::{ApiResult, bad},
     params::{Params, ParamsExt},
     state::{BotState, lock},
 };
