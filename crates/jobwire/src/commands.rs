@@ -38,8 +38,13 @@ pub async fn execute(cli: Cli) -> anyhow::Result<()> {
         }
         Command::Login { account } => {
             let config = crate::config::Config::load(cli.config.as_deref())?;
+            let mtproto = config
+                .mtproto
+                .as_ref()
+                .map(crate::telegram::MtprotoSection::settings)
+                .transpose()?;
             crate::telegram::login_command(
-                config.mtproto.as_ref(),
+                mtproto.as_ref(),
                 account.as_deref(),
                 &crate::config::ProcessEnv,
             )

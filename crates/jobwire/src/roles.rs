@@ -129,9 +129,9 @@ pub fn configured_sources(settings: &Settings) -> anyhow::Result<Vec<SourceSpec>
         });
     }
     if let Some(mtproto) = &settings.mtproto {
-        for r in mtproto.channel_refs()? {
+        for r in &mtproto.channels {
             if !specs.iter().any(|s| s.handle == r.handle()) {
-                specs.push(SourceSpec::telegram(&r));
+                specs.push(SourceSpec::telegram(r));
             }
         }
     }

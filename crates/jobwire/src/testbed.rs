@@ -344,7 +344,7 @@ pub struct ScriptedReader {
 impl ScriptedReader {
     pub fn start(
         settings: &Settings,
-        section: &crate::telegram::MtprotoSection,
+        section: &crate::telegram::MtprotoSettings,
         accounts: Vec<Arc<dyn jobwire_mtproto::Account>>,
         store: &Arc<dyn Store>,
         intake: &Arc<jobwire_intake::stage::IntakeStage>,

@@ -250,7 +250,9 @@ fn secrets() -> Secrets {
         .mtproto
         .as_ref()
         .expect("[mtproto] in the test configuration")
-        .resolve(&mtproto)
+        .settings()
+        .expect("the section resolves")
+        .account_configs(&mtproto)
         .expect("the account resolves");
     Secrets {
         every_process,

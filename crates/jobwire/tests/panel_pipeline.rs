@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 use chrono::Utc;
 use jobwire::pipeline::{Parts, Pipeline, Role};
 use jobwire::server::{Health, serve_with_admin};
-use jobwire::telegram::{MtprotoSection, NS_CURSOR};
+use jobwire::telegram::{MtprotoSection, MtprotoSettings, NS_CURSOR};
 use jobwire::testbed::{
     Bed, ScriptedReader, fake_llm_answering, fake_telegram, subscriber, temp_db,
 };
@@ -178,10 +178,12 @@ async fn a_channel_added_in_the_panel_is_joined_within_seconds_and_its_next_job_
     };
     let mut settings = bed.settings(fake_tg.url(), &db).unwrap();
     settings.mtproto = Some(
-        toml::from_str(
+        toml::from_str::<MtprotoSection>(
             "channels = [\"@rustjobs\"]\njoin_interval_secs = 0\njoin_jitter_secs = 0\n",
         )
-        .expect("section parses"),
+        .expect("section parses")
+        .settings()
+        .expect("section resolves"),
     );
     let account = Arc::new(ScriptedAccount::new("a1"));
     account.add_channel(&ChannelRef::parse("@rustjobs").unwrap(), 100);
@@ -211,7 +213,7 @@ async fn a_channel_added_in_the_panel_is_joined_within_seconds_and_its_next_job_
         "{}",
         running.classifier
     );
-    let section: MtprotoSection = settings.mtproto.clone().expect("an [mtproto] section");
+    let section: MtprotoSettings = settings.mtproto.clone().expect("an [mtproto] section");
     let accounts: Vec<Arc<dyn Account>> = vec![account.clone()];
     let parser = ScriptedReader::start(&settings, &section, accounts, &store, &running.intake);
 

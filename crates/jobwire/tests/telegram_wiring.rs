@@ -107,7 +107,10 @@ fn the_section_defaults_to_the_readers_pacing() {
     assert_eq!(r.poll_interval, d.poll_interval);
     assert_eq!(r.initial_backfill, 0);
 
-    let accounts = s.resolve(&env()).expect("resolves");
+    let accounts = s
+        .settings()
+        .and_then(|m| m.account_configs(&env()))
+        .expect("resolves");
     assert_eq!(accounts.len(), 1);
     assert_eq!(accounts[0].id, "parser1");
     assert_eq!(accounts[0].api_id, 12345);
@@ -127,7 +130,7 @@ fn the_section_defaults_to_the_readers_pacing() {
 
 /// The error of resolving the section `doc` in `env`, which must be refused.
 fn resolve_error(doc: &str, env: &FakeEnv) -> String {
-    match section(doc).resolve(env) {
+    match section(doc).settings().and_then(|m| m.account_configs(env)) {
         Ok(_) => panic!("resolved, not refused:\n{doc}"),
         Err(e) => e.to_string(),
     }
@@ -544,7 +547,13 @@ impl Running {
         let intake = Arc::new(IntakeStage::new(store.clone(), queue));
         let accounts: Vec<Arc<dyn Account>> = vec![account.clone()];
         Self {
-            reader: ScriptedReader::start(settings, section, accounts, store, &intake),
+            reader: ScriptedReader::start(
+                settings,
+                &section.settings().expect("the section resolves"),
+                accounts,
+                store,
+                &intake,
+            ),
         }
     }
 

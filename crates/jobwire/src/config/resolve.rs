@@ -30,9 +30,11 @@ impl Config {
         let bot_names: Vec<&str> = self.bots.iter().map(|b| b.name.as_str()).collect();
         let categories = CategorySection::resolve_all(&self.categories, &bot_names)?;
 
-        if let Some(m) = &self.mtproto {
-            m.channel_refs()?;
-        }
+        let mtproto = self
+            .mtproto
+            .as_ref()
+            .map(crate::telegram::MtprotoSection::settings)
+            .transpose()?;
         let feeds = FeedSection::resolve_all(&self.feeds)?;
         let channels = self
             .channels
@@ -183,7 +185,7 @@ impl Config {
             categories,
             channels,
             feeds,
-            mtproto: self.mtproto.clone(),
+            mtproto,
             dedup: self.dedup.resolve(),
             subscribers_file: self.subscribers_file.clone(),
             scheduler_tick: scheduler.tick,

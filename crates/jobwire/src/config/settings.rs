@@ -35,7 +35,7 @@ pub struct Settings {
     pub channels: Vec<ChannelConfig>,
     pub feeds: Vec<FeedConfig>,
     /// The Telegram user accounts of the parser role (`[mtproto]`), and the admin chat.
-    pub mtproto: Option<crate::telegram::MtprotoSection>,
+    pub mtproto: Option<crate::telegram::MtprotoSettings>,
     /// Near-duplicate detection; `None` when `[dedup] enabled = false`.
     pub dedup: Option<jobwire_core::dedup::DedupConfig>,
     pub subscribers_file: Option<PathBuf>,

@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use teloxide::prelude::*;
 
-use super::MtprotoSection;
+use super::MtprotoSettings;
 use super::doctor::bot_client;
 use crate::config::Settings;
 
@@ -20,7 +20,7 @@ pub(super) struct AdminAlerts {
 /// any role, in the background: `None` when no admin chat is configured.
 pub fn admin_alert_fn(
     settings: &Settings,
-    section: &MtprotoSection,
+    section: &MtprotoSettings,
 ) -> anyhow::Result<Option<jobwire_classify::cascade::AlertFn>> {
     let mut alerts = AdminAlerts::new(settings, section)?;
     if alerts.target.is_none() {
@@ -38,7 +38,7 @@ pub fn admin_alert_fn(
 const MAX_ALERT_CHARS: usize = 4000;
 
 impl AdminAlerts {
-    pub(super) fn new(settings: &Settings, section: &MtprotoSection) -> anyhow::Result<Self> {
+    pub(super) fn new(settings: &Settings, section: &MtprotoSettings) -> anyhow::Result<Self> {
         let Some((bot, chat)) = section.admin_target(settings)? else {
             return Ok(Self {
                 target: None,

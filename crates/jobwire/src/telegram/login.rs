@@ -6,7 +6,7 @@ use std::io::{BufRead, Write};
 use anyhow::Context;
 use jobwire_mtproto::{AccountConfig, LoginPrompts, SessionStatus};
 
-use super::MtprotoSection;
+use super::MtprotoSettings;
 use crate::config::Environment;
 
 /// Where the answers come from: lines typed at the terminal (or piped in).
@@ -180,14 +180,14 @@ pub async fn login(config: &AccountConfig) -> anyhow::Result<()> {
 /// `jobwire login [--account ID]`: logs in the named account, or every configured account
 /// in turn.
 pub async fn login_command(
-    section: Option<&MtprotoSection>,
+    section: Option<&MtprotoSettings>,
     account: Option<&str>,
     env: &dyn Environment,
 ) -> anyhow::Result<()> {
     let section = section.context(
         "[mtproto]: no Telegram account is configured (add [[mtproto.accounts]] with id and api_id)",
     )?;
-    let configs = section.resolve(env)?;
+    let configs = section.account_configs(env)?;
     let chosen: Vec<&AccountConfig> = match account {
         Some(id) => {
             let c = configs.iter().find(|c| c.id == id).with_context(|| {

@@ -32,4 +32,4 @@ pub use login::{login, login_command};
 pub use reader::{read_channels, run_reader};
 pub use reader_store::{NS_ASSIGN, NS_CURSOR, NS_PEER, NS_RUN, RESTART_REWIND, SqlReaderStore};
 pub(crate) use section::looks_like_telegram;
-pub use section::{AccountSection, MtprotoSection};
+pub use section::{AccountSection, MtprotoSection, MtprotoSettings};

@@ -20,7 +20,7 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use super::alerts::AdminAlerts;
-use super::{MtprotoSection, RESTART_REWIND, SqlReaderStore};
+use super::{MtprotoSettings, RESTART_REWIND, SqlReaderStore};
 use crate::config::{ProcessEnv, Settings};
 
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(60);
@@ -31,13 +31,13 @@ const CONNECT_TIMEOUT: Duration = Duration::from_secs(60);
 /// fails, saying to run `jobwire login`.
 pub async fn run_reader(
     settings: &Settings,
-    section: &MtprotoSection,
+    section: &MtprotoSettings,
     intake: Arc<IntakeStage>,
     store: Arc<dyn Store>,
     sources: SourcesWatch,
     shutdown: CancellationToken,
 ) -> anyhow::Result<()> {
-    let configs = section.resolve(&ProcessEnv)?;
+    let configs = section.account_configs(&ProcessEnv)?;
     let alerts = AdminAlerts::new(settings, section)?;
     let mut accounts: Vec<Arc<dyn Account>> = Vec::new();
     let mut failures = Vec::new();
@@ -119,7 +119,7 @@ fn telegram_sources(snapshot: &SourcesSnapshot) -> HashMap<String, ChannelRef> {
 #[allow(clippy::too_many_arguments)]
 pub async fn read_channels(
     settings: &Settings,
-    section: &MtprotoSection,
+    section: &MtprotoSettings,
     accounts: Vec<Arc<dyn Account>>,
     clock: Arc<dyn Clock>,
     intake: Arc<IntakeStage>,
@@ -144,7 +144,7 @@ pub async fn read_channels(
         .context("the Telegram reader's state")?;
     let (tx, mut events) = mpsc::channel(1);
     let mut reader = Reader::new(
-        section.reader_config(),
+        section.reader.clone(),
         accounts,
         reader_store.clone(),
         clock,

@@ -111,46 +111,13 @@ fn invalid(key: impl Into<String>, message: impl Into<String>) -> ConfigError {
 }
 
 impl AccountSection {
-    /// Where the session file lives.
-    pub fn session_path(&self) -> PathBuf {
-        self.session_path
-            .clone()
-            .unwrap_or_else(|| PathBuf::from(format!("{}.session", self.id)))
-    }
-}
-
-impl MtprotoSection {
-    /// The accounts with their API hashes read from `env`. Errors name the key:
-    /// `mtproto.accounts[0] (parser1): environment variable … is not set`.
-    pub fn resolve(&self, env: &dyn Environment) -> Result<Vec<AccountConfig>, ConfigError> {
-        if self.accounts.is_empty() {
-            return Err(invalid(
-                "mtproto.accounts",
-                "no account is configured (add a [[mtproto.accounts]] with id and api_id)",
-            ));
-        }
-        let mut ids = HashSet::new();
-        let mut configs = Vec::new();
-        for (i, a) in self.accounts.iter().enumerate() {
-            if !ids.insert(a.id.as_str()) {
-                return Err(invalid(
-                    format!("mtproto.accounts[{i}].id"),
-                    format!("account {:?} is defined twice", a.id),
-                ));
-            }
-            configs.push(self.account(i, env)?);
-        }
-        self.channel_refs()?;
-        Ok(configs)
-    }
-
-    /// The `i`-th account with its API hash read from `env`.
-    pub(super) fn account(
+    /// The account (the `i`-th of `[[mtproto.accounts]]`) with its API hash read from `env`.
+    pub(super) fn resolve(
         &self,
         i: usize,
         env: &dyn Environment,
     ) -> Result<AccountConfig, ConfigError> {
-        let a = &self.accounts[i];
+        let a = self;
         let key = format!("mtproto.accounts[{i}] ({})", a.id);
         if a.id.is_empty()
             || !a
@@ -193,6 +160,27 @@ impl MtprotoSection {
         Ok(AccountConfig::new(&a.id, a.api_id, hash, a.session_path()))
     }
 
+    /// Where the session file lives.
+    pub fn session_path(&self) -> PathBuf {
+        self.session_path
+            .clone()
+            .unwrap_or_else(|| PathBuf::from(format!("{}.session", self.id)))
+    }
+}
+
+impl MtprotoSection {
+    /// The section checked: its channels parsed, the reader's pacing. The accounts stay as
+    /// written; each is resolved with its API hash where it is used.
+    pub fn settings(&self) -> Result<MtprotoSettings, ConfigError> {
+        Ok(MtprotoSettings {
+            accounts: self.accounts.clone(),
+            channels: self.channel_refs()?,
+            reader: self.reader_config(),
+            admin_chat_id: self.admin_chat_id,
+            admin_bot: self.admin_bot.clone(),
+        })
+    }
+
     /// The configured channels, parsed. Errors name the entry.
     pub fn channel_refs(&self) -> Result<Vec<ChannelRef>, ConfigError> {
         self.channels
@@ -203,22 +191,6 @@ impl MtprotoSection {
                     .map_err(|e| invalid(format!("mtproto.channels[{i}]"), e.to_string()))
             })
             .collect()
-    }
-
-    /// The channels to read: `channels` plus every enabled `[[channels]]` entry whose handle
-    /// is a Telegram reference, without repeats.
-    pub fn all_channel_refs(&self, settings: &Settings) -> Result<Vec<ChannelRef>, ConfigError> {
-        let mut refs = self.channel_refs()?;
-        for ch in settings.channels.iter().filter(|c| c.enabled) {
-            if looks_like_telegram(&ch.handle)
-                && let Ok(r) = ChannelRef::parse(&ch.handle)
-            {
-                refs.push(r);
-            }
-        }
-        let mut seen = HashSet::new();
-        refs.retain(|r| seen.insert(r.key()));
-        Ok(refs)
     }
 
     /// The reader's tunables: this section's keys over [`ReaderConfig::default`].
@@ -233,6 +205,93 @@ impl MtprotoSection {
             ..ReaderConfig::default()
         }
     }
+}
+
+impl MtprotoSection {
+    /// The `i`-th account with its API hash read from `env` (`jobwire doctor` checks the
+    /// file's form, to report each problem instead of stopping at the first).
+    pub(super) fn account(
+        &self,
+        i: usize,
+        env: &dyn Environment,
+    ) -> Result<AccountConfig, ConfigError> {
+        self.accounts[i].resolve(i, env)
+    }
+
+    /// The bot and chat alerts go to, as [`MtprotoSettings::admin_target`].
+    pub fn admin_target(
+        &self,
+        settings: &Settings,
+    ) -> Result<Option<(BotConfig, i64)>, ConfigError> {
+        admin_target(self.admin_chat_id, self.admin_bot.as_ref(), settings)
+    }
+}
+
+/// `[mtproto]` checked, as [`Settings`] holds it: the channels parsed and the reader's
+/// pacing resolved. The accounts are kept as written and resolved with their API hashes
+/// (secrets, from the environment) where they are used: by the parser role and `jobwire
+/// login`. (`jobwire doctor` checks the file's form itself, to report every problem.)
+#[derive(Debug, Clone)]
+pub struct MtprotoSettings {
+    pub accounts: Vec<AccountSection>,
+    /// `[mtproto] channels`, parsed.
+    pub channels: Vec<ChannelRef>,
+    pub reader: ReaderConfig,
+    pub admin_chat_id: Option<i64>,
+    pub admin_bot: Option<String>,
+}
+
+impl MtprotoSettings {
+    /// The accounts with their API hashes read from `env`. Errors name the key:
+    /// `mtproto.accounts[0] (parser1): environment variable … is not set`.
+    pub fn account_configs(
+        &self,
+        env: &dyn Environment,
+    ) -> Result<Vec<AccountConfig>, ConfigError> {
+        if self.accounts.is_empty() {
+            return Err(invalid(
+                "mtproto.accounts",
+                "no account is configured (add a [[mtproto.accounts]] with id and api_id)",
+            ));
+        }
+        let mut ids = HashSet::new();
+        let mut configs = Vec::new();
+        for (i, a) in self.accounts.iter().enumerate() {
+            if !ids.insert(a.id.as_str()) {
+                return Err(invalid(
+                    format!("mtproto.accounts[{i}].id"),
+                    format!("account {:?} is defined twice", a.id),
+                ));
+            }
+            configs.push(self.account(i, env)?);
+        }
+        Ok(configs)
+    }
+
+    /// The `i`-th account with its API hash read from `env`.
+    pub(super) fn account(
+        &self,
+        i: usize,
+        env: &dyn Environment,
+    ) -> Result<AccountConfig, ConfigError> {
+        self.accounts[i].resolve(i, env)
+    }
+
+    /// The channels to read: `channels` plus every enabled `[[channels]]` entry whose handle
+    /// is a Telegram reference, without repeats.
+    pub fn all_channel_refs(&self, settings: &Settings) -> Vec<ChannelRef> {
+        let mut refs = self.channels.clone();
+        for ch in settings.channels.iter().filter(|c| c.enabled) {
+            if looks_like_telegram(&ch.handle)
+                && let Ok(r) = ChannelRef::parse(&ch.handle)
+            {
+                refs.push(r);
+            }
+        }
+        let mut seen = HashSet::new();
+        refs.retain(|r| seen.insert(r.key()));
+        refs
+    }
 
     /// The bot and chat that receive alerts: `None` without `admin_chat_id`. An `admin_bot`
     /// that names no `[[bots]]` entry, or no bot at all, is an error naming the key.
@@ -240,35 +299,44 @@ impl MtprotoSection {
         &self,
         settings: &Settings,
     ) -> Result<Option<(BotConfig, i64)>, ConfigError> {
-        let Some(chat) = self.admin_chat_id else {
-            if let Some(bot) = &self.admin_bot {
-                return Err(invalid(
-                    "mtproto.admin_bot",
-                    format!("bot {bot:?} is set but mtproto.admin_chat_id is not"),
-                ));
-            }
-            return Ok(None);
-        };
-        let bot = match &self.admin_bot {
-            Some(name) => settings
-                .bots
-                .iter()
-                .find(|b| &b.name == name)
-                .ok_or_else(|| {
-                    invalid(
-                        "mtproto.admin_bot",
-                        format!("no bot named {name:?} in [[bots]]"),
-                    )
-                })?,
-            None => settings.bots.first().ok_or_else(|| {
+        admin_target(self.admin_chat_id, self.admin_bot.as_ref(), settings)
+    }
+}
+
+/// The bot and chat the reader's alerts go to; `None` without `admin_chat_id`.
+fn admin_target(
+    admin_chat_id: Option<i64>,
+    admin_bot: Option<&String>,
+    settings: &Settings,
+) -> Result<Option<(BotConfig, i64)>, ConfigError> {
+    let Some(chat) = admin_chat_id else {
+        if let Some(bot) = admin_bot {
+            return Err(invalid(
+                "mtproto.admin_bot",
+                format!("bot {bot:?} is set but mtproto.admin_chat_id is not"),
+            ));
+        }
+        return Ok(None);
+    };
+    let bot = match admin_bot {
+        Some(name) => settings
+            .bots
+            .iter()
+            .find(|b| &b.name == name)
+            .ok_or_else(|| {
                 invalid(
-                    "mtproto.admin_chat_id",
-                    "alerts need a bot, but no [[bots]] is configured",
+                    "mtproto.admin_bot",
+                    format!("no bot named {name:?} in [[bots]]"),
                 )
             })?,
-        };
-        Ok(Some((bot.clone(), chat)))
-    }
+        None => settings.bots.first().ok_or_else(|| {
+            invalid(
+                "mtproto.admin_chat_id",
+                "alerts need a bot, but no [[bots]] is configured",
+            )
+        })?,
+    };
+    Ok(Some((bot.clone(), chat)))
 }
 
 /// `@name` or a `t.me` / `telegram.me` link (a plain word could be a chat title).
