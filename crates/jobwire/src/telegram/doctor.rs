@@ -388,7 +388,12 @@ async fn check_mtproto(
     }
     // Resolve first: `env` is not `Sync`, so it is not held across the network checks.
     let accounts: Vec<(String, Result<AccountConfig, ConfigError>)> = (0..section.accounts.len())
-        .map(|i| (section.accounts[i].id.clone(), section.account(i, env)))
+        .map(|i| {
+            (
+                section.accounts[i].id.clone(),
+                section.accounts[i].resolve(i, env),
+            )
+        })
         .collect();
     // The first account whose session works also checks that every channel answers.
     let mut reachability_checked = false;
@@ -468,7 +473,8 @@ async fn check_mtproto(
         ),
     ));
 
-    match section.admin_target(settings) {
+    match super::section::admin_target(section.admin_chat_id, section.admin_bot.as_ref(), settings)
+    {
         Ok(Some((bot, chat))) => checks.push(Check::pass(
             "alerts",
             format!("bot {} → chat {chat}", bot.name),

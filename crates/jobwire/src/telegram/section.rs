@@ -207,26 +207,6 @@ impl MtprotoSection {
     }
 }
 
-impl MtprotoSection {
-    /// The `i`-th account with its API hash read from `env` (`jobwire doctor` checks the
-    /// file's form, to report each problem instead of stopping at the first).
-    pub(super) fn account(
-        &self,
-        i: usize,
-        env: &dyn Environment,
-    ) -> Result<AccountConfig, ConfigError> {
-        self.accounts[i].resolve(i, env)
-    }
-
-    /// The bot and chat alerts go to, as [`MtprotoSettings::admin_target`].
-    pub fn admin_target(
-        &self,
-        settings: &Settings,
-    ) -> Result<Option<(BotConfig, i64)>, ConfigError> {
-        admin_target(self.admin_chat_id, self.admin_bot.as_ref(), settings)
-    }
-}
-
 /// `[mtproto]` checked, as [`Settings`] holds it: the channels parsed and the reader's
 /// pacing resolved. The accounts are kept as written and resolved with their API hashes
 /// (secrets, from the environment) where they are used: by the parser role and `jobwire
@@ -263,18 +243,9 @@ impl MtprotoSettings {
                     format!("account {:?} is defined twice", a.id),
                 ));
             }
-            configs.push(self.account(i, env)?);
+            configs.push(a.resolve(i, env)?);
         }
         Ok(configs)
-    }
-
-    /// The `i`-th account with its API hash read from `env`.
-    pub(super) fn account(
-        &self,
-        i: usize,
-        env: &dyn Environment,
-    ) -> Result<AccountConfig, ConfigError> {
-        self.accounts[i].resolve(i, env)
     }
 
     /// The channels to read: `channels` plus every enabled `[[channels]]` entry whose handle
@@ -304,7 +275,7 @@ impl MtprotoSettings {
 }
 
 /// The bot and chat the reader's alerts go to; `None` without `admin_chat_id`.
-fn admin_target(
+pub(super) fn admin_target(
     admin_chat_id: Option<i64>,
     admin_bot: Option<&String>,
     settings: &Settings,
