@@ -38,6 +38,18 @@ pub struct Backoff {
     pub shutdown_grace: Duration,
 }
 
+impl Backoff {
+    /// The waits before each restart: `first`, doubling up to `max`, never running out.
+    fn waits(&self) -> backon::ExponentialBackoff {
+        use backon::BackoffBuilder;
+        backon::ExponentialBuilder::new()
+            .with_min_delay(self.first)
+            .with_max_delay(self.max)
+            .without_max_times()
+            .build()
+    }
+}
+
 impl Default for Backoff {
     fn default() -> Self {
         Self {
@@ -198,7 +210,7 @@ async fn restart_loop<M, F>(
     M: Fn() -> F,
     F: Future<Output = anyhow::Result<()>> + Send + 'static,
 {
-    let mut backoff = timing.first;
+    let mut waits = timing.waits();
     let mut restarts = 0u64;
     loop {
         // Its own task, so a panic is caught here instead of ending the supervisor.
@@ -216,7 +228,7 @@ async fn restart_loop<M, F>(
                     return;
                 }
                 _ = &mut healthy, if restarts > 0 => {
-                    backoff = timing.first;
+                    waits = timing.waits();
                     restarts = 0;
                     if let Some(health) = &health {
                         health.set(name, Ok(()));
@@ -233,6 +245,8 @@ async fn restart_loop<M, F>(
             Err(e) => format!("panicked: {e}"),
         };
         restarts += 1;
+        // `without_max_times`: the waits never run out; the longest one stands in all the same.
+        let backoff = waits.next().unwrap_or(timing.max);
         metrics::counter!(crate::telemetry::TASK_RESTARTS_TOTAL, "task" => name).increment(1);
         tracing::error!(
             task = name,
@@ -248,7 +262,6 @@ async fn restart_loop<M, F>(
             _ = shutdown.cancelled() => return,
             _ = tokio::time::sleep(backoff) => {}
         }
-        backoff = (backoff * 2).min(timing.max);
     }
 }
 
@@ -269,6 +282,18 @@ mod tests {
 
     /// How long a test waits for the supervisor to act.
     const SOON: Duration = Duration::from_secs(10);
+
+    #[test]
+    fn restarts_wait_half_a_second_doubling_to_a_minute() {
+        let waits: Vec<Duration> = Backoff::default().waits().take(9).collect();
+        let ms: Vec<u128> = waits.iter().map(Duration::as_millis).collect();
+        assert_eq!(
+            ms,
+            [
+                500, 1_000, 2_000, 4_000, 8_000, 16_000, 32_000, 60_000, 60_000
+            ]
+        );
+    }
 
     #[tokio::test]
     async fn a_failing_restartable_task_is_restarted_and_reported_not_ready() {

@@ -77,7 +77,14 @@ where
     Fut: Future<Output = R>,
 {
     let start = Instant::now();
-    let mut pause = FIRST_PAUSE;
+    let mut pauses = {
+        use backon::BackoffBuilder;
+        backon::ExponentialBuilder::new()
+            .with_min_delay(FIRST_PAUSE)
+            .with_max_delay(LONGEST_PAUSE)
+            .without_max_times()
+            .build()
+    };
     loop {
         let seen = match check().await.holds() {
             Ok(value) => return value,
@@ -90,8 +97,8 @@ where
                 .unwrap_or_default();
             panic!("timed out after {timeout:?} waiting for {what}{seen}");
         }
+        let pause = pauses.next().unwrap_or(LONGEST_PAUSE);
         tokio::time::sleep(pause.min(timeout - elapsed)).await;
-        pause = (pause * 2).min(LONGEST_PAUSE);
     }
 }
 
