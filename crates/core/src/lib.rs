@@ -29,6 +29,7 @@ pub mod post;
 pub mod quiet;
 pub mod rules;
 pub mod secret;
+pub mod seeded;
 pub mod source;
 pub mod subscriber;
 pub mod tghtml;

@@ -3,6 +3,7 @@
 
 use crate::CategorySlug;
 use crate::rules::Term;
+use crate::seeded::Seeded;
 use crate::subscriber::{Subscriber, SubscriberId};
 
 /// The twelve category slugs used by the generators.
@@ -191,7 +192,7 @@ const TAIL_SUFFIXES: &[&str] = &[
     "hub",
 ];
 
-fn tail_word(rng: &mut SplitMix64) -> String {
+fn tail_word(rng: &mut Seeded) -> String {
     format!("{}{}", rng.pick(TAIL_PREFIXES), rng.pick(TAIL_SUFFIXES))
 }
 
@@ -232,35 +233,6 @@ const SENTENCES: &[&str] = &[
     "Оплата: 80 000 – 120 000 ₽ в месяц, зависит от опыта.",
 ];
 
-/// SplitMix64: a tiny, good-enough deterministic generator.
-#[derive(Debug, Clone)]
-struct SplitMix64(u64);
-
-impl SplitMix64 {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    /// Uniform in `0..n` (`n > 0`).
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-
-    /// Skewed towards 0 (popular words first): `n * u²` for uniform `u`.
-    fn skewed(&mut self, n: usize) -> usize {
-        let u = (self.next() >> 11) as f64 / (1u64 << 53) as f64;
-        ((u * u * n as f64) as usize).min(n - 1)
-    }
-
-    fn pick<'a>(&mut self, items: &[&'a str]) -> &'a str {
-        items[self.below(items.len())]
-    }
-}
-
 fn slug(raw: &str) -> Option<CategorySlug> {
     CategorySlug::parse(raw).ok()
 }
@@ -270,12 +242,12 @@ fn slug(raw: &str) -> Option<CategorySlug> {
 /// compound word from a list of about 900) and 0–2 exclude terms; about 2% paused and 1%
 /// blocked. The same `(n, seed)` always gives the same subscribers.
 pub fn synthetic_subscribers(n: usize, seed: u64) -> Vec<Subscriber> {
-    let mut rng = SplitMix64(seed);
+    let mut rng = Seeded::new(seed);
     (1..=n)
         .map(|i| {
             let mut sub = Subscriber::new(SubscriberId(i as i64), 1_000_000 + i as i64);
             for _ in 0..1 + rng.below(3) {
-                if let Some(c) = slug(rng.pick(&CATEGORIES))
+                if let Some(c) = slug(*rng.pick(&CATEGORIES))
                     && !sub.categories.contains(&c)
                 {
                     sub.categories.push(c);
@@ -294,7 +266,7 @@ pub fn synthetic_subscribers(n: usize, seed: u64) -> Vec<Subscriber> {
                 }
             }
             for _ in 0..rng.below(3) {
-                if let Ok(t) = Term::parse(rng.pick(EXCLUDE_VOCABULARY))
+                if let Ok(t) = Term::parse(*rng.pick(EXCLUDE_VOCABULARY))
                     && !sub.exclude.contains(&t)
                 {
                     sub.exclude.push(t);
@@ -312,10 +284,10 @@ pub fn synthetic_subscribers(n: usize, seed: u64) -> Vec<Subscriber> {
 /// characters mixing Russian and English, vocabulary words and hashtags. Deterministic
 /// in `seed`.
 pub fn synthetic_job(seed: u64) -> (Vec<CategorySlug>, String) {
-    let mut rng = SplitMix64(seed ^ 0x5DEE_CE66_D1CE_4E5B);
+    let mut rng = Seeded::new(seed ^ 0x5DEE_CE66_D1CE_4E5B);
     let mut categories = Vec::new();
     for _ in 0..1 + rng.below(2) {
-        if let Some(c) = slug(rng.pick(&CATEGORIES))
+        if let Some(c) = slug(*rng.pick(&CATEGORIES))
             && !categories.contains(&c)
         {
             categories.push(c);
@@ -323,7 +295,7 @@ pub fn synthetic_job(seed: u64) -> (Vec<CategorySlug>, String) {
     }
     let mut text = format!("{} {}!\n\n", rng.pick(FILLER), rng.pick(ROLES));
     while text.chars().count() < 560 {
-        text.push_str(rng.pick(SENTENCES));
+        text.push_str(*rng.pick(SENTENCES));
         text.push(' ');
         if rng.below(2) == 0 {
             let words: Vec<&str> = (0..2 + rng.below(4))

@@ -12,6 +12,7 @@
 
 use chrono::{DateTime, Utc};
 use jobwire_core::dedup::{DedupConfig, DuplicateIndex, fingerprint};
+use jobwire_core::seeded::Seeded;
 use jobwire_testkit::llm::OracleEntry;
 
 mod texts;
@@ -78,62 +79,10 @@ pub struct Generated {
     pub redraws: usize,
 }
 
-/// SplitMix64: small, fast and deterministic; enough for text generation. Kept rather than
-/// `rand`: a seed has made the same posts since the benchmark's figures were first recorded
-/// (BENCHMARKS.md, issue 15), and `rand`'s generators would make other ones.
-#[derive(Debug, Clone)]
-pub struct Rng(u64);
-
-impl Rng {
-    pub fn new(seed: u64) -> Self {
-        Rng(seed)
-    }
-
-    pub fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    /// A number in `0..n` (0 when `n` is 0).
-    pub fn below(&mut self, n: usize) -> usize {
-        if n == 0 {
-            0
-        } else {
-            (self.next_u64() % n as u64) as usize
-        }
-    }
-
-    /// A number in `lo..=hi`.
-    pub fn range(&mut self, lo: u64, hi: u64) -> u64 {
-        lo + self.next_u64() % (hi.saturating_sub(lo) + 1)
-    }
-
-    pub fn chance(&mut self, p: f64) -> bool {
-        (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64 <= p
-    }
-
-    pub fn pick<'a, T>(&mut self, xs: &'a [T]) -> &'a T {
-        &xs[self.below(xs.len())]
-    }
-
-    /// `k` distinct elements of `xs` (all of them when `k >= xs.len()`), in random order.
-    pub fn sample<'a, T>(&mut self, xs: &'a [T], k: usize) -> Vec<&'a T> {
-        let mut idx: Vec<usize> = (0..xs.len()).collect();
-        for i in (1..idx.len()).rev() {
-            let j = self.below(i + 1);
-            idx.swap(i, j);
-        }
-        idx.into_iter().take(k).map(|i| &xs[i]).collect()
-    }
-}
-
 /// Generates `n` distinct labeled posts from `seed`: about 45% vacancies, 20% résumés, 17%
 /// ads and 18% chatter, 60% in Russian.
 pub fn generate(n: usize, seed: u64) -> Generated {
-    let mut rng = Rng::new(seed);
+    let mut rng = Seeded::new(seed);
     let mut index = DuplicateIndex::new(DedupConfig::default());
     let now: DateTime<Utc> = Utc::now();
     let mut posts = Vec::with_capacity(n);
@@ -170,7 +119,7 @@ pub fn generate(n: usize, seed: u64) -> Generated {
     }
 }
 
-fn make(rng: &mut Rng, i: usize, attempt: usize, kind: Kind, russian: bool) -> BenchPost {
+fn make(rng: &mut Seeded, i: usize, attempt: usize, kind: Kind, russian: bool) -> BenchPost {
     // The contact is unique per post (and per redraw): the post's own poster.
     let handle = handle(rng, i, attempt);
     let target = target_length(rng, kind);
@@ -210,7 +159,7 @@ fn bound(text: String) -> String {
 }
 
 /// How long a post should get: short, medium or long, by kind (chatter is short).
-fn target_length(rng: &mut Rng, kind: Kind) -> usize {
+fn target_length(rng: &mut Seeded, kind: Kind) -> usize {
     let roll = rng.below(100);
     let (lo, hi) = match (kind, roll) {
         (Kind::Chatter, 0..70) => (100, 220),
@@ -222,7 +171,7 @@ fn target_length(rng: &mut Rng, kind: Kind) -> usize {
     rng.range(lo, hi) as usize
 }
 
-fn handle(rng: &mut Rng, i: usize, attempt: usize) -> String {
+fn handle(rng: &mut Seeded, i: usize, attempt: usize) -> String {
     let name = rng.pick(&words().handle_names);
     let word = rng.pick(&words().handle_words);
     match rng.below(3) {

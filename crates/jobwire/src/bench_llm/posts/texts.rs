@@ -1,10 +1,10 @@
 //! The texts of each kind of post — vacancies, résumés, ads and chatter — made from the
 //! words of [`words`](super::words) and the amounts, deadlines and contacts drawn here.
 
-use super::Rng;
 use super::words::{Cat, words};
+use jobwire_core::seeded::Seeded;
 
-fn rub_budget(rng: &mut Rng, cat: &Cat) -> String {
+fn rub_budget(rng: &mut Seeded, cat: &Cat) -> String {
     let (lo, hi) = cat.rub;
     let amount = rng.range(lo / 500, hi / 500) * 500;
     match rng.below(7) {
@@ -22,7 +22,7 @@ fn rub_budget(rng: &mut Rng, cat: &Cat) -> String {
     }
 }
 
-fn usd_budget(rng: &mut Rng, cat: &Cat) -> String {
+fn usd_budget(rng: &mut Seeded, cat: &Cat) -> String {
     let (lo, hi) = cat.usd;
     let amount = rng.range(lo / 5, hi / 5) * 5;
     match rng.below(6) {
@@ -35,7 +35,7 @@ fn usd_budget(rng: &mut Rng, cat: &Cat) -> String {
     }
 }
 
-fn ru_deadline(rng: &mut Rng) -> String {
+fn ru_deadline(rng: &mut Seeded) -> String {
     match rng.below(6) {
         0 => format!("Срок — {} дней.", rng.range(2, 21)),
         1 => "Нужно до конца недели.".to_owned(),
@@ -53,7 +53,7 @@ fn ru_deadline(rng: &mut Rng) -> String {
     }
 }
 
-fn en_deadline(rng: &mut Rng) -> String {
+fn en_deadline(rng: &mut Seeded) -> String {
     match rng.below(6) {
         0 => format!("Deadline: {} days.", rng.range(2, 21)),
         1 => "Needed by Friday.".to_owned(),
@@ -64,7 +64,7 @@ fn en_deadline(rng: &mut Rng) -> String {
     }
 }
 
-fn ru_contact(rng: &mut Rng, handle: &str) -> String {
+fn ru_contact(rng: &mut Seeded, handle: &str) -> String {
     match rng.below(7) {
         0 => format!("Пишите в лс {handle}"),
         1 => format!("Отклики: {handle}"),
@@ -79,7 +79,7 @@ fn ru_contact(rng: &mut Rng, handle: &str) -> String {
     }
 }
 
-fn en_contact(rng: &mut Rng, handle: &str) -> String {
+fn en_contact(rng: &mut Seeded, handle: &str) -> String {
     match rng.below(6) {
         0 => format!("DM {handle}"),
         1 => format!("Apply: {handle} with your portfolio"),
@@ -93,7 +93,7 @@ fn en_contact(rng: &mut Rng, handle: &str) -> String {
     }
 }
 
-fn pair_of(rng: &mut Rng, first: usize) -> Option<usize> {
+fn pair_of(rng: &mut Seeded, first: usize) -> Option<usize> {
     let cats = &words().cats;
     let slug = &cats[first].slug;
     let partners: Vec<usize> = words()
@@ -118,7 +118,7 @@ fn pair_of(rng: &mut Rng, first: usize) -> Option<usize> {
 }
 
 pub(super) fn job(
-    rng: &mut Rng,
+    rng: &mut Seeded,
     russian: bool,
     handle: &str,
     target: usize,
@@ -221,7 +221,7 @@ pub(super) fn job(
     (text, categories)
 }
 
-pub(super) fn resume(rng: &mut Rng, russian: bool, handle: &str, target: usize) -> String {
+pub(super) fn resume(rng: &mut Seeded, russian: bool, handle: &str, target: usize) -> String {
     let wd = words();
     let cat = rng.pick(&wd.cats);
     let years = rng.range(1, 12);
@@ -315,7 +315,7 @@ fn ru_years(n: u64) -> &'static str {
     }
 }
 
-pub(super) fn ad(rng: &mut Rng, russian: bool, handle: &str, target: usize) -> String {
+pub(super) fn ad(rng: &mut Seeded, russian: bool, handle: &str, target: usize) -> String {
     let wd = words();
     let cat = rng.pick(&wd.cats);
     let mut text = if russian {
@@ -400,7 +400,7 @@ pub(super) fn ad(rng: &mut Rng, russian: bool, handle: &str, target: usize) -> S
     text
 }
 
-pub(super) fn chatter(rng: &mut Rng, russian: bool, handle: &str, target: usize) -> String {
+pub(super) fn chatter(rng: &mut Seeded, russian: bool, handle: &str, target: usize) -> String {
     let wd = words();
     let cat = rng.pick(&wd.cats);
     let mut text = if russian {
@@ -487,7 +487,7 @@ pub(super) fn chatter(rng: &mut Rng, russian: bool, handle: &str, target: usize)
 }
 
 /// Appends sentences from `pool` (without repeats) until `text` reaches `target` characters.
-pub(super) fn fill(rng: &mut Rng, text: &mut String, pool: &[String], target: usize, sep: &str) {
+pub(super) fn fill(rng: &mut Seeded, text: &mut String, pool: &[String], target: usize, sep: &str) {
     for s in rng.sample(pool, pool.len()) {
         if text.chars().count() >= target {
             break;
