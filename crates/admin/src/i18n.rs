@@ -218,14 +218,14 @@ texts! {
     saved: "Saved.", "Сохранено.";
     prompt_current: "Current prompt", "Текущий промпт";
     prompt_versions: "Versions", "Версии";
-    prompt_built_in: "built in (prompts/classify.v4.md)", "встроенный (prompts/classify.v4.md)";
+    prompt_built_in: "built in (prompts/classify.v5.md)", "встроенный (prompts/classify.v5.md)";
     prompt_is_current: "current", "текущая";
     prompt_created: "Written", "Написана";
     prompt_activated: "Made current", "Сделана текущей";
     prompt_make_current: "Make current", "Сделать текущей";
     prompt_edit_copy: "Edit a copy", "Править копию";
     prompt_new: "A new version", "Новая версия";
-    prompt_name_hint: "Letters, digits, dots, dashes; e.g. classify.v5. Verdicts record it.", "Буквы, цифры, точки, дефисы; например classify.v5. Её пишут в каждый вердикт.";
+    prompt_name_hint: "Letters, digits, dots, dashes; e.g. classify.v6. Verdicts record it.", "Буквы, цифры, точки, дефисы; например classify.v6. Её пишут в каждый вердикт.";
     prompt_text: "Prompt", "Промпт";
     prompt_text_hint: "Must contain {{categories}} (the category list) and {{reason}} (the rule for reasons); Post:/Answer: pairs are examples.", "Должен содержать {{categories}} (список категорий) и {{reason}} (правило для причин); пары Post:/Answer: — примеры.";
     prompt_save: "Save as a new version", "Сохранить новой версией";

@@ -7,6 +7,6 @@ use async_trait::async_trait;
 #[async_trait]
 pub trait PromptLab: Send + Sync + std::fmt::Debug {
     /// The model's answer as it came (its JSON), or why there is none. `template` has the
-    /// placeholders of `prompts/classify.v4.md`; the categories are the configured ones.
+    /// placeholders of `prompts/classify.v5.md`; the categories are the configured ones.
     async fn try_prompt(&self, template: &str, text: &str) -> Result<String, String>;
 }

@@ -115,10 +115,10 @@ async fn the_page_lists_the_built_in_prompt_as_current_and_starts_a_new_version_
         "nav"
     );
     let built_in = element(&page.body, "version-built-in");
-    assert!(built_in.contains("classify.v4"), "{built_in}");
+    assert!(built_in.contains("classify.v5"), "{built_in}");
     assert!(built_in.contains(">current<"), "{built_in}");
     assert!(
-        page.body.contains("name=\"name\" value=\"classify.v5\""),
+        page.body.contains("name=\"name\" value=\"classify.v6\""),
         "a name is suggested"
     );
     let first_line = PROMPT_TEMPLATE.lines().next().unwrap();
@@ -148,7 +148,7 @@ async fn a_version_is_checked_before_it_is_saved() {
         .post(
             "/prompt",
             &s,
-            &[("name", "classify.v5"), ("text", no_reason)],
+            &[("name", "classify.v6"), ("text", no_reason)],
         )
         .await;
     assert_eq!(bad.status, StatusCode::UNPROCESSABLE_ENTITY);
@@ -167,7 +167,7 @@ async fn a_version_is_checked_before_it_is_saved() {
             "/prompt",
             &s,
             &[
-                ("name", "classify.v5"),
+                ("name", "classify.v6"),
                 ("text", "{{categories}} {{reason}} {{categorys}}"),
             ],
         )
@@ -192,7 +192,7 @@ async fn a_version_is_checked_before_it_is_saved() {
         "the name is shown as text"
     );
     let built_in_name = bed
-        .post("/prompt", &s, &[("name", "classify.v4"), ("text", GOOD)])
+        .post("/prompt", &s, &[("name", "classify.v5"), ("text", GOOD)])
         .await;
     assert_eq!(built_in_name.status, StatusCode::UNPROCESSABLE_ENTITY);
     assert!(built_in_name.body.contains("the built-in version"));
@@ -203,7 +203,7 @@ async fn a_version_is_checked_before_it_is_saved() {
             "/prompt",
             &s,
             &[
-                ("name", "classify.v5"),
+                ("name", "classify.v6"),
                 ("text", "Sort.\r\n{{categories}}\r\n{{reason}}"),
             ],
         )
@@ -217,7 +217,7 @@ async fn a_version_is_checked_before_it_is_saved() {
             versions[0].text.as_str(),
             versions[0].created_by.as_str()
         ),
-        ("classify.v5", "Sort.\n{{categories}}\n{{reason}}", "ops")
+        ("classify.v6", "Sort.\n{{categories}}\n{{reason}}", "ops")
     );
     // Written is not current.
     assert_eq!(bed.store.current_prompt_version().await.unwrap(), None);
@@ -230,18 +230,18 @@ async fn a_version_is_checked_before_it_is_saved() {
     );
     assert!(element(&page.body, "version-built-in").contains(">current<"));
     assert!(
-        page.body.contains("name=\"name\" value=\"classify.v6\""),
+        page.body.contains("name=\"name\" value=\"classify.v7\""),
         "the next name is suggested"
     );
 
     let twice = bed
-        .post("/prompt", &s, &[("name", "classify.v5"), ("text", GOOD)])
+        .post("/prompt", &s, &[("name", "classify.v6"), ("text", GOOD)])
         .await;
     assert_eq!(twice.status, StatusCode::UNPROCESSABLE_ENTITY);
     assert!(
         twice
             .body
-            .contains("a version named classify.v5 exists already"),
+            .contains("a version named classify.v6 exists already"),
         "{}",
         twice.body
     );
@@ -257,7 +257,7 @@ async fn a_version_is_checked_before_it_is_saved() {
         [(
             "ops".to_owned(),
             "prompt.create".to_owned(),
-            format!("prompt {} classify.v5", versions[0].id)
+            format!("prompt {} classify.v6", versions[0].id)
         )]
     );
 }
@@ -266,21 +266,21 @@ async fn a_version_is_checked_before_it_is_saved() {
 async fn making_a_version_current_records_who_and_when() {
     let bed = bed(None).await;
     let s = bed.login().await;
-    for (name, text) in [("classify.v5", GOOD), ("classify.v6", GOOD)] {
+    for (name, text) in [("classify.v6", GOOD), ("classify.v7", GOOD)] {
         let a = bed
             .post("/prompt", &s, &[("name", name), ("text", text)])
             .await;
         assert_eq!(a.status, StatusCode::SEE_OTHER, "{}", a.body);
     }
     let v5 = bed.store.prompt_versions().await.unwrap()[1].clone();
-    assert_eq!(v5.name, "classify.v5");
+    assert_eq!(v5.name, "classify.v6");
     let before = Utc::now();
     let made = bed
         .post(&format!("/prompt/{}/activate", v5.id), &s, &[])
         .await;
     assert_eq!(made.status, StatusCode::SEE_OTHER, "{}", made.body);
     let current = bed.store.current_prompt_version().await.unwrap().unwrap();
-    assert_eq!(current.name, "classify.v5");
+    assert_eq!(current.name, "classify.v6");
     assert_eq!(current.activated_by.as_deref(), Some("ops"));
     let at = current.activated_at.unwrap();
     assert!(at >= before - chrono::Duration::seconds(1) && at <= Utc::now());
@@ -306,7 +306,7 @@ async fn making_a_version_current_records_who_and_when() {
     assert!(bed.audit_actions().await.contains(&(
         "ops".to_owned(),
         "prompt.activate".to_owned(),
-        format!("prompt {} classify.v5", v5.id)
+        format!("prompt {} classify.v6", v5.id)
     )));
     let missing = bed.post("/prompt/999/activate", &s, &[]).await;
     assert_eq!(missing.status, StatusCode::NOT_FOUND);
@@ -317,7 +317,7 @@ async fn making_a_version_current_records_who_and_when() {
             .unwrap()
             .unwrap()
             .name,
-        "classify.v5"
+        "classify.v6"
     );
 }
 
@@ -339,7 +339,7 @@ async fn a_prompt_is_tried_on_a_post_or_a_pasted_text() {
             "/prompt/try",
             &s,
             &[
-                ("name", "classify.v5"),
+                ("name", "classify.v6"),
                 ("text", GOOD),
                 ("post_id", &post.get().to_string()),
                 ("with", "edited"),
@@ -367,13 +367,13 @@ async fn a_prompt_is_tried_on_a_post_or_a_pasted_text() {
         tried.body
     );
     assert!(
-        tried.body.contains("value=\"classify.v5\"") && tried.body.contains("Answer in JSON."),
+        tried.body.contains("value=\"classify.v6\"") && tried.body.contains("Answer in JSON."),
         "the form keeps what was being edited"
     );
 
     // A stored version, on a pasted text.
     let saved = bed
-        .post("/prompt", &s, &[("name", "classify.v5"), ("text", GOOD)])
+        .post("/prompt", &s, &[("name", "classify.v6"), ("text", GOOD)])
         .await;
     assert_eq!(saved.status, StatusCode::SEE_OTHER);
     let v5 = bed.store.prompt_versions().await.unwrap()[0].clone();
@@ -400,7 +400,7 @@ async fn a_prompt_is_tried_on_a_post_or_a_pasted_text() {
         "the answer is shown as text"
     );
     assert!(
-        pasted.body.contains("(classify.v5)"),
+        pasted.body.contains("(classify.v6)"),
         "which prompt was tried"
     );
 

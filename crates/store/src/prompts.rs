@@ -15,7 +15,7 @@ pub struct PromptVersionRow {
     pub id: PromptVersionId,
     /// Unique, e.g. `classify.v5`; recorded with every verdict made with it.
     pub name: String,
-    /// The template (the same placeholders as `prompts/classify.v4.md`).
+    /// The template (the same placeholders as `prompts/classify.v5.md`).
     pub text: String,
     /// The admin who wrote it.
     pub created_by: String,

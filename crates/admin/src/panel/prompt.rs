@@ -25,7 +25,7 @@ pub const MAX_NAME_CHARS: usize = 64;
 /// Why a version name cannot be used.
 pub fn check_name(name: &str) -> Result<(), String> {
     if name.is_empty() {
-        return Err("a version needs a name, e.g. classify.v5".to_owned());
+        return Err("a version needs a name, e.g. classify.v6".to_owned());
     }
     if name.chars().count() > MAX_NAME_CHARS {
         return Err(format!(

@@ -2,9 +2,9 @@
 //! fallback endpoint), several posts per request, strict JSON-schema output, retries with
 //! backoff, and validation of every answered item.
 //!
-//! # Protocol (`classify.v4`)
+//! # Protocol (`classify.v5`)
 //!
-//! * System message: `prompts/classify.v4.md` with the configured categories and the curated
+//! * System message: `prompts/classify.v5.md` with the configured categories and the curated
 //!   examples that use only configured categories ([`system_prompt`]). It is built once and
 //!   is byte-identical in every request, so providers' prompt caching applies to it — until
 //!   another prompt version is set ([`LlmClassifier::set_prompt`]: a template written in the
@@ -22,8 +22,8 @@
 //! * `response_format`: `json_schema`, strict ([`response_schema`]), compact:
 //!   `{"items":[{"id","kind","categories","confidence","extraction":{...}|null}]}` (a job
 //!   is `kind: "job"`; earlier versions also asked for a redundant `is_job`; the extraction
-//!   is the title, budget, deadline and skills — the contact and the work mode are added
-//!   from the post by the rules of `jobwire_core::extract`),
+//!   is the title and the skills — the budget, the deadline, the contact and the work mode
+//!   are added from the post by the rules of `jobwire_core::extract`),
 //!   with `"reason"` only when [`LlmConfig::reasons`] asks for it. Output tokens are what a
 //!   subscriber waits for: the prompt asks for short fields and one item per post in order.
 //! * `stream: true` ([`LlmConfig::stream`], with `stream_options.include_usage`): each item

@@ -105,13 +105,20 @@ fn drop_foreign_contact(mut checked: Checked, text: &str, post: &str) -> Checked
 }
 
 /// A job's extraction completed with what the rules of [`jobwire_core::extract`] find as
-/// well as a model: the contact (copied from the post) and the work mode (a keyword), which
-/// `classify.v4` no longer asks for. A field the model did give is kept.
+/// well as a model: the budget, the deadline, the contact (copied from the post) and the work
+/// mode, which `classify.v5` no longer asks for. A field the model did give is kept (an
+/// admin's own prompt may still ask for them).
 fn with_rule_fields(mut checked: Checked, text: &str) -> Checked {
     if !checked.verdict.is_job {
         return checked;
     }
     let mut ex = checked.extraction.take().unwrap_or_default();
+    if ex.budget.is_none() {
+        ex.budget = jobwire_core::extract::extract_budget(text);
+    }
+    if ex.deadline.is_none() {
+        ex.deadline = jobwire_core::extract::extract_deadline(text);
+    }
     if ex.contact.is_none() {
         ex.contact = jobwire_core::extract::extract_contact(text);
     }
@@ -505,6 +512,20 @@ mod tests {
 
     #[test]
     fn a_jobs_contact_and_work_mode_come_from_the_post() {
+        let priced = with_rule_fields(
+            checked(PostKind::Job, None),
+            "Нужен лендинг на Tilda, бюджет 20-25к, срок до пятницы. Пишите @shop_owner",
+        );
+        let ex = priced.extraction.expect("an extraction");
+        let budget = ex.budget.expect("the post's budget");
+        assert_eq!((budget.min, budget.max), (20_000.0, Some(25_000.0)));
+        assert_eq!(budget.currency, "RUB");
+        assert!(
+            ex.deadline.as_deref().is_some_and(|d| d.contains("пятниц")),
+            "{:?}",
+            ex.deadline
+        );
+
         let text = "Нужен лендинг на Tilda, работа удалённо. Пишите @shop_owner";
         let model = Extraction {
             title: Some("Лендинг на Tilda".into()),
