@@ -11,6 +11,7 @@ use jobwire_core::CategorySlug;
 use jobwire_core::matching::synthetic::{synthetic_job, synthetic_subscribers};
 use jobwire_core::matching::{JobFacts, SubscriberIndex, scan_matches};
 use jobwire_core::normalize::normalize;
+use jobwire_core::seeded::Seeded;
 use jobwire_store::SubscriberSpec;
 use jobwire_testkit::telegram::{FakeTelegram, FakeTelegramStats, RateLimits, RecordedMessage};
 use serde_json::json;
@@ -222,22 +223,14 @@ pub fn intake(window: usize, posts: usize) -> anyhow::Result<serde_json::Value> 
     ];
     let text = |i: usize| {
         let (_, body) = synthetic_job(i as u64);
-        let mut x = (i as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
-        let mut words = Vec::new();
-        for _ in 0..12 {
-            let mut w = String::new();
-            for _ in 0..3 {
-                x ^= x << 13;
-                x ^= x >> 7;
-                x ^= x << 17;
-                w.push_str(syllables[(x % syllables.len() as u64) as usize]);
-            }
-            words.push(w);
-        }
+        let mut rng = Seeded::new(i as u64 ^ 0x00C0_FFEE);
+        let words: Vec<String> = (0..12)
+            .map(|_| (0..3).map(|_| *rng.pick(&syllables)).collect())
+            .collect();
         format!(
             "{body}\nПроект: {}. Бюджет {} ₽, контакт @client{i}",
             words.join(" "),
-            1000 + (x % 977) * 50
+            1000 + rng.below(977) * 50
         )
     };
     let now = Utc::now();

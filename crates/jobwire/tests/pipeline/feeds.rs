@@ -301,16 +301,10 @@ async fn shutdown_ends_the_retries_and_leaves_the_items_for_the_next_start() {
 /// unique index refuses the row, whatever intake cleans.
 #[cfg(jobwire_distributed_tests)]
 fn hostile_feed() -> String {
-    // Random letters (xorshift64*), which PostgreSQL cannot compress under its index limit.
-    let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
+    // Random letters, which PostgreSQL cannot compress under its index limit.
+    let mut rng = jobwire_core::seeded::Seeded::new(7);
     let long_guid: String = (0..12_000)
-        .map(|_| {
-            x ^= x >> 12;
-            x ^= x << 25;
-            x ^= x >> 27;
-            let r = x.wrapping_mul(0x2545_F491_4F6C_DD1D) >> 59;
-            char::from(b'a' + u8::try_from(r % 26).unwrap())
-        })
+        .map(|_| char::from(*rng.pick(b"abcdefghijklmnopqrstuvwxyz")))
         .collect();
     format!(
         "<?xml version=\"1.0\"?><rss version=\"2.0\"><channel><title>Hostile</title>\
