@@ -247,7 +247,7 @@ pub fn synthetic_subscribers(n: usize, seed: u64) -> Vec<Subscriber> {
         .map(|i| {
             let mut sub = Subscriber::new(SubscriberId(i as i64), 1_000_000 + i as i64);
             for _ in 0..1 + rng.below(3) {
-                if let Some(c) = slug(*rng.pick(&CATEGORIES))
+                if let Some(c) = slug(rng.pick::<&str>(&CATEGORIES))
                     && !sub.categories.contains(&c)
                 {
                     sub.categories.push(c);
@@ -266,7 +266,7 @@ pub fn synthetic_subscribers(n: usize, seed: u64) -> Vec<Subscriber> {
                 }
             }
             for _ in 0..rng.below(3) {
-                if let Ok(t) = Term::parse(*rng.pick(EXCLUDE_VOCABULARY))
+                if let Ok(t) = Term::parse(rng.pick::<&str>(EXCLUDE_VOCABULARY))
                     && !sub.exclude.contains(&t)
                 {
                     sub.exclude.push(t);
@@ -287,7 +287,7 @@ pub fn synthetic_job(seed: u64) -> (Vec<CategorySlug>, String) {
     let mut rng = Seeded::new(seed ^ 0x5DEE_CE66_D1CE_4E5B);
     let mut categories = Vec::new();
     for _ in 0..1 + rng.below(2) {
-        if let Some(c) = slug(*rng.pick(&CATEGORIES))
+        if let Some(c) = slug(rng.pick::<&str>(&CATEGORIES))
             && !categories.contains(&c)
         {
             categories.push(c);
@@ -295,7 +295,7 @@ pub fn synthetic_job(seed: u64) -> (Vec<CategorySlug>, String) {
     }
     let mut text = format!("{} {}!\n\n", rng.pick(FILLER), rng.pick(ROLES));
     while text.chars().count() < 560 {
-        text.push_str(*rng.pick(SENTENCES));
+        text.push_str(rng.pick::<&str>(SENTENCES));
         text.push(' ');
         if rng.below(2) == 0 {
             let words: Vec<&str> = (0..2 + rng.below(4))
