@@ -259,13 +259,13 @@ async fn a_new_prompt_version_is_used_from_the_next_request() {
     let before = classifier.classify(&input(job)).await.expect("classified");
     assert_eq!(before.prompt_version, PROMPT_VERSION);
 
-    let bad = classifier.set_prompt("classify.v5", "Sort the posts.");
+    let bad = classifier.set_prompt("classify.v6", "Sort the posts.");
     assert!(bad.is_err(), "a template without placeholders is refused");
     assert_eq!(classifier.prompt_version(), PROMPT_VERSION);
 
     classifier
         .set_prompt(
-            "classify.v5",
+            "classify.v6",
             "Sort job posts.\n{{categories}}\n{{reason}}Answer with JSON only.",
         )
         .expect("a good template");
@@ -275,7 +275,7 @@ async fn a_new_prompt_version_is_used_from_the_next_request() {
             .starts_with("Sort job posts.\n- `")
     );
     let after = classifier.classify(&input(job)).await.expect("classified");
-    assert_eq!(after.prompt_version, "classify.v5");
+    assert_eq!(after.prompt_version, "classify.v6");
     assert_eq!(after.verdict, before.verdict);
 
     classifier.use_built_in_prompt();

@@ -16,7 +16,7 @@ use jobwire_intake::stage::IntakeOutcome;
 use jobwire_testkit::llm::{FakeLlm, OracleEntry};
 use jobwire_testkit::wait::eventually;
 
-const V5: &str = "You sort Telegram posts.\n{{categories}}\n{{reason}}Answer with JSON only.";
+const V6: &str = "You sort Telegram posts.\n{{categories}}\n{{reason}}Answer with JSON only.";
 
 fn post(id: &str, text: &str) -> jobwire_core::IncomingPost {
     common::incoming("@prompt_jobs", id, text)
@@ -76,15 +76,15 @@ async fn a_running_classifier_picks_up_a_version_made_current() {
     let one = queued(running.intake.ingest(post("1", first)).await.unwrap());
     assert_eq!(prompt_version_of(store.as_ref(), one).await, PROMPT_VERSION);
 
-    // An admin writes classify.v5 and makes it current.
-    let v5 = store
-        .create_prompt_version("classify.v5", V5, "ops", Utc::now())
+    // An admin writes classify.v6 and makes it current.
+    let v6 = store
+        .create_prompt_version("classify.v6", V6, "ops", Utc::now())
         .await
         .unwrap()
         .unwrap();
     assert!(
         store
-            .activate_prompt_version(v5.id, "ops", Utc::now())
+            .activate_prompt_version(v6.id, "ops", Utc::now())
             .await
             .unwrap()
     );
@@ -104,12 +104,12 @@ async fn a_running_classifier_picks_up_a_version_made_current() {
                 .unwrap(),
         );
         let version = prompt_version_of(store.as_ref(), id).await;
-        if version == "classify.v5" || started.elapsed() > deadline || n >= 3 {
+        if version == "classify.v6" || started.elapsed() > deadline || n >= 3 {
             break version;
         }
         tokio::time::sleep(jobwire::llm::PROMPT_POLL + Duration::from_millis(500)).await;
     };
-    assert_eq!(version, "classify.v5", "after {:?}", started.elapsed());
+    assert_eq!(version, "classify.v6", "after {:?}", started.elapsed());
     let log = llm.requests_log();
     let first_hash = log[0].system_hash;
     assert_ne!(
@@ -133,7 +133,7 @@ async fn the_panels_prompt_lab_asks_the_configured_llm() {
         .settings("http://127.0.0.1:9".parse().unwrap(), &db)
         .unwrap();
     let lab = jobwire::llm::PromptLab::new(settings.llm.as_ref().unwrap()).unwrap();
-    let raw = lab.try_prompt(V5, text).await.expect("the LLM answers");
+    let raw = lab.try_prompt(V6, text).await.expect("the LLM answers");
     let slugs: Vec<_> = settings.categories.iter().map(|c| c.slug.clone()).collect();
     let verdict = verdict_of_answer(&raw, &slugs).expect("a verdict");
     assert!(verdict.is_job, "{raw}");
