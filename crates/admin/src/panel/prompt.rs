@@ -472,16 +472,18 @@ mod tests {
 
     #[test]
     fn names_are_checked_and_the_next_one_is_suggested() {
-        assert!(check_name("classify.v5").is_ok());
+        assert!(check_name("classify.v6").is_ok());
         assert!(check_name("").is_err());
         assert!(check_name("has space").is_err());
-        assert!(check_name("Classify.V4").is_err(), "the built-in's name");
+        assert!(check_name("Classify.V5").is_err(), "the built-in's name");
         assert!(check_name(&"x".repeat(MAX_NAME_CHARS + 1)).is_err());
-        assert_eq!(next_name("classify.v4", &[]), "classify.v5");
+        assert_eq!(next_name("classify.v5", &[]), "classify.v6");
         assert_eq!(
-            next_name("classify.v4", &["classify.v5".to_owned()]),
-            "classify.v6"
+            next_name("classify.v5", &["classify.v6".to_owned()]),
+            "classify.v7"
         );
+        // The built-in's name is never suggested.
+        assert_eq!(next_name("classify.v4", &[]), "classify.v6");
         assert_eq!(next_name("mine", &[]), "mine2");
     }
 }
