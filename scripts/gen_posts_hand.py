@@ -311,4 +311,209 @@ B7 = [
 ("@va_i_assistenty", "job", ["assistant"], "ru", "Модератор для отзывов на маркетплейсе: отвечать на отзывы покупателей по шаблонам, ~50 в день. 10 000 ₽ в месяц"),
 ]
 
-HAND = B1 + B2 + B3 + B4 + B5 + B6 + B7
+# B8 and B9: 22 more channels in genres the lists above do not cover (a university careers
+# board, marketplace sellers, accountants and 1C, interior visualisation, edtech, channel
+# admins, typo-ridden one-liners, a city's business owners, an IT recruiter, music
+# producers, a feed of forwarded orders; web3 bounties, game-dev team finding, a one-line
+# link aggregator, QA testers, an agency's formal RFQs, Amazon sellers, a US city's business
+# owners, newsletter writers, agencies subcontracting, emoji walls, LLM agents).
+# Rules applied here that data/README.md does not spell out:
+# - A request to hire someone for a concrete task is a job even without a budget ("who has
+#   built this? write with a price"); a request for recommendations with no task ("can anyone
+#   recommend a web guy, nothing urgent") is chatter.
+# - Rev-share or "money later" team-finding is chatter (like the equity-only offers above);
+#   paid work in the same chat is a job. An unpaid volunteer call is chatter.
+# - Token airdrops, quests and points farming are ads; a bounty paying a fixed reward for a
+#   concrete piece of work is a job. A "support" account asking for a seed phrase is an ad
+#   (a scam), as is any pay-to-work offer ("one-time verification fee").
+# - In a channel admins' chat, buying or selling ad placements, selling a channel and mutual
+#   promotion are ads; paying a person for work (admin, posts, ad purchasing) is a job.
+# - An event or product promotion (a careers fair, a music distributor, a course, a prompt
+#   pack, a sponsorship slot) is an ad; a career consultant selling sessions is an ad like
+#   "Помогу с дипломом" above.
+# - A forwarded post is labeled by what was forwarded ("Переслано от …" / "Forwarded from …").
+# - Testing a product goes under the product's trade (a mobile app -> mobile, a web
+#   storefront -> web, a bot -> bots); integrations of 1C or a marketplace with other systems
+#   via API -> bots (integrations), reports in Excel/Sheets -> data. Tutoring itself and
+#   bookkeeping have no slug, so the edtech and 1C channels carry their work that has one.
+B8 = [
+("@studkarera_politeh", "job", ["translation"], "ru", "Редакции журнала «Вестник Политеха» нужны переводчики аннотаций научных статей на английский: 40 аннотаций по 150–200 слов, 300 ₽ за аннотацию. Приоритет — студентам ИнЯза и магистрантам. Срок — до 20 апреля. Писать на vestnik@politeh.example"),
+("@studkarera_politeh", "chatter", [], "ru", "Ищем волонтёров на Форум молодых инженеров 14–16 мая! Регистрация участников, навигация, помощь спикерам. Взамен — сертификат, мерч и баллы в портфолио достижений. Анкета в закрепе 🙌"),
+("@studkarera_politeh", "job", ["web"], "ru", "Студенческое конструкторское бюро робототехники ищет веб-разработчика: сделать сайт СКБ (новости, проекты, заявки на вступление, галерея), Django или WordPress — на ваш выбор. Оплата из гранта 35 000 ₽, можно засчитать как производственную практику. Контакт: @skb_robotics_head"),
+("@studkarera_politeh", "ad", [], "ru", "Ярмарка вакансий «Карьерный старт» — 23 марта, главный корпус, холл 2 этажа. 40+ компаний, экспресс-собеседования, разбор резюме от HR. Вход по студенческому, регистрация обязательна: politeh-career.example/fair"),
+("@studkarera_politeh", "job", ["marketing"], "ru", "Оплачиваемая стажировка в отделе digital-маркетинга сети аптек «Здоровье+»: 3 месяца, 20 часов в неделю, помощь с контекстной рекламой и отчётами по кампаниям. Стипендия 30 000 ₽/мес. Для студентов 3–4 курса и магистрантов. Резюме на career@zdorovie-plus.example, тема «Стажёр маркетинг»"),
+("@studkarera_politeh", "chatter", [], "ru", "Напоминаем: справки о статусе студента для работодателей выдаются в деканатах по вторникам и четвергам с 10:00 до 16:00. Электронную версию можно заказать в личном кабинете."),
+("@studkarera_politeh", "job", ["texts"], "ru", "Приёмной комиссии нужен автор: 10 текстов о направлениях подготовки для сайта и буклета — живым языком, для школьников 11 класса, без канцелярита. 2 000 ₽ за текст, все материалы дадим. Студенты журфака — вам особенно рады. @priem_politeh_smm"),
+
+("@selleram_mp_chat", "job", ["design"], "ru", "ищу инфографа. 12 слайдов на детские ночники, стиль мягкий, пастель, фото есть. до пятницы. по 600р за слайд, главный слайд дороже, обсудим. пишите в лс"),
+("@selleram_mp_chat", "job", ["design", "texts"], "ru", "Нужен rich-контент для Озона на 5 SKU (термокружки): продающий текст блоками + дизайн самих блоков. Кто делает под ключ — напишите цену за один SKU и пару примеров. @termo_shop_ozon"),
+("@selleram_mp_chat", "ad", [], "ru", "Выкупы под отзывы 🔥 Ваши товары выкупят реальные люди: 5 звёзд + фото + текст. Пакет 50 выкупов — 9 900 ₽. Без блокировок кабинета, работаем 3 года! @vykup_top_service"),
+("@selleram_mp_chat", "chatter", [], "ru", "Кто уже получал штраф за неверные габариты на ВБ? С нас списали 38 тысяч за одну поставку, поддержка отвечает шаблоном. Оспорить вообще реально?"),
+("@selleram_mp_chat", "job", ["bots"], "ru", "Нужно синхронизировать остатки между Ozon и нашим МойСклад через API, раз в 10 минут. Сейчас правим руками и ловим отмены из-за овербуков. Готовы заплатить 18к + поддержка по договорённости"),
+("@selleram_mp_chat", "resume", [], "ru", "Снимаю предметку для WB и Ozon: на белом и в интерьере, ретушь включена. Своя студия в Люберцах, можно прислать товар курьером. От 350 ₽ за кадр. Примеры: t.me/predmetka_lubertsy"),
+("@selleram_mp_chat", "job", ["design", "marketing"], "ru", "Ищу спеца, который и карточку оформит, и внутреннюю рекламу на ВБ настроит: новый товар (коврики для йоги), запуск с нуля. Оплата 20к за запуск + % с продаж первого месяца"),
+("@selleram_mp_chat", "resume", [], "ru", "Ищу заказы! Пишу SEO-описания и названия для карточек WB/Ozon под ключи из MPStats, 200 ₽ за карточку, от 10 штук скидка. Примеры скину, пишите @seo_kartochki_vera"),
+
+("@1c_buhuchet_chat", "job", ["bots"], "ru", "Требуется программист 1С: настроить автоматическую загрузку заказов с Ozon в 1С:УНФ (через API или готовый модуль), чтобы не вбивать руками. Бюджет 20–25 тыс. @unf_ip_petrova"),
+("@1c_buhuchet_chat", "chatter", [], "ru", "С первого числа новые формы уведомлений по ЕНП — кто уже отправлял, программа сама подтянула или заполняли вручную?"),
+("@1c_buhuchet_chat", "resume", [], "ru", "Программист 1С, 10 лет. Доработка типовых конфигураций, обмены, отчёты на СКД, перенос данных со старых баз. Удалённо, от 2 000 ₽/час. @prog1c_igor"),
+("@1c_buhuchet_chat", "job", ["data"], "ru", "Нужно сделать в Google Таблицах управленческий отчёт (ДДС и P&L по месяцам) для кофейни: данные из выгрузки 1С и банка, чтобы я потом сама раз в месяц вставляла выгрузку и всё пересчитывалось. 8 000 ₽"),
+("@1c_buhuchet_chat", "ad", [], "ru", "Курс «Бухгалтер на УСН за 2 месяца» — практика в 1С на реальных кейсах, помощь с трудоустройством. Рассрочка 0%. Запись: buh-start.example"),
+("@1c_buhuchet_chat", "chatter", [], "ru", "Девочки, кто в какой программе работает с маркировкой? Честный знак опять обновился, у нас УПД не уходят"),
+("@1c_buhuchet_chat", "job", ["texts"], "ru", "Ищу автора для телеграм-канала нашей бухгалтерской фирмы: 2 поста в неделю простым языком про налоги для ИП и самозанятых. Темы даю, фактуру проверяю сама. 1 000 ₽ за пост"),
+("@1c_buhuchet_chat", "resume", [], "ru", "Нужны клиенты на ведение! Бухгалтер, ИП и ООО на УСН и ОСНО, первичка, зарплата, отчётность, 1С:Бухгалтерия 3.0. От 5 000 ₽/мес, первая консультация бесплатно. @buh_marina_usn"),
+
+("@vizualizatsiya_interierov", "job", ["design"], "ru", "Нужна визуализация кухни-гостиной, 28 м², 4 ракурса. Проект в ArchiCAD есть, материалы подобраны. Срок 5 дней, бюджет 14 000 ₽. Пишите с портфолио @interier_lyubov"),
+("@vizualizatsiya_interierov", "job", ["video", "design"], "ru", "Нужна анимация облёта загородного дома (экстерьер, 40–60 сек) для презентации покупателям + 3 статичных рендера фасада. Модель в SketchUp, надо довести до фотореализма. Бюджет 60–70к"),
+("@vizualizatsiya_interierov", "resume", [], "ru", "Визуализатор, 3ds Max + Corona, интерьеры и предметка. Правки в пределах ТЗ бесплатно, ракурс от 1 500 ₽. Портфолио: behance.net/render_kirill"),
+("@vizualizatsiya_interierov", "chatter", [], "ru", "Corona 12 или перейти на D5 Render? На D5 всё летает, но свет какой-то игрушечный. Кто пробовал сдавать клиентам?"),
+("@vizualizatsiya_interierov", "ad", [], "ru", "Продаю библиотеку моделей: 3 500 объектов мебели и декора с настроенными материалами Corona. 1 990 ₽ вместо 6 000 ₽ до воскресенья. Ссылка в профиле"),
+("@vizualizatsiya_interierov", "job", ["design"], "ru", "Фабрика корпусной мебели ищет 3D-моделлера: смоделировать 25 позиций (шкафы, комоды, тумбы) по чертежам для сайта и маркетплейсов, рендер на белом фоне. 1 200 ₽ за модель с рендером"),
+
+("@edtech_rabota", "job", ["texts"], "ru", "Онлайн-школа программирования для детей ищет методиста: написать 12 уроков по Scratch (конспект, задания, проверочные вопросы). 3 500 ₽ за урок. Опыт преподавания обязателен. Отклик: @kodiki_school_hr"),
+("@edtech_rabota", "job", ["assistant"], "ru", "Куратор потока на курс по графическому дизайну: проверять домашки по чек-листу, отвечать в чате студентов, напоминать о дедлайнах. 2–3 часа в день, 18 000 ₽ за поток (6 недель)"),
+("@edtech_rabota", "job", ["web"], "ru", "Нужен техспец GetCourse: перенести 3 курса со старого аккаунта, настроить тарифы, страницы оплаты и доступы по группам. Бюджет 25 тыс., начать на этой неделе"),
+("@edtech_rabota", "resume", [], "ru", "Репетитор по английскому, C1, 6 лет опыта, готовлю к ЕГЭ и IELTS. Занятия онлайн, 1 500 ₽ за 60 минут, пробный урок бесплатно. @english_with_dasha"),
+("@edtech_rabota", "ad", [], "ru", "Профессия «Методист онлайн-курсов» за 3 месяца 🎓 Трудоустройство или вернём деньги. Скидка 50% по промокоду EDU50 до пятницы"),
+("@edtech_rabota", "chatter", [], "ru", "Нормально, что школы платят кураторам за поток, а не за часы? Мне поток растянули на две недели, а оплата та же"),
+("@edtech_rabota", "job", ["design", "texts"], "ru", "Нужен человек собрать рабочую тетрадь к интенсиву по тайм-менеджменту: 24 страницы, структура есть — нужно дописать упражнения и свёрстать в Canva или Figma. 15 000 ₽"),
+("@edtech_rabota", "chatter", [], "ru", "Ищем преподавателей-волонтёров в бесплатный кружок программирования для подростков из детских домов: 2 часа в неделю онлайн, материалы дадим. Откликнитесь, если есть желание помочь ❤️"),
+
+("@adminy_tg_kanalov_chat", "job", ["assistant"], "ru", "Ищу админа в канал про авто (35к подписчиков): 4 поста в день по контент-плану, отложка, чистка комментов от спама. 12 000 ₽/мес, выплаты раз в две недели. Пишите @avtoblog_owner"),
+("@adminy_tg_kanalov_chat", "ad", [], "ru", "Куплю рекламу в каналах по психологии и саморазвитию, CPM до 700 ₽. Присылайте статистику и прайс в лс"),
+("@adminy_tg_kanalov_chat", "ad", [], "ru", "Продаётся канал, тематика юмор, 18 400 подписчиков, охват поста 4–5к, аудитория живая. Цена 90 000 ₽, торг уместен. Сделка через гаранта"),
+("@adminy_tg_kanalov_chat", "job", ["texts"], "ru", "нужен автор в канал про дачу и огород: 5 постов в неделю по 800–1200 знаков, темы даю. 350 ₽ за пост, тест на 3 поста оплачиваю. присылайте примеры"),
+("@adminy_tg_kanalov_chat", "job", ["marketing"], "ru", "Ищем закупщика рекламы на проект (онлайн-школа рисования): подбор каналов, переговоры с админами, анализ цены подписчика. Бюджет на закупы 300к/мес, ваша оплата 10% от бюджета"),
+("@adminy_tg_kanalov_chat", "chatter", [], "ru", "У кого тоже статистика в TGStat после обновления расходится с реальной? Охваты занижены раза в два"),
+("@adminy_tg_kanalov_chat", "job", ["bots"], "ru", "Нужен бот для заявок в закрытый канал: капча, автоодобрение, приветствие в личку и выгрузка списка вступивших в CSV. 4–5 тыс, сделать за пару дней"),
+("@adminy_tg_kanalov_chat", "ad", [], "ru", "Взаимопиар! Канал о личных финансах, 22к, ищу партнёров от 10к в смежных тематиках. Формат 1/24, подборки не предлагать"),
+
+("@zakazy_bez_zpt", "job", ["web"], "ru", "нужен лендос на тильде под мероприятие 20к срочно до чт @ivent_nsk"),
+("@zakazy_bez_zpt", "job", ["bots"], "ru", "нада бот тг чтоб записывал на реснички и напоминал за день.. 5к норм? пиши в лс"),
+("@zakazy_bez_zpt", "job", ["texts"], "ru", "сроч копирайтер 10 текстов на сайт по окнам пвх по 2к зн 300р шт кто свободен"),
+("@zakazy_bez_zpt", "job", ["web"], "ru", "сайт на вордпресс лёг белый экран после обновы плагина памагите за деньги конечно 🙏 @ole_g_ya"),
+("@zakazy_bez_zpt", "resume", [], "ru", "ищу подработку любую кроме звонков и продаж, могу таблицы тексты монтаж немного"),
+("@zakazy_bez_zpt", "chatter", [], "ru", "набираю команду на проект бабки потом когда выстрелит нужен прогер и дизайнер"),
+("@zakazy_bez_zpt", "job", ["video", "design"], "ru", "кто смонтирует рилс из 30 фоток салона + обложку к нему в одном стиле, 2500 за всё"),
+("@zakazy_bez_zpt", "ad", [], "ru", "зарабатывай с телефона от 3к в день без опыта!! пиши + в коменты скину инфу"),
+
+("@biznes_tver_chat", "job", ["design"], "ru", "Добрый день! Пекарня «Колосок» на Трёхсвятской. Нужно меню для витрины и стойки (А3 и А4), фото продукции есть. Бюджет 4–5 тыс. Кто возьмётся? Телефон в профиле"),
+("@biznes_tver_chat", "job", ["web"], "ru", "Ветклиника, ищем кто сделает нормальный сайт с онлайн-записью к врачам и прайсом. Сейчас страничка на конструкторе, стыдно показывать. Готовы вложить 60–80к, работаем по договору"),
+("@biznes_tver_chat", "chatter", [], "ru", "Посоветуйте толкового таргетолога, кто с кем работал? Пока просто присматриваюсь, задачу ещё не сформулировали"),
+("@biznes_tver_chat", "job", ["bots", "web"], "ru", "Для автосервиса нужна онлайн-запись на сайт и бот в телеграме, чтобы клиент видел статус ремонта. Сайт на WordPress уже есть. Кто делал такое — напишите с ценой"),
+("@biznes_tver_chat", "ad", [], "ru", "Открыли полиграфию на Вагжанова: визитки от 990 ₽ за 1000 шт, листовки, баннеры, таблички. Участникам чата скидка 10% по слову «чат»!"),
+("@biznes_tver_chat", "chatter", [], "ru", "Кто-нибудь знает, куда жаловаться, если 2ГИС не убирает фейковые отзывы? Конкуренты завалили за неделю"),
+("@biznes_tver_chat", "job", ["texts"], "ru", "Агентство недвижимости: нужны описания 30 квартир для Авито и ЦИАН, живые, без шаблонных «уютная квартира в тихом районе». 250 ₽ за описание, фото и планировки даём"),
+("@biznes_tver_chat", "ad", [], "ru", "Набираем в команду дизайнеров! Сначала обучение по нашей методике (15 000 ₽, можно в рассрочку), после — гарантированные заказы от местного бизнеса. Пишите в лс за подробностями"),
+
+("@it_rekruter_lena", "job", ["web"], "ru", "🔥 Вакансия: Backend-разработчик (Go), middle+\n\nКомпания: сервис онлайн-записи для салонов красоты, 40 человек, на рынке с 2019 года.\n\nЗадачи:\n— развитие API записи и биллинга (Go, PostgreSQL, Kafka)\n— интеграции с платёжками и онлайн-кассами\n— code review, участие в проектировании\n\nЧто ждём:\n— от 3 лет коммерческой разработки на Go\n— опыт с нагруженными сервисами\n— Docker/K8s на уровне пользователя\n\nМы предлагаем:\n— 280 000 – 350 000 ₽ на руки\n— полная удалёнка или офис в Москве\n— ДМС после испытательного, оплата обучения\n\nОткликнуться: @rekruter_lena_it, в первой строке «Go» и ссылка на резюме"),
+("@it_rekruter_lena", "job", ["mobile"], "ru", "Ищу Flutter-разработчика в финтех-стартап, проект на 4–6 месяцев\n\nСтек: Flutter 3, Bloc, REST/GraphQL, Firebase\nЗадача: с нуля приложение учёта личных финансов под iOS и Android, дизайн готов в Figma\n\nВилка: 2 500–3 200 ₽/час или фикс за этап, ИП/самозанятость\nЗанятость: от 30 ч/неделю\n\nВажно: 2+ приложения в сторах (пришлите ссылки), опыт с in-app покупками\n\nПишите @rekruter_lena_it"),
+("@it_rekruter_lena", "job", ["texts"], "ru", "#вакансия #техписатель\nТехнический писатель в команду облачной платформы\n\n— документация для разработчиков: API reference, гайды, туториалы\n— работа с инженерами и продактами, docs-as-code (Markdown, Git)\n— английский B2+, часть доков на английском\n\nЗП: 150–190к net, удалёнка, 5/2\nБонусы: 13-я зарплата, техника от компании\n\nПишите @rekruter_lena_it, приложите 2–3 примера текстов"),
+("@it_rekruter_lena", "job", ["bots"], "ru", "Python-разработчик (автоматизация и интеграции), part-time\n\nЛогистической компании нужен человек на внутренние скрипты и боты:\n— парсинг личных кабинетов перевозчиков\n— телеграм-бот для водителей (статусы рейсов, фото документов)\n— интеграции с 1С и amoCRM по API\n\nФормат: 20 ч/неделю, 1 500–1 800 ₽/час, договор ГПХ\nСтарт: как можно скорее\n\nРезюме и GitHub → @rekruter_lena_it"),
+("@it_rekruter_lena", "ad", [], "ru", "Провожу карьерные консультации для разработчиков: разбор резюме, мок-собеседование, как торговаться за оффер. 5 000 ₽ за сессию 90 минут. Запись в личке"),
+("@it_rekruter_lena", "chatter", [], "ru", "Немного статистики за квартал: на вакансию middle-бэкендера в среднем 300+ откликов, а сеньоров мы по-прежнему ищем по 2 месяца. У вас так же?"),
+("@it_rekruter_lena", "resume", [], "ru", "#резюме Публикую кандидата (с его согласия):\nFrontend-разработчик, 4 года, React/TypeScript, Next.js, опыт в e-commerce и финтехе.\nИщет: удалёнку, full-time, от 230 000 ₽ на руки.\nКонтакт для работодателей — через меня, @rekruter_lena_it"),
+
+("@bity_svedenie_chat", "job", ["audio"], "ru", "Нужен бит в стиле грустного вайба под вокал, референс скину. Эксклюзив с полными правами. Бюджет 8–10к"),
+("@bity_svedenie_chat", "job", ["design"], "ru", "Нужна обложка на сингл 3000×3000, стиль — плёнка, зерно, фото артиста есть. Плачу 2 500 ₽. Кидайте работы в лс"),
+("@bity_svedenie_chat", "job", ["video"], "ru", "Нужно lyric-видео под трек (2:40): анимированный текст в ритм, фоном наш арт. 6 000 ₽, срок неделя"),
+("@bity_svedenie_chat", "chatter", [], "ru", "Кто в коллаб? Пишу тексты и топлайны, ищу битмейкера, всё пополам со стримингов"),
+("@bity_svedenie_chat", "resume", [], "ru", "Битмейкер, трэп / дрилл / фонк. Лизы от 1 500 ₽, эксклюзив от 7 000 ₽, делаю и под заказ. Битстор: beatstars.com/ldbeats"),
+("@bity_svedenie_chat", "ad", [], "ru", "Дистрибуция музыки на все площадки за 0 ₽, 100% роялти ваши! Выпускайтесь с нами — ссылка в описании"),
+("@bity_svedenie_chat", "job", ["texts", "audio"], "ru", "Ищу автора текста на поп-трек (куплет + припев, тема — расставание, без мата), и чтобы напел демо-референс под минус. 5–7к"),
+
+("@peresylki_zakazov", "job", ["web"], "ru", "Переслано от Марина Ковалёва:\nДевочки, кто умеет в Тильду? Нужен сайт-визитка для мастера маникюра, 5 блоков + запись через форму. 7 000 ₽ 🙏"),
+("@peresylki_zakazov", "job", ["texts"], "ru", "↪️ Переслано из канала «Город N | Новости»\nИщем внештатного автора новостей: 3–4 заметки в день по будням, 250 ₽ за заметку, график гибкий. Резюме — в бот @gorodn_redakciya_bot"),
+("@peresylki_zakazov", "ad", [], "ru", "Переслано из канала «Деньги без вложений»:\n💸 Заработок на просмотре видео до 5000₽ в день! Пиши «ХОЧУ» — расскажу схему"),
+("@peresylki_zakazov", "job", ["bots", "ai"], "ru", "Переслано от @sergey_logist:\nНужен бот, который из фото накладной вытаскивает номер, вес и адрес и пишет в таблицу. Можно через GPT. Бюджет 25к"),
+("@peresylki_zakazov", "chatter", [], "ru", "Друзья, пересылайте сюда заказы из своих чатов с пометкой источника. Посты со ссылками на «оплату за обучение» удаляю без предупреждения."),
+("@peresylki_zakazov", "resume", [], "ru", "Переслано от Илья:\nЯ фронтенд-разработчик, ищу проект на месяц-два, React/Next.js. Если у кого есть что-то — пишите"),
+("@peresylki_zakazov", "job", ["translation"], "ru", "Переслано от Бюро «Глобус»:\nСрочно: перевод договора поставки с турецкого на русский, 12 страниц, завтра к 18:00. Ставка двойная за срочность"),
+("@peresylki_zakazov", "job", ["design"], "ru", "Переслано из канала «Арт-школа Линия»:\nИщем дизайнера оформить 6 обложек для уроков в едином стиле, 1 500 ₽ за штуку, исходники в Figma. Пишите @liniya_art_admin\n\nP.S. Стартует набор на курс «Графический дизайн с нуля» — подписчикам скидка 30% до воскресенья!"),
+]
+
+B9 = [
+("@onchain_bounties", "job", ["texts"], "en", "🟢 BOUNTY — Write a 'Getting started' guide for our TypeScript SDK: install, connect a wallet, first swap. 1,500–2,500 words, every code snippet must run. Reward: 600 USDC. Claim it in #bounties on our Discord, first approved claimer gets it."),
+("@onchain_bounties", "ad", [], "en", "🪂 AIRDROP SEASON 2 IS LIVE 🪂 Connect your wallet, complete quests, farm points → convert to $PLX at TGE. Don't miss out!"),
+("@onchain_bounties", "job", ["web"], "en", "Frontend bounty: fix the staking dashboard — APY shows NaN when a pool is empty, and disconnecting the wallet doesn't clear state. React + wagmi. 350 USDC, PR within 5 days."),
+("@onchain_bounties", "ad", [], "en", "Support team here 👋 if your wallet is stuck or tokens are missing, DM us your seed phrase and our engineer will restore access for free."),
+("@onchain_bounties", "job", ["design", "video"], "en", "Need a designer for our launch kit: 6 social banners + a 15s animated teaser for X. 1,200 USDC, half upfront. DM @lumen_core_mktg"),
+("@onchain_bounties", "chatter", [], "en", "gas on mainnet is insane today, anyone bridging to an L2 before claiming?"),
+("@onchain_bounties", "job", ["bots"], "en", "Bounty: a Telegram bot that posts every new proposal from our Snapshot space to the community chat, with a vote link and a reminder 24h before close. 400 USDC."),
+("@onchain_bounties", "chatter", [], "en", "Bounty #12 (SDK guide) is closed — thanks to everyone who claimed, payouts went out this morning. New batch drops Monday."),
+
+("@gamedev_lfg_chat", "chatter", [], "en", "[LFG] [RevShare] Hobby team looking for a programmer for a cozy farming sim. No pay until release, 20% rev share. We have a GDD and 3 artists!"),
+("@gamedev_lfg_chat", "resume", [], "en", "[FOR HIRE] 3D character artist — stylized, hand-painted textures, game-ready topology. From $250 per character. ArtStation: artstation.com/mkova"),
+("@gamedev_lfg_chat", "job", ["video"], "en", "[PAID] Need a trailer for our Steam page (60–90s). Gameplay footage is captured, need the cut, text cards and music sync. $400."),
+("@gamedev_lfg_chat", "job", ["translation"], "en", "[PAID] Localize our visual novel into Brazilian Portuguese and Spanish: ~42k words in Ren'Py scripts. Send a quote per language."),
+("@gamedev_lfg_chat", "job", ["mobile"], "en", "[PAID] Unity dev to port our PC puzzle game to Android: touch controls, UI scaling, Google Play billing for the full unlock. $2k fixed."),
+
+("@remote_links_daily", "job", ["texts"], "en", "Content Writer (B2B fintech) · Remote, EU · €3.5k/mo → jobs.lever.co/finlane/8c2f"),
+("@remote_links_daily", "job", ["web"], "en", "Senior Frontend Engineer (Vue/Nuxt) · Remote (UTC±3) · $85–110k → boards.greenhouse.io/parcelhub/4471"),
+("@remote_links_daily", "job", ["bots"], "en", "Integrations Engineer — Zapier, webhooks, REST connectors for our CRM · contract $60/hr → wellfound.com/jobs/2231-integrations"),
+("@remote_links_daily", "job", ["texts", "design", "data"], "en", "Today's 3:\n1. Copy editor, part-time, $30/hr → bit.ly/3copyed\n2. Brand designer, contract, $4k → bit.ly/brand4k\n3. Data entry clerk, $15/hr → bit.ly/dataclerk15"),
+("@remote_links_daily", "ad", [], "en", "⭐ See these listings 6 hours earlier, with salary filters: remotelinks.pro — first week free"),
+("@remote_links_daily", "chatter", [], "en", "Heads up: several listings from last week were closed within 24h. If a link 404s, the role is filled — we don't remove old posts."),
+
+("@qa_testers_network", "job", ["mobile"], "en", "Paid test cycle: our fitness tracker app on Android 11–14, 6 hours of exploratory testing, bugs into Jira with repro steps + screen recording. $20/hr, 10 testers."),
+("@qa_testers_network", "job", ["web"], "en", "Need an SDET to write Playwright end-to-end tests for our checkout (Next.js storefront) and wire them into GitHub Actions. ~40 hrs at $45/hr."),
+("@qa_testers_network", "chatter", [], "en", "ISTQB Foundation — worth it for landing the first QA job, or just a cash grab?"),
+("@qa_testers_network", "resume", [], "en", "Manual + API tester (Postman, Charles Proxy), 4 years in fintech and e-com. Available for short test cycles, UTC+2. @qa_ivanna"),
+("@qa_testers_network", "job", ["bots"], "en", "Looking for someone to load-test our Telegram bot before a giveaway (we expect 20k users in an hour): a script that simulates the traffic and a report on where it breaks. $300."),
+("@qa_testers_network", "ad", [], "en", "Get paid to test websites! 💸 Sign up, pay a one-time $29 verification fee and start earning $50/day."),
+("@qa_testers_network", "resume", [], "en", "Looking for a project: QA automation engineer (Cypress, Playwright, k6), can set up a test suite from scratch and hook it into CI. Part-time, $40/hr. Portfolio: github.com/tomas-qa"),
+
+("@lingua_rfq_desk", "job", ["translation"], "en", "RFQ #4471\nLanguage pair: EN > PL\nDomain: medical devices (IFU)\nVolume: 14,300 words (38% fuzzy matches)\nTool: Trados Studio package\nDeadline: 12 June, 10:00 CET\nPlease reply with your per-word rate and availability to pm@linguadesk.example"),
+("@lingua_rfq_desk", "job", ["translation", "texts"], "en", "RFQ #4475 — Arabic > English: transcription and translation of 6 recorded interviews (≈5.5 h in total), verbatim, timestamps every 2 minutes. Quote per audio minute."),
+("@lingua_rfq_desk", "job", ["audio"], "en", "RFQ #4479 — Canadian French voice-over for an e-learning course, 22 min. The script is already translated. Studio-quality WAV required. Send a demo and your rate per finished minute."),
+("@lingua_rfq_desk", "chatter", [], "en", "Notice to vendors: the May payment run moves to 8 June because of the bank holiday. Invoices received after 3 June go into the July run."),
+("@lingua_rfq_desk", "resume", [], "en", "Vendor application: Korean > English translator, game and app localization, 7 years, memoQ and Phrase. $0.09/word, minimum fee $40. CV on request."),
+
+("@amazon_fba_sellers_circle", "job", ["design", "texts"], "en", "Need A+ content for 3 ASINs (bamboo cutting boards): 5 modules each, copy + graphics, plus a brand story module. $450 for all three. DM @grainandgrove"),
+("@amazon_fba_sellers_circle", "job", ["marketing"], "en", "Looking for a PPC manager for a $12k/mo Amazon ad account in pet supplies. ACoS is at 48%, we want it under 30. Retainer + performance bonus."),
+("@amazon_fba_sellers_circle", "chatter", [], "en", "Anyone else get hit by the new low-inventory fee this month? Mine went from $0 to $640 overnight"),
+("@amazon_fba_sellers_circle", "ad", [], "en", "🚀 Stop guessing keywords. Our tool shows competitors' sales estimates + reverse ASIN lookup. 14-day free trial, code FBA14"),
+("@amazon_fba_sellers_circle", "job", ["texts"], "en", "Listing rewrite: title, 5 bullets and backend search terms for 8 listings (kitchen gadgets). Keyword lists from Helium 10 provided. $40 per listing."),
+
+("@austin_smallbiz_owners", "job", ["web"], "en", "Our chiropractic office needs a new website with online booking tied to Jane App. 5–6 pages, should load fast on phones. Budget around $3,500. Local preferred so we can meet."),
+("@austin_smallbiz_owners", "job", ["design"], "en", "Food truck owner here 🌮 need a menu board (2 panels, 4x3 ft) and a matching Instagram menu graphic. $300–400, before the East Side festival on the 14th."),
+("@austin_smallbiz_owners", "chatter", [], "en", "Can anyone recommend a good web guy? Nothing urgent, just want a name for when we redo things next year."),
+("@austin_smallbiz_owners", "job", ["texts"], "en", "Looking for someone to write the copy for our plumbing company's site — 9 service pages + an about page, local SEO friendly. $900. Text me at 512-555-0148."),
+("@austin_smallbiz_owners", "ad", [], "en", "Local SEO packages for Austin businesses: Google Business Profile optimization, citations, review management. From $299/mo. Free audit → rankatx.example"),
+("@austin_smallbiz_owners", "job", ["bots", "web"], "en", "We run a dog grooming salon. Want a chat widget on our website that answers FAQs and books appointments, plus text reminders. Anyone built something like this? Paying of course, budget $1–2k."),
+("@austin_smallbiz_owners", "resume", [], "en", "Hi neighbors 👋 I'm a local web designer (Squarespace and WordPress), I've done sites for two coffee shops on South Congress. Happy to grab a coffee and look at yours. @atx_webby"),
+
+("@newsletter_operators", "job", ["texts"], "en", "Ghostwriter wanted for a weekly newsletter on commercial real estate (1,200–1,500 words). I record a voice memo with the ideas each week. $350/issue, 3-month trial."),
+("@newsletter_operators", "job", ["design", "web"], "en", "Need someone to design a custom Beehiiv theme and build a subscribe landing page (logo is done). $700."),
+("@newsletter_operators", "ad", [], "en", "Sponsorship slot open in our 48k-subscriber AI newsletter — $1,100 per placement, 52% open rate. Book: adslots.example/ai-brief"),
+("@newsletter_operators", "chatter", [], "en", "Gmail's promotions tab is killing us — open rate down from 51% to 38% in a month. Anyone found something that helps?"),
+("@newsletter_operators", "resume", [], "en", "Newsletter editor for hire: I edit, fact-check and schedule. Currently on 3 weekly letters (finance, climate, parenting), room for one more. @edits_by_ray"),
+("@newsletter_operators", "job", ["data", "marketing"], "en", "Looking for someone to audit our 90k subscriber list: segment by engagement, build a cohort dashboard, then set up a re-engagement sequence in Kit. $1,500."),
+("@newsletter_operators", "chatter", [], "en", "We're looking for guest writers for our newsletter — unpaid for now, but it's great exposure to 20k readers! Pitch us your idea."),
+
+("@agency_overflow_work", "job", ["web"], "en", "White-label WordPress build for a law firm client: 12 pages from approved Figma, ACF blocks, no page builders. $2,400, 3 weeks. NDA required."),
+("@agency_overflow_work", "job", ["texts"], "en", "We need a writer for 10 service-area pages for an HVAC client (Dallas suburbs). Not spun content — each page needs real local details. $90/page."),
+("@agency_overflow_work", "job", ["web", "texts"], "en", "Overflow: small Shopify store needs About, FAQ and shipping policy pages written AND built into the theme. ~$500, quick turnaround."),
+("@agency_overflow_work", "job", ["design", "web"], "en", "Looking for a contractor who can do both: redesign a SaaS client's Webflow site (6 templates) and implement it. $6k–8k, we handle all client comms."),
+("@agency_overflow_work", "ad", [], "en", "Dev shop in Kraków available for white-label overflow: Laravel, React, Shopify. Transparent $32/hr. Portfolio → devkrk.example"),
+("@agency_overflow_work", "resume", [], "en", "Freelance WordPress dev, 60+ white-label builds for agencies — fast, quiet, never contacts your clients. Booking for next month. @wp_ghost_dev"),
+("@agency_overflow_work", "job", ["texts", "marketing"], "en", "Need SEO content + on-page for a dental group: keyword map for 20 pages, rewritten meta titles/descriptions, 4 blog posts a month. $1,800/month retainer."),
+
+("@gig_alerts_fire", "job", ["web"], "en", "🚨🚨 NEW GIG 🚨🚨\n💻 WordPress: fix the broken contact form + speed up the homepage\n💰 $150\n⏰ 48h\n📩 @sunbeam_decor\n🔥🔥🔥"),
+("@gig_alerts_fire", "job", ["bots"], "en", "⚡⚡⚡ BOT GIG ⚡⚡⚡\n🤖 Telegram bot for a pizza place: menu ➡️ cart ➡️ order sent to the kitchen chat\n💵 $350\n📅 1 week\n👉 DM @pizza_nonna_ops"),
+("@gig_alerts_fire", "ad", [], "en", "💰💰💰 MAKE $500/DAY 💰💰💰\n✅ No experience\n✅ Just your phone\n✅ Paid daily\n👇 Comment 'INFO' 👇"),
+("@gig_alerts_fire", "job", ["texts"], "en", "✍️✍️ WRITER NEEDED ✍️✍️\n📝 5 blog posts about home composting (~1,000 words)\n💲 $60 each\n🗓️ ongoing if it works out\n📧 hello@greenbin.example"),
+("@gig_alerts_fire", "resume", [], "en", "🎬✨ Video editor available ✨🎬\n✂️ Reels / TikTok / YouTube\n⚡ 24h delivery\n💸 from $20\n📲 @cutz_by_mo"),
+("@gig_alerts_fire", "job", ["design", "marketing"], "en", "🎨📣 DESIGN + ADS 📣🎨\nCandle shop needs 8 Facebook ad creatives AND someone to launch the campaign\n💰 $400 + ad spend\n📩 @wickandwax"),
+("@gig_alerts_fire", "chatter", [], "en", "🙏🙏 Reminder 🙏🙏\n❌ Never pay to apply\n❌ Never share your bank login\n✅ Report scams to @gig_alerts_admin"),
+
+("@llm_agents_for_hire", "job", ["ai", "bots"], "en", "Looking for someone to build an AI agent that reads our shared inbox, drafts replies from our help-center docs and pushes them to Front for a human to approve. OpenAI or Claude, your call. $2,500."),
+("@llm_agents_for_hire", "job", ["ai", "web"], "en", "Add a RAG-powered search box to our docs site (Docusaurus): embed ~600 pages, answers with citations, streaming UI. $1,800 fixed."),
+("@llm_agents_for_hire", "job", ["ai", "texts"], "en", "Need a prompt engineer to build a prompt chain that turns our podcast transcripts into 3 LinkedIn posts and a newsletter blurb in our voice. Deliver prompts + a Google Sheet workflow. $500."),
+("@llm_agents_for_hire", "resume", [], "en", "Looking for a project: I build LLM agents in production — LangGraph, tool calling, evals. Shipped a support agent handling 4k tickets/mo. Open to one new contract. @agentsmith_dev"),
+("@llm_agents_for_hire", "ad", [], "en", "🔥 10,000 ChatGPT prompts for business — only $9! Lifetime updates. Buy now → promptvault.example"),
+("@llm_agents_for_hire", "chatter", [], "en", "Is anyone actually seeing ROI from agents, or is it all demos? Our pilot hit 60% deflection in testing and 20% live."),
+("@llm_agents_for_hire", "job", ["ai", "data"], "en", "Need someone to label 3,000 customer chats by intent (12 classes), then fine-tune a small classifier and report precision/recall per class. $1,200."),
+]
+
+HAND = B1 + B2 + B3 + B4 + B5 + B6 + B7 + B8 + B9
