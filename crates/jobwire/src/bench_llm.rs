@@ -74,6 +74,11 @@ pub struct LlmBenchArgs {
     /// the linger against the LLM posts' p95 and the cost per 1,000 posts.
     #[arg(long, value_delimiter = ',', num_args = 1..)]
     pub linger_sweep: Vec<u64>,
+    /// Write the generated posts with their labels to FILE (the JSONL of `data/dev.jsonl`)
+    /// and stop: a set made by another generator than the training data's, for `jobwire
+    /// eval --dataset FILE --model shipped`.
+    #[arg(long, value_name = "FILE")]
+    pub write_posts: Option<std::path::PathBuf>,
 }
 
 /// One design under test.
@@ -240,6 +245,17 @@ pub async fn run(args: LlmBenchArgs) -> anyhow::Result<Value> {
         generated.redraws,
         generated.near_duplicates,
     );
+    if let Some(path) = &args.write_posts {
+        let lines = posts::labeled_jsonl(&generated.posts)?;
+        std::fs::write(path, lines)
+            .with_context(|| format!("writing the posts to {}", path.display()))?;
+        println!(
+            "wrote {} labeled posts to {}",
+            generated.posts.len(),
+            path.display()
+        );
+        return Ok(json!({"bench": "llm", "posts_written": generated.posts.len()}));
+    }
     let plan = Arc::new(Plan::new(args.posts, args.burst, args.rate));
     let designs = if args.linger_sweep.is_empty() {
         designs()

@@ -181,9 +181,47 @@ fn handle(rng: &mut Seeded, i: usize, attempt: usize) -> String {
     }
 }
 
+/// The posts as labeled JSONL, one line each in the schema of `data/dev.jsonl` (ids
+/// `b0001`…), for `jobwire bench llm --write-posts`.
+pub fn labeled_jsonl(posts: &[BenchPost]) -> Result<String, serde_json::Error> {
+    let mut out = String::new();
+    for (i, p) in posts.iter().enumerate() {
+        let line = serde_json::json!({
+            "id": format!("b{:04}", i + 1),
+            "channel": p.channel,
+            "text": p.text,
+            "is_job": p.is_job(),
+            "kind": p.kind.as_str(),
+            "categories": p.categories,
+            "lang": if p.russian { "ru" } else { "en" },
+            "dup_group": null,
+        });
+        out.push_str(&serde_json::to_string(&line)?);
+        out.push('\n');
+    }
+    Ok(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn written_posts_read_back_as_a_labeled_dataset() {
+        let g = generate(40, 3);
+        let doc = labeled_jsonl(&g.posts).expect("json");
+        let back = jobwire_core::dataset::LabeledPost::parse_all(&doc).expect("parses");
+        assert_eq!(back.len(), 40);
+        for (p, b) in g.posts.iter().zip(&back) {
+            assert_eq!(b.text, p.text);
+            assert_eq!(b.channel, p.channel);
+            let label = b.label.as_ref().expect("labeled");
+            assert_eq!(label.is_job, p.is_job());
+            assert_eq!(label.kind.as_str(), p.kind.as_str());
+            let cats: Vec<&str> = label.categories.iter().map(|c| c.as_str()).collect();
+            assert_eq!(cats, p.categories);
+        }
+    }
 
     #[test]
     fn the_mix_is_realistic_distinct_and_deterministic() {
