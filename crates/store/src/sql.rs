@@ -102,6 +102,15 @@ pub trait Dialect: Database + Sized {
         sql: &'static str,
         args: Self::Arguments,
     ) -> BoxFuture<'e, Result<Vec<Self::Row>>>;
+    /// Every row, each turned into a `T` as it arrives: only the driver's few rows in
+    /// flight are held, not the whole result as rows (a driver row keeps a copy of every
+    /// value; for a listing of 50,000 subscribers that was 1.5 KB each, at once).
+    fn fetch_map<'e, T: Send + 'e>(
+        exec: Exec<'e, Self>,
+        sql: &'static str,
+        args: Self::Arguments,
+        map: fn(&Self::Row) -> Result<T>,
+    ) -> BoxFuture<'e, Result<Vec<T>>>;
     fn fetch_optional<'e>(
         exec: Exec<'e, Self>,
         sql: &'static str,
@@ -200,6 +209,26 @@ macro_rules! sqlx_values {
                     $crate::sql::Exec::Pool(pool) => query.fetch_all(pool).await?,
                     $crate::sql::Exec::Conn(conn) => query.fetch_all(conn).await?,
                 })
+            })
+        }
+        fn fetch_map<'e, T: Send + 'e>(
+            exec: $crate::sql::Exec<'e, Self>,
+            sql: &'static str,
+            args: Self::Arguments,
+            map: fn(&Self::Row) -> $crate::Result<T>,
+        ) -> $crate::sql::BoxFuture<'e, $crate::Result<Vec<T>>> {
+            Box::pin(async move {
+                use futures::TryStreamExt;
+                let query = sqlx::query_with(sql, args);
+                let mut rows = match exec {
+                    $crate::sql::Exec::Pool(pool) => query.fetch(pool),
+                    $crate::sql::Exec::Conn(conn) => query.fetch(conn),
+                };
+                let mut out = Vec::new();
+                while let Some(row) = rows.try_next().await? {
+                    out.push(map(&row)?);
+                }
+                Ok(out)
             })
         }
         fn fetch_optional<'e>(
@@ -331,6 +360,17 @@ impl<DB: Dialect> Sql<DB> {
     pub(crate) async fn fetch_all(self, exec: impl Into<Exec<'_, DB>>) -> Result<Vec<DB::Row>> {
         let (text, args) = self.ready()?;
         DB::fetch_all(exec.into(), text, args).await
+    }
+
+    /// Every row turned into a `T` as it is read (see [`Dialect::fetch_map`]): for listings
+    /// that grow with the users, where holding every row first would double the memory.
+    pub(crate) async fn fetch_map<T: Send>(
+        self,
+        exec: impl Into<Exec<'_, DB>>,
+        map: fn(&DB::Row) -> Result<T>,
+    ) -> Result<Vec<T>> {
+        let (text, args) = self.ready()?;
+        DB::fetch_map(exec.into(), text, args, map).await
     }
 
     pub(crate) async fn fetch_optional(

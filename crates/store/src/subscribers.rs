@@ -179,10 +179,9 @@ impl<DB: Dialect> SubscriberStore for SqlStore<DB> {
     }
 
     async fn subscribers(&self) -> Result<Vec<SubscriberRow>> {
-        let rows = Sql::<DB>::new("SELECT * FROM subscribers ORDER BY id")
-            .fetch_all(&self.read)
-            .await?;
-        rows.iter().map(codec::subscriber_row::<DB>).collect()
+        Sql::<DB>::new("SELECT * FROM subscribers ORDER BY id")
+            .fetch_map(&self.read, codec::subscriber_row::<DB>)
+            .await
     }
 
     async fn subscribers_version(&self) -> Result<i64> {
