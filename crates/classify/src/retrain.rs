@@ -33,6 +33,10 @@ use crate::local::{LocalModel, TrainOptions};
 pub const RETRAIN_REQUEST_NAMESPACE: &str = "classifier";
 pub const RETRAIN_REQUEST_KEY: &str = "retrain_requested";
 
+/// The id prefix of a stored example in the training set ([`training_set`]): the local
+/// model tells the labels the service got from its own traffic by it.
+pub const EXAMPLE_ID_PREFIX: &str = "example-";
+
 /// How the retrainer weighs and schedules.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RetrainConfig {
@@ -293,7 +297,7 @@ pub fn training_set(
             (1, config.llm_weight)
         };
         let post = LabeledPost {
-            id: format!("example-{}", example.id),
+            id: format!("{EXAMPLE_ID_PREFIX}{}", example.id),
             channel: String::new(),
             text: example.text.clone(),
             label: Some(label),

@@ -16,6 +16,26 @@ use super::predict::Scores;
 use super::train::Prepared;
 use super::{KINDS, LocalModel, TrainOptions};
 
+/// What the inner cross-validation fits (see [`LocalModel::calibrate`]).
+pub(super) struct Calibration {
+    /// The job score's Platt scaling.
+    pub(super) job: Platt,
+    /// The threshold of each category head.
+    pub(super) thresholds: Vec<f32>,
+    /// Each category head's Platt scaling of its distance to its threshold.
+    pub(super) categories: Vec<Platt>,
+    /// The category certainty's scaling learned from the traffic examples (see
+    /// [`LocalModel::traffic_calibration`]), when there are enough of them.
+    pub(super) traffic: Option<Platt>,
+}
+
+/// Fewest traffic jobs, and fewest of them with a right and with a wrong category set, the
+/// traffic calibration is fitted on: below that, its two parameters would follow noise.
+const MIN_TRAFFIC_JOBS: usize = 40;
+const MIN_TRAFFIC_OUTCOMES: usize = 8;
+/// Below this slope the traffic calibration is not used (see [`traffic_calibration`]).
+const MIN_TRAFFIC_SLOPE: f32 = 0.2;
+
 impl LocalModel {
     /// Inner cross-validation on the training examples: the Platt calibration of the job
     /// score and the category thresholds, from out-of-fold scores. `None` when there are too
@@ -25,7 +45,7 @@ impl LocalModel {
         categories: &[CategorySlug],
         opts: &TrainOptions,
         lexicon: &Arc<Lexicon>,
-    ) -> Option<(Platt, Vec<f32>, Vec<Platt>)> {
+    ) -> Option<Calibration> {
         let k = opts.calibration_folds;
         let n_jobs = prepared.iter().filter(|p| p.label.is_job).count();
         if k < 2 || n_jobs < 2 * k || prepared.len() - n_jobs < 2 * k {
@@ -64,7 +84,11 @@ impl LocalModel {
         });
         let mut job_points = Vec::with_capacity(prepared.len());
         let mut cat_points = Vec::new();
+        let mut traffic_jobs = Vec::new();
         for (i, scores) in out.into_iter().flatten() {
+            if prepared[i].traffic && prepared[i].label.is_job {
+                traffic_jobs.push(cat_points.len());
+            }
             let p = &prepared[i];
             job_points.push((scores.job_logit, p.label.is_job, p.weight));
             if p.label.is_job {
@@ -95,7 +119,7 @@ impl LocalModel {
         // heads differ in scale (a rare category's scores are flatter), so raw distances do
         // not compare across heads. A head without positives (or negatives) keeps the
         // identity.
-        let category_calibration = (0..categories.len())
+        let category_calibration: Vec<Platt> = (0..categories.len())
             .map(|c| {
                 let t = calibrate::logit(thresholds[c]);
                 let points: Vec<(f32, bool, f32)> = cat_points
@@ -105,8 +129,67 @@ impl LocalModel {
                 Platt::fit(&points).unwrap_or_default()
             })
             .collect();
-        Some((platt, thresholds, category_calibration))
+        let traffic = traffic_calibration(
+            &cat_points,
+            &traffic_jobs,
+            &category_calibration,
+            &thresholds,
+            opts.max_categories.max(1),
+        );
+        Some(Calibration {
+            job: platt,
+            thresholds,
+            categories: category_calibration,
+            traffic,
+        })
     }
+}
+
+/// The traffic calibration: for each traffic job of the out-of-fold sample (`traffic`:
+/// indices into `points`), the certainty the model's heads gave its category set, and whether
+/// that set was the one the LLM (or a person) gave; a Platt scaling of the certainty's logit
+/// fitted on those. They are the posts the service actually reads, and the ones near the
+/// cascade's threshold (that is why the LLM was asked), so this is where the certainty's
+/// scale matters. `None` below [`MIN_TRAFFIC_JOBS`] / [`MIN_TRAFFIC_OUTCOMES`].
+fn traffic_calibration(
+    points: &[CategoryPoint],
+    traffic: &[usize],
+    calibration: &[Platt],
+    thresholds: &[f32],
+    max: usize,
+) -> Option<Platt> {
+    let sample: Vec<(f32, bool, f32)> = traffic
+        .iter()
+        .filter_map(|&j| points.get(j))
+        .map(|pt| {
+            let chosen = calibrate::choose_categories(&pt.p, thresholds, max);
+            let certainty = super::predict::set_certainty(&pt.p, calibration, thresholds, &chosen);
+            let right = pt
+                .truth
+                .iter()
+                .enumerate()
+                .all(|(c, &t)| t == chosen.contains(&c));
+            (calibrate::logit(certainty), right, 1.0)
+        })
+        .collect();
+    let right = sample.iter().filter(|s| s.1).count();
+    if sample.len() < MIN_TRAFFIC_JOBS
+        || right < MIN_TRAFFIC_OUTCOMES
+        || sample.len() - right < MIN_TRAFFIC_OUTCOMES
+    {
+        return None;
+    }
+    let fit = Platt::fit(&sample)?;
+    tracing::debug!(
+        jobs = sample.len(),
+        right,
+        a = fit.a,
+        b = fit.b,
+        "category certainty calibrated on the traffic examples"
+    );
+    // A flat or falling slope: on this traffic the certainty does not order right from
+    // wrong sets, and a scaling of it would only move every post to one side.
+    (fit.a >= MIN_TRAFFIC_SLOPE).then_some(fit)
 }
 
 /// Inner folds grouped by channel, for [`LocalModel::calibrate`]: no channel in two folds, so
@@ -229,6 +312,7 @@ mod tests {
                     channel: [
                         "@a", "@b", "@c", "@d", "@e", "@f", "@g", "@h", "@i", "@j", "@k", "@l",
                     ][c],
+                    traffic: false,
                 });
             }
         }
@@ -240,6 +324,7 @@ mod tests {
             weight: 1.0,
             group: "g:shared".into(),
             channel: "@l",
+            traffic: false,
         });
         prepared.push(Prepared {
             raw: Default::default(),
@@ -247,6 +332,7 @@ mod tests {
             weight: 0.5,
             group: "t:llm".into(),
             channel: "",
+            traffic: true,
         });
         let folds = channel_folds(&prepared, 4).expect("12 channels make 4 folds");
         let mut fold_of: HashMap<&str, usize> = HashMap::new();
@@ -260,5 +346,71 @@ mod tests {
         assert!((0..4).all(|f| folds.contains(&f)));
         // Too few channels for channel folds: the caller falls back to the grouped folds.
         assert!(channel_folds(&prepared[..30], 4).is_none());
+    }
+
+    /// Traffic jobs near the threshold: the first category chosen, the second not, with a
+    /// certainty of 0.7 × (1 − p) (identity head calibrations, thresholds 0.5); the set is
+    /// right for all but every `wrong_every`-th, and the wrong ones lean to the less certain.
+    fn traffic_points(n: usize, wrong_every: usize) -> Vec<CategoryPoint> {
+        (0..n)
+            .map(|i| {
+                let p1 = 0.2 + 0.28 * (i as f32 / n as f32);
+                let wrong = i % wrong_every == 0 || (p1 > 0.44 && i % 2 == 0);
+                CategoryPoint {
+                    p: vec![0.7, p1],
+                    truth: vec![true, wrong],
+                    weight: 1.0,
+                }
+            })
+            .collect()
+    }
+
+    #[test]
+    fn traffic_calibration_raises_the_certainty_the_traffic_shows_too_low() {
+        let points = traffic_points(80, 4);
+        let all: Vec<usize> = (0..points.len()).collect();
+        let identity = [Platt::default(), Platt::default()];
+        let t = traffic_calibration(&points, &all, &identity, &[0.5, 0.5], 3)
+            .expect("80 traffic jobs, right and wrong ones");
+        // The heads say 0.42 for a set that is right about 3 times in 4 on this traffic.
+        let certainty =
+            super::super::predict::set_certainty(&[0.7, 0.4], &identity, &[0.5, 0.5], &[0]);
+        assert!((certainty - 0.42).abs() < 1e-3, "{certainty}");
+        let calibrated = t.apply(calibrate::logit(certainty));
+        assert!(calibrated > 0.6, "{certainty} became {calibrated} ({t:?})");
+        // Order is kept: a less certain set stays less certain.
+        let lower =
+            super::super::predict::set_certainty(&[0.7, 0.47], &identity, &[0.5, 0.5], &[0]);
+        assert!(t.apply(calibrate::logit(lower)) < calibrated);
+    }
+
+    #[test]
+    fn traffic_calibration_needs_enough_jobs_of_both_outcomes() {
+        let identity = [Platt::default(), Platt::default()];
+        let few = traffic_points(30, 4);
+        let all: Vec<usize> = (0..few.len()).collect();
+        assert_eq!(
+            traffic_calibration(&few, &all, &identity, &[0.5, 0.5], 3),
+            None
+        );
+        // Every set right: nothing to learn the scale from.
+        let right: Vec<CategoryPoint> = (0..80)
+            .map(|i| CategoryPoint {
+                p: vec![0.7, 0.2 + 0.003 * i as f32],
+                truth: vec![true, false],
+                weight: 1.0,
+            })
+            .collect();
+        let all: Vec<usize> = (0..right.len()).collect();
+        assert_eq!(
+            traffic_calibration(&right, &all, &identity, &[0.5, 0.5], 3),
+            None
+        );
+        // Only the traffic jobs count: the same points not marked as traffic give nothing.
+        let points = traffic_points(80, 4);
+        assert_eq!(
+            traffic_calibration(&points, &[], &identity, &[0.5, 0.5], 3),
+            None
+        );
     }
 }

@@ -158,6 +158,12 @@ pub struct LocalModel {
     /// (`logit(p) - logit(t)`) into the probability that the category applies, fitted on
     /// the inner folds' out-of-fold scores. Empty: uncalibrated (older model files).
     category_calibration: Vec<Platt>,
+    /// Platt scaling of the category certainty (its logit) into the probability that the
+    /// whole category set is right, fitted on the out-of-fold verdicts of the examples the
+    /// service learned from its own traffic (the LLM's and people's answers on the posts the
+    /// local model was unsure of) when there are enough of them: how sure the model may be on
+    /// the channels it actually reads. `None`: the certainty as the heads give it.
+    traffic_calibration: Option<Platt>,
     max_categories: usize,
     /// Feature hash of each row, in row order.
     vocab: Vec<u32>,
@@ -413,6 +419,33 @@ mod tests {
         assert_eq!(old.calibration, Platt::default());
         let raw = sigmoid(model.scores(text).job_logit);
         assert!((old.job_probability(text) - raw).abs() < 1e-5);
+    }
+
+    #[test]
+    fn the_traffic_calibration_raises_category_certainty_and_survives_save_and_load() {
+        let data = dev_set();
+        let mut model = LocalModel::train(&data, &categories(), &TrainOptions::default()).unwrap();
+        // Trained on the dataset alone: no traffic, no traffic calibration.
+        assert_eq!(model.traffic_calibration, None);
+        let text = "Нужен лендинг на Tilda и пара баннеров для рекламы в VK, бюджет 30к";
+        let before = model.predict(text);
+        assert!(before.is_job);
+        model.traffic_calibration = Some(Platt { a: 0.7, b: 0.8 });
+        let after = model.predict(text);
+        assert_eq!(after.categories, before.categories);
+        assert!(
+            after.category_confidence > before.category_confidence,
+            "{before:?} {after:?}"
+        );
+        let mut bytes = Vec::new();
+        model.save(&mut bytes).unwrap();
+        let loaded = LocalModel::load(bytes.as_slice()).unwrap();
+        assert_eq!(loaded.traffic_calibration, model.traffic_calibration);
+        assert_eq!(loaded.predict(text), after);
+        // A file whose traffic calibration is not a number is refused, not half-used.
+        let mut json: serde_json::Value = serde_json::from_slice(&bytes).unwrap();
+        json["traffic_calibration"]["a"] = serde_json::json!("NaN");
+        assert!(LocalModel::load(json.to_string().as_bytes()).is_err());
     }
 
     #[test]

@@ -47,6 +47,9 @@ struct WireModel {
     /// Absent in files of older versions: category confidence from raw margins.
     #[serde(default)]
     category_calibration: Vec<Platt>,
+    /// Absent in files of older versions: none.
+    #[serde(default)]
+    traffic_calibration: Option<Platt>,
     max_categories: usize,
     vocab: Vec<u32>,
     idf: Vec<f32>,
@@ -70,6 +73,7 @@ impl LocalModel {
             calibration: self.calibration,
             category_thresholds: self.category_thresholds.clone(),
             category_calibration: self.category_calibration.clone(),
+            traffic_calibration: self.traffic_calibration,
             max_categories: self.max_categories,
             vocab: self.vocab.clone(),
             idf: self.idf.clone(),
@@ -108,6 +112,11 @@ impl LocalModel {
         if !(w.calibration.a.is_finite() && w.calibration.b.is_finite()) {
             return bad("calibration is not finite");
         }
+        if w.traffic_calibration
+            .is_some_and(|p| !p.a.is_finite() || !p.b.is_finite())
+        {
+            return bad("the traffic calibration is not finite");
+        }
         if !w.category_calibration.is_empty()
             && (w.category_calibration.len() != categories.len()
                 || w.category_calibration
@@ -136,6 +145,7 @@ impl LocalModel {
             calibration: w.calibration,
             category_thresholds: w.category_thresholds,
             category_calibration: w.category_calibration,
+            traffic_calibration: w.traffic_calibration,
             max_categories: w.max_categories.max(1),
             vocab: w.vocab,
             idf: w.idf,

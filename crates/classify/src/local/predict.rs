@@ -165,17 +165,19 @@ impl LocalModel {
         if self.category_calibration.len() != probabilities.len() {
             return self.category_margin(probabilities);
         }
-        probabilities
-            .iter()
-            .zip(&self.category_calibration)
-            .zip(&self.category_thresholds)
-            .enumerate()
-            .map(|(c, ((&p, cal), &t))| {
-                let q = cal.apply(logit(p) - logit(t));
-                if chosen.contains(&c) { q } else { 1.0 - q }
-            })
-            .product::<f32>()
-            .clamp(0.0, 1.0)
+        let certainty = set_certainty(
+            probabilities,
+            &self.category_calibration,
+            &self.category_thresholds,
+            chosen,
+        );
+        // The traffic examples are the posts the LLM was asked about: those under the
+        // cascade's threshold. Where they show the certainty too low, it is raised; above
+        // them there is no evidence, so it is never lowered.
+        match &self.traffic_calibration {
+            Some(t) => t.apply(logit(certainty)).max(certainty).clamp(0.0, 1.0),
+            None => certainty,
+        }
     }
 
     /// Classifies one text. Never fails and never panics; categories are always members of
@@ -218,6 +220,28 @@ impl LocalModel {
             category_confidence,
         }
     }
+}
+
+/// The product, over the category heads, of the calibrated probability (`calibration`, of
+/// the distance to `thresholds`) that the decision on that category is right; `chosen`: the
+/// indices of the categories decided on. See [`LocalModel::category_certainty`].
+pub(crate) fn set_certainty(
+    probabilities: &[f32],
+    calibration: &[calibrate::Platt],
+    thresholds: &[f32],
+    chosen: &[usize],
+) -> f32 {
+    probabilities
+        .iter()
+        .zip(calibration)
+        .zip(thresholds)
+        .enumerate()
+        .map(|(c, ((&p, cal), &t))| {
+            let q = cal.apply(logit(p) - logit(t));
+            if chosen.contains(&c) { q } else { 1.0 - q }
+        })
+        .product::<f32>()
+        .clamp(0.0, 1.0)
 }
 
 /// Bounds and normalizes a text before feature extraction, line by line (the line structure

@@ -29,6 +29,9 @@ pub(crate) struct Prepared<'a> {
     pub(crate) group: String,
     /// The channel the example was posted in (empty: unknown, e.g. a stored LLM answer).
     pub(crate) channel: &'a str,
+    /// A label the service got from its own traffic (an LLM answer or a person's, see
+    /// [`crate::retrain::training_set`]), not from the shipped dataset.
+    pub(crate) traffic: bool,
 }
 
 impl LocalModel {
@@ -93,6 +96,7 @@ impl LocalModel {
                         None => format!("t:{:016x}", features::fingerprint(&e.text)),
                     },
                     channel: e.channel.as_str(),
+                    traffic: e.id.starts_with(crate::retrain::EXAMPLE_ID_PREFIX),
                 })
             })
             .collect();
@@ -108,10 +112,11 @@ impl LocalModel {
             let model = Self::fit(&prepared, &all, categories, opts, &lexicon);
             (model, calibration.join().ok().flatten())
         });
-        if let Some((calibration, thresholds, category_calibration)) = calibration {
-            model.calibration = calibration;
-            model.category_thresholds = thresholds;
-            model.category_calibration = category_calibration;
+        if let Some(c) = calibration {
+            model.calibration = c.job;
+            model.category_thresholds = c.thresholds;
+            model.category_calibration = c.categories;
+            model.traffic_calibration = c.traffic;
         }
         let mut fps: Vec<u64> = examples
             .iter()
@@ -171,6 +176,7 @@ impl LocalModel {
             calibration: Platt::default(),
             category_thresholds: vec![opts.category_threshold; categories.len()],
             category_calibration: Vec::new(),
+            traffic_calibration: None,
             max_categories: opts.max_categories.max(1),
             vocab: Vec::with_capacity(kept.len()),
             idf: Vec::with_capacity(kept.len()),
