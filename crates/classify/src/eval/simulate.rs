@@ -40,6 +40,12 @@ pub struct LearningPoint {
     pub posts: usize,
     /// Share of the block's posts that went to the LLM.
     pub llm_share: f64,
+    /// Share of the block's posts the shipped model (no learning) would have sent to the
+    /// LLM: the same posts without what the stream taught.
+    pub shipped_llm_share: f64,
+    /// The shipped model's cascade quality on the block (is_job F1, micro-F1).
+    pub shipped_is_job_f1: f64,
+    pub shipped_micro_f1: f64,
     /// The cascade's quality on the block.
     pub is_job_f1: f64,
     pub micro_f1: f64,
@@ -92,7 +98,8 @@ pub async fn simulate_learning(
         return Err(ClassifyError::Invalid("retrain every 0 posts".into()));
     }
     let order = stream_order(stream, lo.seed);
-    let mut model = Arc::new(LocalModel::train(base, categories, opts)?);
+    let shipped = Arc::new(LocalModel::train(base, categories, opts)?);
+    let mut model = shipped.clone();
     let mut examples: Vec<ExampleRow> = Vec::new();
     let mut points = Vec::new();
     let floor = llm.learn_min_confidence();
@@ -109,6 +116,17 @@ pub async fn simulate_learning(
         );
         let (report, outputs) = evaluate_outputs(&cascade, &block).await?;
         let (llm_report, _) = evaluate_outputs(llm.as_ref(), &block).await?;
+        let (shipped_report, _) = if b == 0 {
+            (report.clone(), Vec::new())
+        } else {
+            let cascade = Cascade::new(
+                Arc::new(LiveLocal::new(shipped.clone())),
+                llm.clone(),
+                lo.config,
+                None,
+            );
+            evaluate_outputs(&cascade, &block).await?
+        };
         for (i, c) in &outputs {
             if is_local(c) || c.verdict.confidence < floor {
                 continue;
@@ -129,6 +147,9 @@ pub async fn simulate_learning(
             posts_before: b * lo.every,
             posts: report.n_posts,
             llm_share: report.llm_share(),
+            shipped_llm_share: shipped_report.llm_share(),
+            shipped_is_job_f1: shipped_report.is_job.f1,
+            shipped_micro_f1: shipped_report.categories.micro_f1,
             is_job_f1: report.is_job.f1,
             micro_f1: report.categories.micro_f1,
             llm_is_job_f1: llm_report.is_job.f1,

@@ -39,6 +39,12 @@ pub struct Simulation {
     /// LLM share of the first block, and of the blocks from the 500th post on.
     pub share_first: f64,
     pub share_after_500: Option<f64>,
+    /// The shipped model's LLM share (no learning): over the whole stream, and on the posts
+    /// from the 500th on (the same posts as `share_after_500`: the fair comparison).
+    pub shipped_share: f64,
+    pub shipped_share_after_500: Option<f64>,
+    /// The shipped model's cascade quality from the 500th post on: (is_job F1, micro-F1).
+    pub shipped_after_500: Option<(f64, f64)>,
     /// The cascade's and the LLM's quality from the 500th post on: (is_job F1, micro-F1).
     pub cascade_after_500: Option<(f64, f64)>,
     pub llm_after_500: Option<(f64, f64)>,
@@ -99,6 +105,9 @@ pub async fn run_simulation(
     Ok(Simulation {
         share_first: points.first().map_or(0.0, |p| p.llm_share),
         share_after_500: after(&|p| p.llm_share),
+        shipped_share: mean_over(&points, 0, usize::MAX, |p| p.shipped_llm_share).unwrap_or(0.0),
+        shipped_share_after_500: after(&|p| p.shipped_llm_share),
+        shipped_after_500: after(&|p| p.shipped_is_job_f1).zip(after(&|p| p.shipped_micro_f1)),
         cascade_after_500: after(&|p| p.is_job_f1).zip(after(&|p| p.micro_f1)),
         llm_after_500: after(&|p| p.llm_is_job_f1).zip(after(&|p| p.llm_micro_f1)),
         points,
@@ -125,16 +134,18 @@ pub async fn simulate(
         config.category_threshold
     );
     println!(
-        "  posts     LLM share  is_job F1  micro-F1  | LLM alone: is_job F1  micro-F1  | local alone: is_job F1  micro-F1  examples"
+        "  posts     LLM share  is_job F1  micro-F1  | no learning: LLM share  micro-F1  | LLM alone: is_job F1  micro-F1  | local alone: is_job F1  micro-F1  examples"
     );
     for p in &sim.points {
         println!(
-            "  {:>4}-{:<4} {:>7.1}%  {:>9.3}  {:>8.3}  | {:>20.3}  {:>8.3}  | {:>22.3}  {:>8.3}  {:>8}",
+            "  {:>4}-{:<4} {:>7.1}%  {:>9.3}  {:>8.3}  | {:>21.1}%  {:>8.3}  | {:>20.3}  {:>8.3}  | {:>22.3}  {:>8.3}  {:>8}",
             p.posts_before + 1,
             p.posts_before + p.posts,
             p.llm_share * 100.0,
             p.is_job_f1,
             p.micro_f1,
+            p.shipped_llm_share * 100.0,
+            p.shipped_micro_f1,
             p.llm_is_job_f1,
             p.llm_micro_f1,
             p.local_is_job_f1,
@@ -142,26 +153,33 @@ pub async fn simulate(
             p.examples
         );
     }
-    if let (Some(share), Some(c), Some(o)) = (
+    if let (Some(share), Some(shipped), Some(c), Some(o), Some(s)) = (
         sim.share_after_500,
+        sim.shipped_share_after_500,
         sim.cascade_after_500,
         sim.llm_after_500,
+        sim.shipped_after_500,
     ) {
         println!(
-            "LLM share: {:.1}% on the first block, {:.1}% from the 500th post on ({}); \
-             quality from the 500th post on: is_job F1 {:.3} (LLM alone {:.3}), micro-F1 {:.3} \
-             (LLM alone {:.3})",
-            sim.share_first * 100.0,
+            "LLM share from the 500th post on: {:.1}% learning, {:.1}% with the shipped model on \
+             the same posts ({}; shipped model on the whole stream {:.1}%, first block {:.1}%); \
+             quality from the 500th post on: is_job F1 {:.3} (LLM alone {:.3}, no learning \
+             {:.3}), micro-F1 {:.3} (LLM alone {:.3}, no learning {:.3})",
             share * 100.0,
-            if share <= sim.share_first / 2.0 {
+            shipped * 100.0,
+            if share <= shipped / 2.0 {
                 "halved"
             } else {
                 "not halved"
             },
+            sim.shipped_share * 100.0,
+            sim.share_first * 100.0,
             c.0,
             o.0,
+            s.0,
             c.1,
-            o.1
+            o.1,
+            s.1
         );
     } else {
         println!("fewer than 500 posts streamed: no figure from the 500th post on");
@@ -181,6 +199,9 @@ pub async fn simulate(
             .map(|p| {
                 serde_json::json!({
                     "posts_before": p.posts_before, "posts": p.posts, "llm_share": p.llm_share,
+                    "shipped_llm_share": p.shipped_llm_share,
+                    "shipped_is_job_f1": p.shipped_is_job_f1,
+                    "shipped_micro_f1": p.shipped_micro_f1,
                     "is_job_f1": p.is_job_f1, "micro_f1": p.micro_f1,
                     "llm_is_job_f1": p.llm_is_job_f1, "llm_micro_f1": p.llm_micro_f1,
                     "local_is_job_f1": p.local_is_job_f1, "local_micro_f1": p.local_micro_f1,
@@ -195,6 +216,10 @@ pub async fn simulate(
                 "left_out": sim.left_out,
                 "llm_share_first_block": sim.share_first,
                 "llm_share_after_500": sim.share_after_500,
+                "shipped_llm_share": sim.shipped_share,
+                "shipped_llm_share_after_500": sim.shipped_share_after_500,
+                "shipped_is_job_f1_after_500": sim.shipped_after_500.map(|c| c.0),
+                "shipped_micro_f1_after_500": sim.shipped_after_500.map(|c| c.1),
                 "is_job_f1_after_500": sim.cascade_after_500.map(|c| c.0),
                 "micro_f1_after_500": sim.cascade_after_500.map(|c| c.1),
                 "llm_is_job_f1_after_500": sim.llm_after_500.map(|c| c.0),
@@ -208,16 +233,19 @@ pub async fn simulate(
 /// The blocks of a simulation as CSV (one header line, one line per block).
 pub fn learning_csv(points: &[LearningPoint]) -> String {
     let mut out = String::from(
-        "posts_before,posts,llm_share,is_job_f1,micro_f1,llm_is_job_f1,llm_micro_f1,local_is_job_f1,local_micro_f1,examples,model\n",
+        "posts_before,posts,llm_share,is_job_f1,micro_f1,shipped_llm_share,shipped_is_job_f1,shipped_micro_f1,llm_is_job_f1,llm_micro_f1,local_is_job_f1,local_micro_f1,examples,model\n",
     );
     for p in points {
         out.push_str(&format!(
-            "{},{},{:.4},{:.4},{:.4},{:.4},{:.4},{:.4},{:.4},{},{}\n",
+            "{},{},{:.4},{:.4},{:.4},{:.4},{:.4},{:.4},{:.4},{:.4},{:.4},{:.4},{},{}\n",
             p.posts_before,
             p.posts,
             p.llm_share,
             p.is_job_f1,
             p.micro_f1,
+            p.shipped_llm_share,
+            p.shipped_is_job_f1,
+            p.shipped_micro_f1,
             p.llm_is_job_f1,
             p.llm_micro_f1,
             p.local_is_job_f1,
@@ -280,8 +308,11 @@ pub fn learning_svg(points: &[LearningPoint], every: usize) -> String {
         (left + w - right) / 2.0,
         h - 10.0
     ));
-    let series: [Series; 5] = [
+    let series: [Series; 6] = [
         ("LLM share", "#d62728", "", |p| p.llm_share),
+        ("LLM share, no learning", "#ff9896", "6 3", |p| {
+            p.shipped_llm_share
+        }),
         ("cascade is_job F1", "#2ca02c", "", |p| p.is_job_f1),
         ("cascade micro-F1", "#1f77b4", "", |p| p.micro_f1),
         ("local alone micro-F1", "#7f7f7f", "4 3", |p| {

@@ -279,6 +279,15 @@ fn simulate_learning_shows_the_llm_share_falling_as_the_model_learns() {
     let after = summary["llm_share_after_500"].as_f64().unwrap();
     assert!(first > 0.0, "{summary}");
     assert!(after < first, "LLM share {first} then {after}: {summary}");
+    // The same posts through the shipped model, which learned nothing: what learning buys.
+    let shipped = summary["shipped_llm_share_after_500"].as_f64().unwrap();
+    assert!(
+        after <= shipped * 0.75,
+        "learning {after}, no learning {shipped}: {summary}"
+    );
+    let micro = summary["micro_f1_after_500"].as_f64().unwrap();
+    assert!(micro >= 0.95, "{summary}");
+    assert_eq!(summary["is_job_f1_after_500"], 1.0, "{summary}");
     assert!(
         blocks
             .windows(2)
