@@ -157,6 +157,10 @@ pub struct SendStageConfig {
     /// Network failures before a delivery is given up as failed.
     pub max_attempts: u32,
     pub request_timeout: Duration,
+    /// Status transactions in flight at once (see `Recorder`): 1 for a store with a single
+    /// writer (SQLite); more for PostgreSQL, so that one batch's commit does not hold up the
+    /// next.
+    pub store_writers: usize,
 }
 
 impl Default for SendStageConfig {
@@ -171,6 +175,7 @@ impl Default for SendStageConfig {
             max_in_flight: 16_384,
             max_attempts: 8,
             request_timeout: Duration::from_secs(30),
+            store_writers: 1,
         }
     }
 }
@@ -189,6 +194,7 @@ impl std::fmt::Debug for SendStageConfig {
             .field("max_in_flight", &self.max_in_flight)
             .field("max_attempts", &self.max_attempts)
             .field("request_timeout", &self.request_timeout)
+            .field("store_writers", &self.store_writers)
             .finish()
     }
 }

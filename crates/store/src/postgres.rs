@@ -106,7 +106,16 @@ impl SqlStore<Postgres> {
         updates: &[DeliveryUpdate],
         now: i64,
     ) -> Result<Vec<bool>> {
-        let mut tx = self.write.begin().await?;
+        // Every statement below names its rows by id (at most a batch of them): the plan
+        // must look them up by primary key whatever the table's statistics say. On a table
+        // the planner has not analyzed since it grew (a fresh installation's first large
+        // fan-out) it otherwise picks a sequential scan filtered by the batch's ids, 5-60 ms
+        // per batch at 50,000 deliveries. `SET LOCAL` ends with the transaction and travels
+        // with its `BEGIN` (no extra round trip).
+        let mut tx = self
+            .write
+            .begin_with("BEGIN; SET LOCAL enable_seqscan = off; SET LOCAL enable_bitmapscan = off")
+            .await?;
         // Lock every named delivery in id order first: two batches naming the same rows
         // then queue behind each other instead of locking them in opposite orders.
         let mut named: Vec<i64> = updates.iter().map(|u| i64::from(u.id())).collect();
@@ -117,6 +126,11 @@ impl SqlStore<Postgres> {
             .execute(&mut *tx)
             .await?;
 
+        // The runs below find their rows by id (`status || ''` cannot use the status
+        // indexes): with the status as an index condition the planner, when the table's
+        // statistics say few rows are `pending` (before autovacuum saw a large fan-out),
+        // walks every pending row and filters them by the batch's ids, 5-30 ms per batch at
+        // 50,000 pending deliveries.
         let mut applied = vec![false; updates.len()];
         let mut start = 0;
         while start < updates.len() {
@@ -128,7 +142,7 @@ impl SqlStore<Postgres> {
                     let rows = sqlx::query(
                         "UPDATE deliveries SET status = 'sending', attempts = attempts + 1,
                              updated_at = $1
-                         WHERE id = ANY($2) AND status = 'pending' RETURNING id",
+                         WHERE id = ANY($2) AND status || '' = 'pending' RETURNING id",
                     )
                     .bind(now)
                     .bind(ids_in(&updates[start..end]))
@@ -149,14 +163,14 @@ impl SqlStore<Postgres> {
                              message_ids = d.message_ids || jsonb_build_array(u.message_id),
                              status = 'sent', sent_at = $1, updated_at = $1, error = NULL
                          FROM unnest($2::BIGINT[], $3::BIGINT[]) AS u(id, message_id)
-                         WHERE d.id = u.id AND d.status = 'sending'
+                         WHERE d.id = u.id AND d.id = ANY($2) AND d.status || '' = 'sending'
                          RETURNING d.id"
                     } else {
                         "UPDATE deliveries d SET parts_sent = d.parts_sent + 1,
                              message_ids = d.message_ids || jsonb_build_array(u.message_id),
                              updated_at = $1
                          FROM unnest($2::BIGINT[], $3::BIGINT[]) AS u(id, message_id)
-                         WHERE d.id = u.id AND d.status = 'sending'
+                         WHERE d.id = u.id AND d.id = ANY($2) AND d.status || '' = 'sending'
                          RETURNING d.id"
                     };
                     let rows = sqlx::query(sql)
@@ -172,7 +186,7 @@ impl SqlStore<Postgres> {
                     let rows = sqlx::query(
                         "UPDATE deliveries SET status = 'sent', sent_at = $1, updated_at = $1,
                              error = NULL
-                         WHERE id = ANY($2) AND status = 'sending' RETURNING id",
+                         WHERE id = ANY($2) AND status || '' = 'sending' RETURNING id",
                     )
                     .bind(now)
                     .bind(ids_in(&updates[start..end]))

@@ -5,11 +5,12 @@ use std::sync::atomic::Ordering;
 
 use async_trait::async_trait;
 use futures::StreamExt;
+use lapin::Consumer;
 use lapin::options::{BasicConsumeOptions, BasicQosOptions};
 use lapin::types::{FieldTable, ShortString};
-use lapin::{Channel, Consumer};
 
 use super::Handle;
+use super::acks::Acks;
 use super::link::{Live, OP_TIMEOUT};
 use super::settle::AmqpSettle;
 use crate::topology::{ATTEMPT_HEADER, DELIVERY_COUNT_HEADER, int_header};
@@ -26,7 +27,15 @@ pub(super) struct AmqpSubscription {
 struct Active {
     generation: u64,
     consumer: Consumer,
-    _channel: Channel,
+    /// Sends this channel's acks in batches; it holds the channel open until it has sent
+    /// the last of them.
+    acks: Arc<Acks>,
+}
+
+impl Drop for Active {
+    fn drop(&mut self) {
+        self.acks.close();
+    }
 }
 
 impl AmqpSubscription {
@@ -86,19 +95,32 @@ impl AmqpSubscription {
         Ok(Active {
             generation: live.generation,
             consumer,
-            _channel: channel,
+            acks: Acks::start(
+                self.handle.inner.clone(),
+                self.topic,
+                live.generation,
+                channel,
+            ),
         })
     }
 
-    fn received(&self, delivery: lapin::message::Delivery, generation: u64) -> Received {
+    fn received(
+        &self,
+        delivery: lapin::message::Delivery,
+        generation: u64,
+        acks: &Arc<Acks>,
+    ) -> Received {
         let headers = delivery.properties.headers().as_ref();
         let retried = int_header(headers, ATTEMPT_HEADER).unwrap_or(0);
         let returned = int_header(headers, DELIVERY_COUNT_HEADER).unwrap_or(0);
         let attempt = u32::try_from(retried.saturating_add(returned)).unwrap_or(u32::MAX);
+        acks.received(delivery.delivery_tag);
         let settle = AmqpSettle {
             handle: self.handle.clone(),
             topic: self.topic,
             generation,
+            acks: acks.clone(),
+            tag: delivery.delivery_tag,
             acker: delivery.acker,
             payload: delivery.data.clone(),
             attempt,
@@ -144,9 +166,10 @@ impl Subscription for AmqpSubscription {
             };
             let replaced = inner.gone(active.generation);
             let generation = active.generation;
+            let acks = active.acks.clone();
             tokio::select! {
                 item = active.consumer.next() => match item {
-                    Some(Ok(delivery)) => return Ok(Some(self.received(delivery, generation))),
+                    Some(Ok(delivery)) => return Ok(Some(self.received(delivery, generation, &acks))),
                     Some(Err(error)) => {
                         tracing::warn!(topic = %self.topic, %error, "consumer failed; will consume again");
                         inner.nudge.notify_one();

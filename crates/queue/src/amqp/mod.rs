@@ -10,7 +10,10 @@
 //!   A broker `nack`, an unroutable message, or no confirm within
 //!   [`AmqpConfig::publish_timeout`] is an error, and the caller may publish again.
 //! - **Manual acknowledgements** with a prefetch ([`AmqpConfig::prefetch`]): a message is
-//!   acknowledged only when the caller settles the [`Received`](crate::Received).
+//!   acknowledged only when the caller settles the [`Received`](crate::Received). Acks are
+//!   sent in batches (one `multiple` ack for a run of settled messages, see `acks.rs`), a
+//!   few milliseconds after the settle returns; a message whose ack was lost with its
+//!   connection is redelivered, as any unacknowledged one.
 //! - **Survives broker restarts.** One background task owns the connection: when it breaks,
 //!   the task reconnects forever with capped exponential backoff, declares the topology
 //!   again and opens a fresh publisher channel. Publishes wait for it; subscriptions
@@ -24,6 +27,7 @@
 //! dropping the subscription closes its channel, and whatever it did not settle goes back to
 //! the queue.
 
+mod acks;
 mod config;
 mod consume;
 mod link;

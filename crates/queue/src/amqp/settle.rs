@@ -10,6 +10,7 @@ use lapin::options::{BasicAckOptions, BasicNackOptions};
 use lapin::types::{AMQPValue, FieldTable, ShortString};
 
 use super::Handle;
+use super::acks::Acks;
 use super::link::OP_TIMEOUT;
 use super::publish::{PublishFailure, publish_confirmed};
 use crate::Settle;
@@ -22,14 +23,23 @@ pub(super) struct AmqpSettle {
     pub(super) topic: Topic,
     /// The connection the delivery came on.
     pub(super) generation: u64,
+    /// The acks of the channel the delivery came on, sent in batches.
+    pub(super) acks: Arc<Acks>,
+    /// The delivery's tag on that channel.
+    pub(super) tag: u64,
     pub(super) acker: Acker,
     pub(super) payload: Vec<u8>,
     pub(super) attempt: u32,
 }
 
 impl AmqpSettle {
+    /// Acknowledges the delivery: noted for its channel's next batch of acks (see
+    /// [`Acks`]), or sent at once when the subscription is gone.
     async fn ack_now(&self, what: &str) {
-        let op = self.acker.ack(BasicAckOptions::default());
+        let Err(acker) = self.acks.ack(self.tag, self.acker.clone()) else {
+            return;
+        };
+        let op = acker.ack(BasicAckOptions::default());
         let outcome = self
             .handle
             .inner
@@ -48,6 +58,10 @@ impl AmqpSettle {
             .inner
             .on_link(self.generation, OP_TIMEOUT, op)
             .await;
+        if matches!(outcome, Some(Ok(true))) {
+            // Out of the way of the batched acks: no `multiple` ack covers it before this.
+            self.acks.settled(self.tag);
+        }
         self.log_outcome("nack", outcome);
     }
 
