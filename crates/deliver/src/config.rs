@@ -157,9 +157,9 @@ pub struct SendStageConfig {
     /// Network failures before a delivery is given up as failed.
     pub max_attempts: u32,
     pub request_timeout: Duration,
-    /// Status transactions in flight at once (see `Recorder`): 1 for a store with a single
-    /// writer (SQLite); more for PostgreSQL, so that one batch's commit does not hold up the
-    /// next.
+    /// Status transactions in flight at once (see `Recorder`). 1, the default, for every
+    /// store: three against PostgreSQL sped one sender up but slowed two and four senders
+    /// by 5-8% on a two-core machine (BENCHMARKS.md, issue 25's distributed senders).
     pub store_writers: usize,
 }
 

@@ -284,10 +284,6 @@ pub fn spawn_dispatcher(sup: &mut Supervisor, parts: &Parts, categories: &Catego
     );
 }
 
-/// Status transactions a sender keeps in flight against PostgreSQL (see
-/// `SendStageConfig::store_writers`).
-const POSTGRES_STATUS_WRITERS: usize = 3;
-
 /// The send stage, with limiters shared through Redis when it is configured.
 pub fn spawn_sender(sup: &mut Supervisor, parts: &Parts) -> anyhow::Result<Arc<SendStage>> {
     let (settings, store, queue) = (&parts.settings, &parts.store, &parts.queue);
@@ -298,13 +294,6 @@ pub fn spawn_sender(sup: &mut Supervisor, parts: &Parts) -> anyhow::Result<Arc<S
         request_timeout: settings.request_timeout,
         // The buttons are the bots' (they answer the taps).
         keyboard: Some(Arc::new(jobwire_bot::card_buttons::fresh_card_keyboard)),
-        // SQLite has one writer; PostgreSQL commits several batches at once (each waits
-        // for its WAL flush), so a sender keeps a few status transactions in flight.
-        store_writers: if settings.database_url.expose().starts_with("postgres") {
-            POSTGRES_STATUS_WRITERS
-        } else {
-            1
-        },
         ..SendStageConfig::default()
     };
     let stage = match (&parts.redis, &settings.redis) {
