@@ -157,10 +157,6 @@ pub struct SendStageConfig {
     /// Network failures before a delivery is given up as failed.
     pub max_attempts: u32,
     pub request_timeout: Duration,
-    /// Status transactions in flight at once (see `Recorder`). 1, the default, for every
-    /// store: three against PostgreSQL sped one sender up but slowed two and four senders
-    /// by 5-8% on a two-core machine (BENCHMARKS.md, issue 25's distributed senders).
-    pub store_writers: usize,
 }
 
 impl Default for SendStageConfig {
@@ -175,7 +171,6 @@ impl Default for SendStageConfig {
             max_in_flight: 16_384,
             max_attempts: 8,
             request_timeout: Duration::from_secs(30),
-            store_writers: 1,
         }
     }
 }
@@ -194,7 +189,6 @@ impl std::fmt::Debug for SendStageConfig {
             .field("max_in_flight", &self.max_in_flight)
             .field("max_attempts", &self.max_attempts)
             .field("request_timeout", &self.request_timeout)
-            .field("store_writers", &self.store_writers)
             .finish()
     }
 }

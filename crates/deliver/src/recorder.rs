@@ -29,23 +29,29 @@ pub struct Recorder {
 }
 
 impl Recorder {
-    /// Starts the recorder on the current runtime: `writers` tasks take turns gathering a
-    /// batch, so up to `writers` transactions are in flight at once (one batch's commit does
-    /// not hold up the next; 1 for a store with one writer, such as SQLite). A task has at
-    /// most one update outstanding, so two updates of one delivery are never in concurrent
-    /// batches.
-    pub fn spawn(store: Arc<dyn Store>, writers: usize) -> Self {
-        let (tx, rx) = mpsc::channel::<(DeliveryUpdate, Reply)>(4 * MAX_BATCH);
-        let rx = Arc::new(tokio::sync::Mutex::new(rx));
-        for _ in 0..writers.max(1) {
-            let (store, rx) = (store.clone(), rx.clone());
-            tokio::spawn(async move {
-                let mut batch = Vec::with_capacity(MAX_BATCH);
-                while rx.lock().await.recv_many(&mut batch, MAX_BATCH).await > 0 {
-                    write(store.as_ref(), &mut batch).await;
+    /// Starts the recorder task on the current runtime.
+    pub fn spawn(store: Arc<dyn Store>) -> Self {
+        let (tx, mut rx) = mpsc::channel::<(DeliveryUpdate, Reply)>(4 * MAX_BATCH);
+        tokio::spawn(async move {
+            let mut batch = Vec::with_capacity(MAX_BATCH);
+            while rx.recv_many(&mut batch, MAX_BATCH).await > 0 {
+                let updates: Vec<DeliveryUpdate> = batch.iter().map(|(u, _)| u.clone()).collect();
+                match store.apply_delivery_updates(&updates, Utc::now()).await {
+                    Ok(applied) => {
+                        for ((_, reply), ok) in batch.drain(..).zip(applied) {
+                            let _ = reply.send(Ok(ok));
+                        }
+                    }
+                    Err(e) => {
+                        tracing::error!(error = %e, n = updates.len(), "delivery status batch failed");
+                        let e = Arc::new(e);
+                        for (_, reply) in batch.drain(..) {
+                            let _ = reply.send(Err(e.clone()));
+                        }
+                    }
                 }
-            });
-        }
+            }
+        });
         Self { tx }
     }
 
@@ -60,24 +66,5 @@ impl Recorder {
             .await
             .map_err(|_| RecordError::Stopped)?
             .map_err(RecordError::Store)
-    }
-}
-
-/// Writes one batch in one transaction and answers each sender.
-async fn write(store: &dyn Store, batch: &mut Vec<(DeliveryUpdate, Reply)>) {
-    let updates: Vec<DeliveryUpdate> = batch.iter().map(|(u, _)| u.clone()).collect();
-    match store.apply_delivery_updates(&updates, Utc::now()).await {
-        Ok(applied) => {
-            for ((_, reply), ok) in batch.drain(..).zip(applied) {
-                let _ = reply.send(Ok(ok));
-            }
-        }
-        Err(e) => {
-            tracing::error!(error = %e, n = updates.len(), "delivery status batch failed");
-            let e = Arc::new(e);
-            for (_, reply) in batch.drain(..) {
-                let _ = reply.send(Err(e.clone()));
-            }
-        }
     }
 }

@@ -271,7 +271,7 @@ impl SendStage {
             })
             .collect();
         Ok(Self {
-            recorder: Recorder::spawn(store.clone(), config.store_writers),
+            recorder: Recorder::spawn(store.clone()),
             rows: crate::rows::RowReader::spawn(store.clone()),
             waits: WaitLog::spawn(store.clone()),
             store,
