@@ -81,6 +81,7 @@ macro_rules! every_check {
             check_record_classification,
             check_waiting_posts,
             check_fan_out,
+            check_fan_out_large,
             check_claim_once,
             check_send_parts,
             check_batched_reads_and_last_parts,
@@ -592,6 +593,50 @@ pub async fn check_waiting_posts(store: &dyn Store) {
     assert_eq!(
         store.posts_in_status(PostStatus::Queued, 10).await.unwrap(),
         [late, early]
+    );
+}
+
+/// An audience larger than one insert statement takes (SQLite writes 2,048 per statement):
+/// every subscriber gets exactly one delivery, the held ones are not among the ready, and a
+/// redelivered job adds nothing.
+pub async fn check_fan_out_large(store: &dyn Store) {
+    let post = job(store, "fan-large").await;
+    let mut subs = audience(store, 50_000, 4_500).await;
+    for (i, d) in subs.iter_mut().enumerate() {
+        if i % 7 == 3 {
+            d.not_before = Some(t0() + secs(600));
+        }
+    }
+    let held = subs.iter().filter(|d| d.not_before.is_some()).count();
+    let ready = store
+        .fan_out(post, &["x".to_owned()], &subs, t0())
+        .await
+        .unwrap();
+    assert_eq!(ready.len(), subs.len() - held);
+    let mut distinct = ready.clone();
+    distinct.dedup();
+    assert_eq!(distinct.len(), ready.len(), "ids are sorted and distinct");
+    let all = store.deliveries_of_post(post).await.unwrap();
+    assert_eq!(all.len(), subs.len());
+    assert_eq!(
+        all.iter()
+            .filter(|d| d.status == DeliveryStatus::Held)
+            .count(),
+        held
+    );
+    let last = store
+        .delivery(*ready.last().unwrap())
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(last.chat_id, 50_000 + 4_499);
+    assert_eq!(last.bot, "rust_bot");
+    assert!(
+        store
+            .fan_out(post, &["x".to_owned()], &subs, t0())
+            .await
+            .unwrap()
+            .is_empty()
     );
 }
 
