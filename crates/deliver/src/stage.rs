@@ -175,7 +175,7 @@ pub struct SendStage {
     rows: crate::rows::RowReader,
     /// Where 429s are noted for the admin panel.
     waits: WaitLog,
-    renders: Mutex<HashMap<PostId, Arc<Card>>>,
+    renders: Mutex<HashMap<PostId, CardSlot>>,
     config: SendStageConfig,
     pub counters: SendCounters,
 }
@@ -200,6 +200,16 @@ impl Card {
     fn fresh(&self) -> bool {
         self.read_at.elapsed() < SOURCES_FRESH
     }
+}
+
+/// A post's card in the cache, and the gate one reader at a time passes to read it: the
+/// first deliveries of a job arrive together (a thousand at once with the limits lifted),
+/// and each reading the render and the sources itself kept SQLite's readers busy while the
+/// send stage stood idle; then again every [`SOURCES_FRESH`].
+#[derive(Debug, Default)]
+struct CardSlot {
+    card: Option<Arc<Card>>,
+    read: Arc<tokio::sync::Mutex<()>>,
 }
 
 enum Outcome {
@@ -412,16 +422,33 @@ impl SendStage {
         }
     }
 
+    /// The post's card: from the cache while fresh; otherwise one caller reads it while the
+    /// others wait for that read (or, holding a card read a moment ago, keep using it).
     async fn card(&self, post_id: PostId) -> Result<Option<Arc<Card>>, DeliverError> {
-        if let Some(c) = self
-            .renders
-            .lock()
-            .ok()
-            .and_then(|m| m.get(&post_id).cloned())
-            .filter(|c| c.fresh())
-        {
-            return Ok(Some(c));
-        }
+        let (cached, gate) = {
+            let mut m = self
+                .renders
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            let slot = m.entry(post_id).or_default();
+            (slot.card.clone(), slot.read.clone())
+        };
+        let _reading = match cached {
+            Some(card) if card.fresh() => return Ok(Some(card)),
+            // Another delivery is reading it again: the card of a second ago will do.
+            Some(stale) => match gate.try_lock() {
+                Ok(guard) => guard,
+                Err(_) => return Ok(Some(stale)),
+            },
+            None => {
+                let guard = gate.lock().await;
+                // The delivery before this one in the gate may have read it.
+                if let Some(card) = self.cached_card(post_id) {
+                    return Ok(Some(card));
+                }
+                guard
+            }
+        };
         let Some(mut parts) = self.store.job_render(post_id).await? else {
             return Ok(None);
         };
@@ -443,13 +470,28 @@ impl SendStage {
             received_at: sources.first().map(|s| s.received_at),
             read_at: std::time::Instant::now(),
         });
-        if let Ok(mut m) = self.renders.lock() {
-            if m.len() >= RENDER_CACHE {
-                m.retain(|_, c| c.fresh());
-            }
-            m.insert(post_id, card.clone());
+        let mut m = self
+            .renders
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if m.len() >= RENDER_CACHE {
+            // Keeps the fresh cards and the slots someone is reading into.
+            m.retain(|_, slot| {
+                slot.card.as_ref().is_some_and(|c| c.fresh()) || Arc::strong_count(&slot.read) > 1
+            });
         }
+        m.entry(post_id).or_default().card = Some(card.clone());
         Ok(Some(card))
+    }
+
+    /// The cached card of `post_id` while it is fresh.
+    fn cached_card(&self, post_id: PostId) -> Option<Arc<Card>> {
+        self.renders
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .get(&post_id)
+            .and_then(|slot| slot.card.clone())
+            .filter(|c| c.fresh())
     }
 
     async fn record(&self, update: DeliveryUpdate) -> Result<bool, DeliverError> {
