@@ -8,6 +8,13 @@ use clap::Parser;
 use jobwire::cli::{Cli, LogFormat};
 use tracing_subscriber::EnvFilter;
 
+/// mimalloc instead of glibc's malloc: with the send stage's stalls gone, glibc's
+/// `_int_malloc`, `_int_free`, `unlink_chunk` and `malloc_consolidate` were 28% of the
+/// pipeline's CPU in `bench delivery` (task cells, HTTP buffers, JSON values by the
+/// thousand, freed on other threads than the one that made them). See BENCHMARKS.md.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let quiet = cli.command.quiet();
