@@ -375,7 +375,13 @@ impl FakeProcess {
         let port = std::net::TcpListener::bind("127.0.0.1:0")?
             .local_addr()?
             .port();
-        let child = std::process::Command::new(std::env::current_exe()?)
+        // JOBWIRE_BENCH_FAKE_TELEGRAM names another jobwire binary to run the fake from:
+        // two builds compared against the same fake measure only their own difference.
+        let exe = match std::env::var_os("JOBWIRE_BENCH_FAKE_TELEGRAM") {
+            Some(path) => std::path::PathBuf::from(path),
+            None => std::env::current_exe()?,
+        };
+        let child = std::process::Command::new(exe)
             .args(["fake-telegram", "--no-limits", "--listen"])
             .arg(format!("127.0.0.1:{port}"))
             .env("RUST_LOG", "warn")
