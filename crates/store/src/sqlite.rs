@@ -96,10 +96,9 @@ impl Dialect for Sqlite {
 
     sqlx_values!();
 
-    /// One statement for every subscriber over a JSON array, as PostgreSQL's `unnest`: one
-    /// insert per delivery was one hop to SQLite's worker thread each, and a job for 5,000
-    /// subscribers held the only write connection for 150 ms while every sender's status
-    /// write waited behind it (the send stage went idle at every job).
+    /// One statement per 2,048 subscribers over a JSON array, as PostgreSQL's `unnest`: one
+    /// insert per delivery was one hop to SQLite's worker thread each, all while the
+    /// transaction held the only write connection the send stage's status writes need.
     async fn fan_out(
         store: &SqlStore<Self>,
         post_id: PostId,
