@@ -437,12 +437,17 @@ impl SendStage {
             Some(card) if card.fresh() => return Ok(Some(card)),
             // Another delivery is reading it again: the card of a second ago will do.
             Some(stale) => match gate.try_lock() {
-                Ok(guard) => guard,
+                Ok(guard) => match self.cached_card(post_id) {
+                    // Refreshed between the look and the gate.
+                    Some(card) if card.fresh() => return Ok(Some(card)),
+                    _ => guard,
+                },
                 Err(_) => return Ok(Some(stale)),
             },
             None => {
                 let guard = gate.lock().await;
-                // The delivery before this one in the gate may have read it.
+                // The delivery before this one in the gate read it (even a read that took
+                // longer than a card stays fresh serves everyone who waited for it).
                 if let Some(card) = self.cached_card(post_id) {
                     return Ok(Some(card));
                 }
@@ -484,14 +489,13 @@ impl SendStage {
         Ok(Some(card))
     }
 
-    /// The cached card of `post_id` while it is fresh.
+    /// The cached card of `post_id`, fresh or not.
     fn cached_card(&self, post_id: PostId) -> Option<Arc<Card>> {
         self.renders
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
             .get(&post_id)
             .and_then(|slot| slot.card.clone())
-            .filter(|c| c.fresh())
     }
 
     async fn record(&self, update: DeliveryUpdate) -> Result<bool, DeliverError> {
