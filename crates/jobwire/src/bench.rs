@@ -378,27 +378,34 @@ impl FakeProcess {
         // JOBWIRE_BENCH_FAKE_TELEGRAM names another jobwire binary to run the fake from:
         // two builds compared against the same fake measure only their own difference.
         let exe = match std::env::var_os("JOBWIRE_BENCH_FAKE_TELEGRAM") {
-            Some(path) => std::path::PathBuf::from(path),
-            None => std::env::current_exe()?,
+            Some(path) if !path.is_empty() => std::path::PathBuf::from(path),
+            _ => std::env::current_exe()?,
         };
-        let child = std::process::Command::new(exe)
+        let child = std::process::Command::new(&exe)
             .args(["fake-telegram", "--no-limits", "--listen"])
             .arg(format!("127.0.0.1:{port}"))
             .env("RUST_LOG", "warn")
             .stdin(std::process::Stdio::null())
             .stdout(std::process::Stdio::null())
             .spawn()
-            .context("starting jobwire fake-telegram")?;
-        let fake = Self {
+            .with_context(|| format!("starting {} fake-telegram", exe.display()))?;
+        let mut fake = Self {
             child,
             url: url::Url::parse(&format!("http://127.0.0.1:{port}/"))?,
             http: reqwest012::Client::new(),
         };
         let deadline = Instant::now() + Duration::from_secs(30);
         while fake.stats().await.is_err() {
+            if let Some(status) = fake.child.try_wait()? {
+                anyhow::bail!(
+                    "{} fake-telegram exited ({status}) before it answered",
+                    exe.display()
+                );
+            }
             anyhow::ensure!(
                 Instant::now() < deadline,
-                "the fake Telegram never answered"
+                "the fake Telegram ({} fake-telegram) never answered",
+                exe.display()
             );
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
