@@ -431,10 +431,12 @@ impl SendStage {
                 .lock()
                 .unwrap_or_else(std::sync::PoisonError::into_inner);
             let slot = m.entry(post_id).or_default();
-            (slot.card.clone(), slot.read.clone())
+            match &slot.card {
+                Some(card) if card.fresh() => return Ok(Some(card.clone())),
+                card => (card.clone(), slot.read.clone()),
+            }
         };
         let _reading = match cached {
-            Some(card) if card.fresh() => return Ok(Some(card)),
             // Another delivery is reading it again: the card of a second ago will do.
             Some(stale) => match gate.try_lock() {
                 Ok(guard) => match self.cached_card(post_id) {

@@ -73,7 +73,7 @@ pub use reporting::ReportingStore;
 pub use shared::SqlStore;
 pub use source_state::SourceStateStore;
 pub use sql::{BoxFuture, Dialect, Exec};
-pub use sqlite::SqliteStore;
+pub use sqlite::{SQLITE_FAN_OUT_ROWS, SqliteStore};
 pub use subscribers::SubscriberStore;
 pub use types::*;
 

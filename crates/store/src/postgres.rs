@@ -24,8 +24,8 @@ use async_trait::async_trait;
 use sqlx::postgres::{PgConnectOptions, PgPoolOptions, PgRow};
 use sqlx::{Column, Postgres, Row, TypeInfo};
 
-use crate::row_by_row::{UPSERT_RENDER, initial_status};
-use crate::sql::{Dialect, Sql, sqlx_values};
+use crate::row_by_row::initial_status;
+use crate::sql::{Dialect, sqlx_values};
 use crate::*;
 
 use crate::migrations::POSTGRES_MIGRATOR as MIGRATOR;
@@ -333,12 +333,7 @@ impl Dialect for Postgres {
             statuses.push(initial_status(d, now).as_str());
             not_before.push(d.not_before.map(|t| t.timestamp_millis()));
         }
-        let mut tx = store.write.begin().await?;
-        Sql::<Self>::new(UPSERT_RENDER)
-            .int(post_id)
-            .json(Some(parts))
-            .execute(&mut tx)
-            .await?;
+        let mut tx = store.begin_fan_out(post_id, parts).await?;
         // One statement for every subscriber; ids come from the sequence in input order.
         let rows = sqlx::query(
             "INSERT INTO deliveries (post_id, subscriber_id, chat_id, bot, status, not_before,

@@ -1,8 +1,8 @@
-//! Fan-out and delivery status changes, one row at a time: what SQLite runs (one writer, no
-//! round trips worth saving) and what PostgreSQL runs for the updates it does not batch.
+//! What both dialects' fan-outs share (its start and its end), and delivery status changes
+//! one row at a time, for the updates the dialects do not batch.
 
 use crate::codec::ms;
-use crate::sql::{Cols, Dialect, Sql};
+use crate::sql::{Dialect, Sql};
 use crate::subscribers::BUMP_SUBSCRIBERS_VERSION;
 use crate::*;
 
@@ -16,7 +16,7 @@ pub(crate) fn initial_status(delivery: &NewDelivery, now: i64) -> DeliveryStatus
 }
 
 /// Stores (or replaces) a job's rendered parts.
-pub(crate) const UPSERT_RENDER: &str = "INSERT INTO job_renders (post_id, parts) VALUES ($1, $2)
+const UPSERT_RENDER: &str = "INSERT INTO job_renders (post_id, parts) VALUES ($1, $2)
      ON CONFLICT (post_id) DO UPDATE SET parts = excluded.parts";
 
 /// A job whose deliveries are written moves on (and only a job: never back from later).
@@ -24,44 +24,21 @@ pub(crate) const MARK_FANNED_OUT: &str =
     "UPDATE posts SET status = 'fanned_out', updated_at = $1 WHERE id = $2 AND status = 'job'";
 
 impl<DB: Dialect> SqlStore<DB> {
-    /// [`Store::fan_out`] with one insert per delivery, in one transaction.
-    pub(crate) async fn fan_out_each(
+    /// The start of every fan-out: a transaction on the write connection with the job's
+    /// rendered parts stored (each dialect then inserts the deliveries its own way and calls
+    /// [`SqlStore::finish_fan_out`]).
+    pub(crate) async fn begin_fan_out(
         &self,
         post_id: PostId,
         parts: &[String],
-        deliveries: &[NewDelivery],
-        now: i64,
-    ) -> Result<Vec<DeliveryId>> {
+    ) -> Result<sqlx::Transaction<'static, DB>> {
         let mut tx = self.write.begin().await?;
         Sql::<DB>::new(UPSERT_RENDER)
             .int(post_id)
             .json(Some(parts))
             .execute(&mut tx)
             .await?;
-        let mut ready = Vec::new();
-        for d in deliveries {
-            let status = initial_status(d, now);
-            let inserted = Sql::<DB>::new(
-                "INSERT INTO deliveries (post_id, subscriber_id, chat_id, bot, status, not_before,
-                     created_at, updated_at)
-                 VALUES ($1, $2, $3, $4, $5, $6, $7, $7)
-                 ON CONFLICT (post_id, subscriber_id) DO NOTHING
-                 RETURNING id",
-            )
-            .int(post_id)
-            .int(d.subscriber_id)
-            .int(d.chat_id)
-            .text(d.bot.as_str())
-            .text(status.as_str())
-            .int(d.not_before.map(ms))
-            .int(now)
-            .fetch_optional(&mut tx)
-            .await?;
-            if let (Some(row), DeliveryStatus::Pending) = (inserted, status) {
-                ready.push(Cols::<DB>::new(&row).id()?.into());
-            }
-        }
-        Self::finish_fan_out(tx, post_id, now, ready).await
+        Ok(tx)
     }
 
     /// The end of every fan-out: the job moves to `fanned_out` (only from `job`, never back

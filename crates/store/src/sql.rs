@@ -123,17 +123,16 @@ pub trait Dialect: Database + Sized {
         args: Self::Arguments,
     ) -> BoxFuture<'e, Result<u64>>;
 
-    /// See [`crate::Store::fan_out`]. By default one insert per delivery in one
-    /// transaction; a dialect may batch.
+    /// See [`crate::Store::fan_out`]: the audience in a few statements (one insert per
+    /// delivery costs a round trip each), between [`SqlStore::begin_fan_out`] and
+    /// [`SqlStore::finish_fan_out`].
     async fn fan_out(
         store: &SqlStore<Self>,
         post_id: PostId,
         parts: &[String],
         deliveries: &[NewDelivery],
         now: i64,
-    ) -> Result<Vec<DeliveryId>> {
-        store.fan_out_each(post_id, parts, deliveries, now).await
-    }
+    ) -> Result<Vec<DeliveryId>>;
 
     /// See [`crate::Store::apply_delivery_updates`]. By default one statement per update
     /// in one transaction; a dialect may batch.

@@ -13,13 +13,18 @@ use async_trait::async_trait;
 use sqlx::Sqlite;
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
 
-use crate::sql::{Dialect, Sql, sqlx_values};
+use crate::sql::{Dialect, sqlx_values};
 use crate::*;
 
 use crate::migrations::SQLITE_MIGRATOR as MIGRATOR;
 
 /// SQLite implementation of [`Store`].
 pub type SqliteStore = SqlStore<Sqlite>;
+
+/// Deliveries SQLite's fan-out writes per statement: the JSON of a 50,000-strong audience
+/// at once cost 30 MB of peak memory; statements of this many keep it flat, at one hop to
+/// the worker thread each.
+pub const SQLITE_FAN_OUT_ROWS: usize = 2048;
 
 impl SqlStore<Sqlite> {
     /// Opens (creating if needed) the database at `url` (`sqlite://PATH` or `sqlite:PATH`)
@@ -116,17 +121,9 @@ impl Dialect for Sqlite {
              FROM json_each($2) WHERE true
              ON CONFLICT (post_id, subscriber_id) DO NOTHING
              RETURNING id, status";
-        /// Deliveries per statement: the JSON of a 50,000-strong audience at once cost
-        /// 30 MB of peak memory; chunks keep it flat, at one worker hop per chunk.
-        const CHUNK: usize = 2048;
-        let mut tx = store.write.begin().await?;
-        Sql::<Self>::new(crate::row_by_row::UPSERT_RENDER)
-            .int(post_id)
-            .json(Some(parts))
-            .execute(&mut tx)
-            .await?;
+        let mut tx = store.begin_fan_out(post_id, parts).await?;
         let mut ready = Vec::new();
-        for chunk in deliveries.chunks(CHUNK) {
+        for chunk in deliveries.chunks(SQLITE_FAN_OUT_ROWS) {
             let rows: Vec<(i64, i64, &str, &str, Option<i64>)> = chunk
                 .iter()
                 .map(|d| {

@@ -596,14 +596,13 @@ pub async fn check_waiting_posts(store: &dyn Store) {
     );
 }
 
-/// An audience larger than one insert statement takes (SQLite writes 2,048 per statement):
-/// every subscriber gets exactly one delivery, the held ones are not among the ready, and a
-/// redelivered job adds nothing.
+/// An audience larger than one insert statement takes (two full SQLite statements and part
+/// of a third): every subscriber gets exactly one delivery, the held ones are not among the
+/// ready, and a redelivered job adds nothing.
 pub async fn check_fan_out_large(store: &dyn Store) {
     let post = job(store, "fan-large").await;
-    let mut subs = audience(store, 50_000, 4_500).await;
-    // More than two of SQLite's statements (2,048 rows each, `fan_out` in sqlite.rs).
-    assert!(subs.len() > 2 * 2_048);
+    let n = 2 * jobwire_store::SQLITE_FAN_OUT_ROWS as i64 + 404;
+    let mut subs = audience(store, 50_000, n).await;
     for (i, d) in subs.iter_mut().enumerate() {
         if i % 7 == 3 {
             d.not_before = Some(t0() + secs(600));
@@ -639,7 +638,7 @@ pub async fn check_fan_out_large(store: &dyn Store) {
         .await
         .unwrap()
         .unwrap();
-    assert_eq!(last.chat_id, 50_000 + 4_499);
+    assert_eq!(last.chat_id, 50_000 + n - 1);
     assert_eq!(last.bot, "rust_bot");
     assert!(
         store
