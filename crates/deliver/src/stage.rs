@@ -359,7 +359,8 @@ impl SendStage {
     pub async fn run(self: Arc<Self>, shutdown: CancellationToken) -> Result<(), DeliverError> {
         self.restore_pacing().await;
         let mut sub = self.queue.subscribe(Topic::Send).await?;
-        let slots = Arc::new(Semaphore::new(self.in_flight()));
+        let slots_total = self.in_flight();
+        let slots = Arc::new(Semaphore::new(slots_total));
         let mut tasks = JoinSet::new();
         let mut last_shrink = tokio::time::Instant::now();
         loop {
@@ -372,9 +373,31 @@ impl SendStage {
                 m = sub.next() => m?,
             };
             let Some(msg) = msg else { break };
+            let ready = match msg.decode::<DeliveryReady>() {
+                Ok(r) => r,
+                Err(e) => {
+                    msg.reject(e.to_string()).await;
+                    continue;
+                }
+            };
+            // A message names up to a fan-out run of deliveries: one slot each (the first
+            // was taken above). Not cut short by `shutdown`: the slots come back as the
+            // deliveries in flight finish, which the shutdown waits for anyway.
+            let mut permit = permit;
+            let more = ready.count().min(slots_total) - 1;
+            if more > 0 {
+                match slots
+                    .clone()
+                    .acquire_many_owned(u32::try_from(more).unwrap_or(u32::MAX))
+                    .await
+                {
+                    Ok(p) => permit.merge(p),
+                    Err(_) => break,
+                }
+            }
             let this = self.clone();
             tasks.spawn(async move {
-                this.handle(msg).await;
+                this.handle(msg, ready).await;
                 drop(permit);
             });
             while tasks.try_join_next().is_some() {}
@@ -401,23 +424,38 @@ impl SendStage {
         }
     }
 
-    async fn handle(&self, msg: Received) {
-        let ready = match msg.decode::<DeliveryReady>() {
-            Ok(r) => r,
-            Err(e) => return msg.reject(e.to_string()).await,
-        };
-        let span = tracing::info_span!(
-            "deliver",
-            delivery = ready.delivery_id.get(),
-            post = tracing::field::Empty,
-            chat = tracing::field::Empty
-        );
-        match self.deliver(ready.delivery_id).instrument(span).await {
-            Ok(Outcome::Done | Outcome::Skipped) => msg.ack().await,
-            Err(e) => {
-                // The row is still `pending` (or `sending`): try the message again later.
-                tracing::warn!(delivery = ready.delivery_id.get(), error = %e, "delivery will be retried");
-                jobwire_queue::retry_or_dead_letter(msg, &e.to_string()).await
+    /// Sends every delivery a message names, at once; the message is acknowledged once each
+    /// is done or skipped, and retried as a whole when one failed on the store (the others
+    /// are then skipped by their status on the next attempt).
+    async fn handle(&self, msg: Received, ready: DeliveryReady) {
+        let results = futures::future::join_all(ready.ids().map(|id| {
+            let span = tracing::info_span!(
+                "deliver",
+                delivery = id.get(),
+                post = tracing::field::Empty,
+                chat = tracing::field::Empty
+            );
+            async move {
+                self.deliver(id).await.map_err(|e| {
+                    // The row is still `pending` (or `sending`): try the message again later.
+                    tracing::warn!(delivery = id.get(), error = %e, "delivery will be retried");
+                    e
+                })
+            }
+            .instrument(span)
+        }))
+        .await;
+        let mut errors = results.into_iter().filter_map(Result::err);
+        match errors.next() {
+            None => msg.ack().await,
+            Some(first) => {
+                let others = errors.count();
+                let reason = if others == 0 {
+                    first.to_string()
+                } else {
+                    format!("{first} (and {others} more of the message's deliveries)")
+                };
+                jobwire_queue::retry_or_dead_letter(msg, &reason).await
             }
         }
     }

@@ -12,7 +12,7 @@ use jobwire_deliver::SendStage;
 use jobwire_deliver::stage::SendCounters;
 use jobwire_intake::stage::IntakeStage;
 use jobwire_queue::Queue;
-use jobwire_queue::wire::{DeliveryReady, JobReady, PostReady};
+use jobwire_queue::wire::{DeliveryReady, JobReady, MAX_DELIVERY_BATCH, PostReady};
 use jobwire_store::{DeliveryStatus, PipelineCounts, PostStatus, Store};
 use tokio_util::sync::CancellationToken;
 
@@ -306,30 +306,34 @@ pub async fn redrive(
     r.posts = publish_pages(
         queue,
         |after| store.posts_in_status_after(PostStatus::Queued, after, page),
-        PostReady::new,
+        |ids| ids.iter().map(|&id| PostReady::new(id)).collect(),
     )
     .await?;
     r.jobs = publish_pages(
         queue,
         |after| store.posts_in_status_after(PostStatus::Job, after, page),
-        JobReady::new,
+        |ids| ids.iter().map(|&id| JobReady::new(id)).collect(),
     )
     .await?;
     r.deliveries = publish_pages(
         queue,
         |after| store.deliveries_in_status_after(DeliveryStatus::Pending, after, page),
-        DeliveryReady::new,
+        |ids| {
+            ids.chunks(MAX_DELIVERY_BATCH)
+                .filter_map(DeliveryReady::batch)
+                .collect()
+        },
     )
     .await?;
     Ok(r)
 }
 
-/// Publishes `message(id)` for every id `fetch` pages through (`fetch(after)` returns the
-/// ids after `after`, in order); returns how many.
+/// Publishes `messages(page)` for every page of ids `fetch` pages through (`fetch(after)`
+/// returns the ids after `after`, in order); returns how many ids.
 async fn publish_pages<Id, M, F, Fut>(
     queue: &dyn Queue,
     fetch: F,
-    message: fn(Id) -> M,
+    messages: fn(&[Id]) -> Vec<M>,
 ) -> anyhow::Result<usize>
 where
     Id: Copy,
@@ -344,7 +348,7 @@ where
             return Ok(total);
         };
         total += ids.len();
-        publish_all(queue, ids.into_iter().map(message)).await?;
+        publish_all(queue, messages(&ids).into_iter()).await?;
         after = Some(last);
     }
 }

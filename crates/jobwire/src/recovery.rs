@@ -16,7 +16,7 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use chrono::Utc;
-use jobwire_queue::wire::{DeliveryReady, JobReady, PostReady};
+use jobwire_queue::wire::{JobReady, PostReady};
 use jobwire_queue::{DeadLetterSink, Queue, Topic};
 use jobwire_store::{NewDeadLetter, Store};
 use tokio_util::sync::CancellationToken;
@@ -136,9 +136,8 @@ pub async fn scheduler(
 /// Held deliveries and waiting posts whose time has come, back onto their queues.
 async fn release_due(store: &dyn Store, queue: &dyn Queue) -> anyhow::Result<()> {
     let now = Utc::now();
-    for id in store.release_held_deliveries(now, PER_TICK).await? {
-        jobwire_queue::publish(queue, &DeliveryReady::new(id)).await?;
-    }
+    let released = store.release_held_deliveries(now, PER_TICK).await?;
+    jobwire_queue::publish_deliveries(queue, &released).await?;
     for id in store.release_waiting_posts(now, PER_TICK).await? {
         jobwire_queue::publish(queue, &PostReady::new(id)).await?;
     }
@@ -162,9 +161,7 @@ async fn recover(
             "taking over deliveries left `sending` past their lease"
         );
     }
-    for id in taken {
-        jobwire_queue::publish(queue, &DeliveryReady::new(id)).await?;
-    }
+    jobwire_queue::publish_deliveries(queue, &taken).await?;
     let stuck = store
         .take_stuck(ago(timing.stuck_after), now, PER_TICK)
         .await?;
@@ -183,8 +180,6 @@ async fn recover(
     for id in stuck.jobs {
         jobwire_queue::publish(queue, &JobReady::new(id)).await?;
     }
-    for id in stuck.deliveries {
-        jobwire_queue::publish(queue, &DeliveryReady::new(id)).await?;
-    }
+    jobwire_queue::publish_deliveries(queue, &stuck.deliveries).await?;
     Ok(())
 }

@@ -196,6 +196,21 @@ pub async fn publish<T: wire::WireMessage>(queue: &dyn Queue, msg: &T) -> Result
     queue.publish(T::TOPIC, payload).await
 }
 
+/// Publishes `ids` as [`wire::DeliveryReady`] messages of up to
+/// [`wire::MAX_DELIVERY_BATCH`] deliveries each, one after the other.
+pub async fn publish_deliveries(
+    queue: &dyn Queue,
+    ids: &[jobwire_core::DeliveryId],
+) -> Result<(), QueueError> {
+    for message in ids
+        .chunks(wire::MAX_DELIVERY_BATCH)
+        .filter_map(wire::DeliveryReady::batch)
+    {
+        publish(queue, &message).await?;
+    }
+    Ok(())
+}
+
 /// Opens the queue a URL names: `memory://` (in-process, [`MemoryQueue`]) or
 /// `amqp://…` / `amqps://…` (RabbitMQ, [`AmqpQueue`] with the defaults of [`AmqpConfig::new`]).
 pub async fn open(url: &str) -> Result<Arc<dyn Queue>, QueueError> {

@@ -10,9 +10,10 @@ use async_trait::async_trait;
 
 use crate::{Queue, QueueError, Received, Settle, Subscription, Topic};
 
-/// Messages the send topic holds before a publish waits for a consumer: as many as a send
-/// stage takes in flight by default, so the senders never run dry.
-pub const SEND_CAPACITY: usize = 16_384;
+/// Messages the send topic holds before a publish waits for a consumer: as many deliveries
+/// as a send stage takes in flight by default (16,384) in the fan-out's runs of
+/// [`crate::wire::MAX_DELIVERY_BATCH`], so the senders never run dry.
+pub const SEND_CAPACITY: usize = 16_384 / crate::wire::MAX_DELIVERY_BATCH;
 
 #[derive(Debug)]
 struct Channel {
@@ -204,7 +205,12 @@ mod tests {
             .expect("publish");
         let m = sub.next().await.expect("ok").expect("message");
         let error = m.decode::<PostReady>().expect_err("newer version refused");
-        assert!(error.to_string().contains("wire version 2"), "{error}");
+        assert!(
+            error
+                .to_string()
+                .contains(&format!("wire version {}", WIRE_VERSION + 1)),
+            "{error}"
+        );
         let m = sub.next().await.expect("ok").expect("message");
         assert!(
             m.decode::<PostReady>().is_err(),

@@ -8,8 +8,19 @@ use jobwire_core::{DeliveryId, PostId};
 
 use crate::Topic;
 
-/// The current wire version written by this build.
-pub const WIRE_VERSION: u16 = 1;
+/// The highest wire version this build reads. Each message is written with the version of
+/// its shape: 1 for every message, 2 for a [`DeliveryReady`] that names several deliveries
+/// (which a build that reads only 1 refuses, and dead-letters, instead of sending the first
+/// delivery and silently dropping the others).
+pub const WIRE_VERSION: u16 = 2;
+
+/// The version of a message that names one row.
+const V1: u16 = 1;
+
+/// The most deliveries one [`DeliveryReady`] names: the fan-out publishes its deliveries in
+/// runs of this many, so the broker carries one message (a publish, a confirm, a delivery
+/// and an ack) per run instead of per delivery.
+pub const MAX_DELIVERY_BATCH: usize = 64;
 
 /// A type that travels on one topic.
 pub trait WireMessage: Serialize + DeserializeOwned {
@@ -33,17 +44,21 @@ pub struct JobReady {
     pub post_id: PostId,
 }
 
-/// A delivery row waits to be sent.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+/// Delivery rows wait to be sent: `delivery_id`, then `more` (version 2; empty and left out
+/// in version 1). The rows are independent: each is sent, skipped or retried on its own, and
+/// the message is settled once every one of them is.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct DeliveryReady {
     pub v: u16,
     pub delivery_id: DeliveryId,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub more: Vec<DeliveryId>,
 }
 
 impl PostReady {
     pub fn new(post_id: impl Into<PostId>) -> Self {
         Self {
-            v: WIRE_VERSION,
+            v: V1,
             post_id: post_id.into(),
         }
     }
@@ -51,17 +66,41 @@ impl PostReady {
 impl JobReady {
     pub fn new(post_id: impl Into<PostId>) -> Self {
         Self {
-            v: WIRE_VERSION,
+            v: V1,
             post_id: post_id.into(),
         }
     }
 }
 impl DeliveryReady {
+    /// One delivery (version 1).
     pub fn new(delivery_id: impl Into<DeliveryId>) -> Self {
         Self {
-            v: WIRE_VERSION,
+            v: V1,
             delivery_id: delivery_id.into(),
+            more: Vec::new(),
         }
+    }
+
+    /// Several deliveries in one message (version 2 when there is more than one); `None`
+    /// for an empty list. Callers keep a batch to [`MAX_DELIVERY_BATCH`].
+    pub fn batch(ids: &[DeliveryId]) -> Option<Self> {
+        let (&first, more) = ids.split_first()?;
+        let mut message = Self::new(first);
+        if !more.is_empty() {
+            message.v = 2;
+            message.more = more.to_vec();
+        }
+        Some(message)
+    }
+
+    /// Every delivery the message names, in order.
+    pub fn ids(&self) -> impl Iterator<Item = DeliveryId> + '_ {
+        std::iter::once(self.delivery_id).chain(self.more.iter().copied())
+    }
+
+    /// How many deliveries the message names.
+    pub fn count(&self) -> usize {
+        1 + self.more.len()
     }
 }
 
@@ -97,5 +136,27 @@ mod tests {
         assert_eq!(json, r#"{"v":1,"delivery_id":7}"#);
         let back: PostReady = serde_json::from_str(r#"{"v":1,"post_id":3}"#).expect("parses");
         assert_eq!(back.post_id, PostId(3));
+    }
+
+    #[test]
+    fn a_batch_is_version_two_and_a_single_delivery_stays_version_one() {
+        let ids = [DeliveryId(4), DeliveryId(5), DeliveryId(9)];
+        let batch = DeliveryReady::batch(&ids).expect("not empty");
+        let json = serde_json::to_string(&batch).expect("serializes");
+        assert_eq!(json, r#"{"v":2,"delivery_id":4,"more":[5,9]}"#);
+        let back: DeliveryReady = serde_json::from_str(&json).expect("parses");
+        assert_eq!(back.ids().collect::<Vec<_>>(), ids);
+        assert_eq!(back.count(), 3);
+
+        let one = DeliveryReady::batch(&ids[..1]).expect("not empty");
+        assert_eq!(
+            serde_json::to_string(&one).expect("serializes"),
+            r#"{"v":1,"delivery_id":4}"#
+        );
+        assert!(DeliveryReady::batch(&[]).is_none());
+        // A version-1 message of an earlier release reads as a batch of one.
+        let old: DeliveryReady =
+            serde_json::from_str(r#"{"v":1,"delivery_id":7}"#).expect("parses");
+        assert_eq!(old.ids().collect::<Vec<_>>(), [DeliveryId(7)]);
     }
 }

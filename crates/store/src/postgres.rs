@@ -112,12 +112,16 @@ impl SqlStore<Postgres> {
         // fan-out) it otherwise picks a sequential scan filtered by the batch's ids, 5-60 ms
         // per batch at 50,000 deliveries. `SET LOCAL` ends with the transaction and travels
         // with its `BEGIN` (no extra round trip).
+        let (updates, order) = in_runs(updates);
+        let updates = updates.as_slice();
         let mut tx = self
             .write
             .begin_with("BEGIN; SET LOCAL enable_seqscan = off; SET LOCAL enable_bitmapscan = off")
             .await?;
         // Lock every named delivery in id order first: two batches naming the same rows
-        // then queue behind each other instead of locking them in opposite orders.
+        // then queue behind each other instead of locking them in opposite orders. (Left
+        // out, `bench distributed-delivery` measured no difference: kept for the rare
+        // overlap, e.g. a message handed to two senders.)
         let mut named: Vec<i64> = updates.iter().map(|u| i64::from(u.id())).collect();
         named.sort_unstable();
         named.dedup();
@@ -158,20 +162,25 @@ impl SqlStore<Postgres> {
                         DeliveryUpdate::LastPartSent { .. } => last,
                         _ => false,
                     });
+                    // Each row's message id is looked up in the array by its id's place,
+                    // not joined from `unnest(ids, message_ids)`: an UPDATE joined to a
+                    // function scan carries a copy of that scan's whole row per updated row
+                    // (for re-checks under concurrency), which was a tenth of PostgreSQL's
+                    // CPU in `bench distributed-delivery`.
                     let sql = if last {
-                        "UPDATE deliveries d SET parts_sent = d.parts_sent + 1,
-                             message_ids = d.message_ids || jsonb_build_array(u.message_id),
+                        "UPDATE deliveries SET parts_sent = parts_sent + 1,
+                             message_ids = message_ids || jsonb_build_array(
+                                 ($3::BIGINT[])[array_position($2::BIGINT[], id)]),
                              status = 'sent', sent_at = $1, updated_at = $1, error = NULL
-                         FROM unnest($2::BIGINT[], $3::BIGINT[]) AS u(id, message_id)
-                         WHERE d.id = u.id AND d.id = ANY($2) AND d.status || '' = 'sending'
-                         RETURNING d.id"
+                         WHERE id = ANY($2) AND status || '' = 'sending'
+                         RETURNING id"
                     } else {
-                        "UPDATE deliveries d SET parts_sent = d.parts_sent + 1,
-                             message_ids = d.message_ids || jsonb_build_array(u.message_id),
+                        "UPDATE deliveries SET parts_sent = parts_sent + 1,
+                             message_ids = message_ids || jsonb_build_array(
+                                 ($3::BIGINT[])[array_position($2::BIGINT[], id)]),
                              updated_at = $1
-                         FROM unnest($2::BIGINT[], $3::BIGINT[]) AS u(id, message_id)
-                         WHERE d.id = u.id AND d.id = ANY($2) AND d.status || '' = 'sending'
-                         RETURNING d.id"
+                         WHERE id = ANY($2) AND status || '' = 'sending'
+                         RETURNING id"
                     };
                     let rows = sqlx::query(sql)
                         .bind(now)
@@ -210,7 +219,7 @@ impl SqlStore<Postgres> {
             start = end;
         }
         tx.commit().await?;
-        Ok(applied)
+        Ok(in_batch_order(&applied, &order))
     }
 }
 
@@ -245,6 +254,52 @@ fn message_ids_in(updates: &[DeliveryUpdate]) -> Vec<i64> {
             _ => None,
         })
         .collect()
+}
+
+/// A batch's updates reordered into as few runs as it allows, with where each came from
+/// (`order[i]` is the place in `updates` of the result's `i`th): the claims, then the part
+/// and last-part marks, then the `sent` ones, then the rest, each kind in id order. Updates
+/// of one delivery keep their order (the second update of a delivery comes in a later
+/// layer of kinds). The send stage's concurrent deliveries hand in claims and last parts
+/// interleaved: in `bench delivery` a batch of about 500 updates ran as 5.8 statements on
+/// average as it came and as 1.8 grouped; each statement is a round trip to a database on
+/// another machine. Reordering different deliveries' updates is safe: they arrived from
+/// independent tasks, in no order anyone relies on, and none waits for another's answer
+/// before its own commit.
+pub(crate) fn in_runs(updates: &[DeliveryUpdate]) -> (Vec<DeliveryUpdate>, Vec<usize>) {
+    fn kind(update: &DeliveryUpdate) -> u8 {
+        match update {
+            DeliveryUpdate::Claim { .. } => 0,
+            DeliveryUpdate::PartSent { .. } => 1,
+            DeliveryUpdate::LastPartSent { .. } => 2,
+            DeliveryUpdate::Sent { .. } => 3,
+            _ => 4,
+        }
+    }
+    let mut seen: std::collections::HashMap<DeliveryId, u32> =
+        std::collections::HashMap::with_capacity(updates.len());
+    let mut keys: Vec<(u32, u8, i64, usize)> = updates
+        .iter()
+        .enumerate()
+        .map(|(i, u)| {
+            let layer = seen.entry(u.id()).or_insert(0);
+            let key = (*layer, kind(u), i64::from(u.id()), i);
+            *layer += 1;
+            key
+        })
+        .collect();
+    keys.sort_unstable();
+    let order: Vec<usize> = keys.iter().map(|k| k.3).collect();
+    (order.iter().map(|&i| updates[i].clone()).collect(), order)
+}
+
+/// `applied` of the updates as [`in_runs`] reordered them, back in the batch's order.
+pub(crate) fn in_batch_order(applied: &[bool], order: &[usize]) -> Vec<bool> {
+    let mut out = vec![false; applied.len()];
+    for (&ok, &i) in applied.iter().zip(order) {
+        out[i] = ok;
+    }
+    out
 }
 
 /// The end (exclusive) of the run of updates starting at `start` that `same_kind` accepts and
@@ -380,5 +435,66 @@ impl Dialect for Postgres {
                 other => return other,
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn claim(id: i64) -> DeliveryUpdate {
+        DeliveryUpdate::Claim { id: id.into() }
+    }
+
+    fn last(id: i64) -> DeliveryUpdate {
+        DeliveryUpdate::LastPartSent {
+            id: id.into(),
+            message_id: id * 10,
+        }
+    }
+
+    fn failed(id: i64) -> DeliveryUpdate {
+        DeliveryUpdate::Failed {
+            id: id.into(),
+            error: "no".into(),
+        }
+    }
+
+    /// How many statements the run-by-run appliers make of `updates`.
+    fn runs(updates: &[DeliveryUpdate]) -> usize {
+        let mut start = 0;
+        let mut count = 0;
+        while start < updates.len() {
+            let kind = std::mem::discriminant(&updates[start]);
+            start = run_end(updates, start, |u| std::mem::discriminant(u) == kind);
+            count += 1;
+        }
+        count
+    }
+
+    #[test]
+    fn interleaved_claims_and_last_parts_become_two_runs_and_answers_keep_their_places() {
+        let batch = vec![claim(5), last(2), claim(9), failed(7), last(1), claim(3)];
+        assert_eq!(runs(&batch), 6);
+        let (grouped, order) = in_runs(&batch);
+        assert_eq!(
+            grouped,
+            vec![claim(3), claim(5), claim(9), last(1), last(2), failed(7)]
+        );
+        assert_eq!(runs(&grouped), 3);
+        // Each answer goes back to the update it answers.
+        let applied: Vec<bool> = grouped.iter().map(|u| u.id().get() % 2 == 1).collect();
+        let back = in_batch_order(&applied, &order);
+        let expected: Vec<bool> = batch.iter().map(|u| u.id().get() % 2 == 1).collect();
+        assert_eq!(back, expected);
+    }
+
+    #[test]
+    fn two_updates_of_one_delivery_keep_their_order() {
+        // A claim and a failure of delivery 4 (a redelivered message's second handler):
+        // the claim stays first, whatever the kinds' order.
+        let batch = vec![failed(4), claim(6), claim(4)];
+        let (grouped, _) = in_runs(&batch);
+        assert_eq!(grouped, vec![claim(6), failed(4), claim(4)]);
     }
 }

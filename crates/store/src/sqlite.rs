@@ -153,8 +153,8 @@ impl Dialect for Sqlite {
         SqlStore::<Self>::finish_fan_out(tx, post_id, now, ready).await
     }
 
-    /// Consecutive claims, and consecutive last parts, of a batch (the send stage's hot
-    /// path) run as one statement each over a JSON array; other updates one by one. One
+    /// The claims, and the last parts, of a batch (the send stage's hot path; grouped by
+    /// [`crate::postgres::in_runs`]) run as one statement each over a JSON array; other updates one by one. One
     /// transaction either way. The `+` before `status` keeps SQLite from walking the status
     /// index (every pending row) instead of looking the batch's ids up.
     async fn apply_delivery_updates(
@@ -162,7 +162,7 @@ impl Dialect for Sqlite {
         updates: &[DeliveryUpdate],
         now: i64,
     ) -> Result<Vec<bool>> {
-        use crate::postgres::{ids_in, run_end};
+        use crate::postgres::{ids_in, in_batch_order, in_runs, run_end};
         const CLAIM: &str = "UPDATE deliveries SET status = 'sending', attempts = attempts + 1,
                  updated_at = $1
              WHERE id IN (SELECT value FROM json_each($2)) AND +status = 'pending'
@@ -175,6 +175,8 @@ impl Dialect for Sqlite {
                    FROM json_each($2)) AS u
              WHERE deliveries.id = u.id AND +deliveries.status = 'sending'
              RETURNING deliveries.id";
+        let (updates, order) = in_runs(updates);
+        let updates = updates.as_slice();
         let mut tx = store.write.begin().await?;
         let mut applied = vec![false; updates.len()];
         let mut start = 0;
@@ -224,7 +226,7 @@ impl Dialect for Sqlite {
             start = end;
         }
         tx.commit().await?;
-        Ok(applied)
+        Ok(in_batch_order(&applied, &order))
     }
 
     fn get_int(row: &Self::Row, column: &str) -> Result<Option<i64>> {

@@ -363,3 +363,79 @@ async fn a_restart_does_not_forget_the_last_sends_to_a_chat() {
     );
     assert_eq!(telegram.stats().rejected_429, 0);
 }
+
+/// The fan-out hands deliveries to the senders in messages of up to 64: each delivery a
+/// message names goes out once, a message naming them again (a broker's redelivery) sends
+/// nothing twice, and a one-delivery message of an earlier release is still sent.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_message_naming_many_deliveries_sends_each_once() {
+    use jobwire_queue::wire::{DeliveryReady, MAX_DELIVERY_BATCH};
+    init();
+    let telegram = fake_telegram(None).await;
+    let (_dir, db) = temp_db().unwrap();
+    let bed = dev_only_bed(RateLimitConfig::default());
+    let settings = bed.settings(telegram.url(), &db).unwrap();
+    let dev = bed.bot_id("dev").unwrap();
+    let chats: Vec<i64> = (1..=5).collect();
+    {
+        let store = SqliteStore::open_path(&db).await.unwrap();
+        let subs: Vec<_> = chats.iter().map(|&c| subscriber(c, &["web"])).collect();
+        jobwire::subscribers::store_all(&store, &subs)
+            .await
+            .unwrap();
+    }
+    let (mut running, store) = start_pipeline(&settings).await.unwrap();
+    // A job nobody's filters route (design has no bot here), given deliveries by hand so
+    // that this test writes their messages.
+    let post = seed_job(store.as_ref(), "@c", "1", "Landing page, $300", &["design"])
+        .await
+        .unwrap();
+    let subscribers = store.subscribers().await.unwrap();
+    let new: Vec<NewDelivery> = subscribers
+        .iter()
+        .map(|s| NewDelivery {
+            subscriber_id: s.id,
+            chat_id: s.chat_id,
+            bot: "dev".into(),
+            not_before: None,
+        })
+        .collect();
+    let ready = store
+        .fan_out(post, &["<b>Landing page</b>".to_owned()], &new, Utc::now())
+        .await
+        .unwrap();
+    assert_eq!(ready.len(), chats.len());
+    let (batch, single) = ready.split_at(ready.len() - 1);
+    let batch = DeliveryReady::batch(batch).unwrap();
+    assert!(batch.count() > 1 && batch.count() <= MAX_DELIVERY_BATCH);
+    let queue = running.queue.clone();
+    jobwire_queue::publish(queue.as_ref(), &batch)
+        .await
+        .unwrap();
+    jobwire_queue::publish(queue.as_ref(), &DeliveryReady::new(single[0]))
+        .await
+        .unwrap();
+    let first = running.wait_settled(Duration::from_secs(30)).await.unwrap();
+    // The broker hands the batch out again (a sender died before its ack). Once the send
+    // stage has taken it, the shutdown waits for its handling to end.
+    jobwire_queue::publish(queue.as_ref(), &batch)
+        .await
+        .unwrap();
+    eventually(
+        "the send stage to take the message again",
+        Duration::from_secs(10),
+        || async { queue.depth(jobwire_queue::Topic::Send).await == Some(0) },
+    )
+    .await;
+    running.shutdown().await.unwrap();
+    let again = store.pipeline_counts().await.unwrap();
+
+    for &chat in &chats {
+        let got = telegram.chat_messages(dev, chat);
+        assert_eq!(got.len(), 1, "chat {chat} got the job once: {got:?}");
+        assert!(got[0].text.contains("Landing page"), "{}", got[0].text);
+    }
+    assert_eq!(telegram.messages().len(), chats.len());
+    assert_eq!(first.deliveries_sent, chats.len() as u64, "{first:?}");
+    assert_eq!(again.deliveries_sent, chats.len() as u64, "{again:?}");
+}
