@@ -67,6 +67,9 @@ pub(crate) enum SendEvent<'a> {
     Retried { error: &'a str },
     /// Network trouble and no attempt left.
     GaveUp { attempts: u32, error: &'a str },
+    /// A delivery of a message that was not this stage's to send (sent already, held, or
+    /// claimed by another sender). Counted only here: not a delivery's outcome.
+    Skipped,
 }
 
 impl SendEvent<'_> {
@@ -112,6 +115,10 @@ impl SendEvent<'_> {
                 metrics::counter!(DELIVERIES_TOTAL, "outcome" => "failed").increment(1);
                 tracing::error!(attempts, error, "sending failed; no attempt left");
             }
+            Self::Skipped => {
+                counters.skipped.fetch_add(1, Ordering::Relaxed);
+                tracing::debug!("not ours to send now; skipped");
+            }
         }
     }
 }
@@ -144,6 +151,7 @@ mod tests {
         }
         .emit(&c);
         SendEvent::Retried { error: "timeout" }.emit(&c);
+        SendEvent::Skipped.emit(&c);
         let get = |a: &std::sync::atomic::AtomicU64| a.load(Ordering::Relaxed);
         assert_eq!(get(&c.sent), 1);
         assert_eq!(get(&c.parts_sent), 1);
@@ -151,5 +159,6 @@ mod tests {
         assert_eq!(get(&c.blocked), 1);
         assert_eq!(get(&c.failed), 2, "refused and gave up are both failures");
         assert_eq!(get(&c.retried), 1);
+        assert_eq!(get(&c.skipped), 1);
     }
 }

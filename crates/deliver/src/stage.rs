@@ -47,6 +47,9 @@ pub enum DeliverError {
 #[derive(Debug, Default)]
 pub struct SendCounters {
     pub sent: AtomicU64,
+    /// Deliveries a message named that were not this stage's to send (sent already, held,
+    /// or claimed by another sender): a redelivered message's rows.
+    pub skipped: AtomicU64,
     pub parts_sent: AtomicU64,
     pub rate_limited: AtomicU64,
     pub blocked: AtomicU64,
@@ -381,24 +384,24 @@ impl SendStage {
                 }
             };
             // A message names up to a fan-out run of deliveries: one slot each (the first
-            // was taken above). Not cut short by `shutdown`: the slots come back as the
-            // deliveries in flight finish, which the shutdown waits for anyway.
+            // was taken above; with `max_in_flight` under a run's length, a message takes
+            // every slot and its deliveries share them). On `shutdown` meanwhile, the
+            // message is left unsettled: its rows are still `pending`, and the broker hands
+            // it out again (the in-process queue's re-drive finds them at the next start).
             let mut permit = permit;
             let more = ready.count().min(slots_total) - 1;
             if more > 0 {
-                match slots
+                let more = slots
                     .clone()
-                    .acquire_many_owned(u32::try_from(more).unwrap_or(u32::MAX))
-                    .await
-                {
-                    Ok(p) => permit.merge(p),
-                    Err(_) => break,
+                    .acquire_many_owned(u32::try_from(more).unwrap_or(u32::MAX));
+                tokio::select! {
+                    _ = shutdown.cancelled() => break,
+                    p = more => match p { Ok(p) => permit.merge(p), Err(_) => break },
                 }
             }
             let this = self.clone();
             tasks.spawn(async move {
-                this.handle(msg, ready).await;
-                drop(permit);
+                this.handle(msg, ready, permit).await;
             });
             while tasks.try_join_next().is_some() {}
             if last_shrink.elapsed() > Duration::from_secs(60) {
@@ -427,8 +430,21 @@ impl SendStage {
     /// Sends every delivery a message names, at once; the message is acknowledged once each
     /// is done or skipped, and retried as a whole when one failed on the store (the others
     /// are then skipped by their status on the next attempt).
-    async fn handle(&self, msg: Received, ready: DeliveryReady) {
-        let results = futures::future::join_all(ready.ids().map(|id| {
+    /// Each delivery gives its slot of `permit` back as soon as it is done, so one waiting
+    /// for a held-up bot does not keep the slots of the message's others.
+    async fn handle(
+        &self,
+        msg: Received,
+        ready: DeliveryReady,
+        mut permit: tokio::sync::OwnedSemaphorePermit,
+    ) {
+        let mut slots = Vec::with_capacity(ready.count());
+        while permit.num_permits() > 1 {
+            slots.push(permit.split(1));
+        }
+        slots.push(Some(permit));
+        slots.resize_with(ready.count(), || None);
+        let results = futures::future::join_all(ready.ids().zip(slots).map(|(id, slot)| {
             let span = tracing::info_span!(
                 "deliver",
                 delivery = id.get(),
@@ -436,11 +452,21 @@ impl SendStage {
                 chat = tracing::field::Empty
             );
             async move {
-                self.deliver(id).await.map_err(|e| {
-                    // The row is still `pending` (or `sending`): try the message again later.
-                    tracing::warn!(delivery = id.get(), error = %e, "delivery will be retried");
-                    e
-                })
+                let outcome = self.deliver(id).await;
+                drop(slot);
+                match outcome {
+                    Ok(Outcome::Done) => Ok(()),
+                    Ok(Outcome::Skipped) => {
+                        SendEvent::Skipped.emit(&self.counters);
+                        Ok(())
+                    }
+                    Err(e) => {
+                        // The row is still `pending` (or `sending`): try the message again
+                        // later.
+                        tracing::warn!(delivery = id.get(), error = %e, "delivery will be retried");
+                        Err(e)
+                    }
+                }
             }
             .instrument(span)
         }))

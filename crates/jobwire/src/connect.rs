@@ -24,10 +24,20 @@ pub async fn open_store(settings: &Settings) -> anyhow::Result<Arc<dyn Store>> {
 pub async fn open_queue(settings: &Settings) -> anyhow::Result<Arc<dyn Queue>> {
     let url = settings.queue_url.expose();
     if url.starts_with("amqp://") || url.starts_with("amqps://") {
-        // The prefetch bounds the deliveries a sender holds at once; most of them wait for a
+        // The prefetch bounds the deliveries a sender holds at once (the send topic's
+        // messages name up to 64 each: `AmqpConfig::prefetch_for`); most of them wait for a
         // rate limiter, so a small prefetch would let one busy bot hold up the others.
         let mut config = jobwire_queue::AmqpConfig::new(url.to_owned());
         config.prefetch = u16::try_from(settings.max_in_flight).unwrap_or(u16::MAX);
+        config.send_prefetch = Some(
+            u16::try_from(
+                settings
+                    .max_in_flight
+                    .div_ceil(jobwire_queue::wire::MAX_DELIVERY_BATCH)
+                    .max(1),
+            )
+            .unwrap_or(u16::MAX),
+        );
         config.queue_prefix = settings.queue_prefix.clone();
         let queue = jobwire_queue::AmqpQueue::connect(config)
             .await

@@ -143,7 +143,7 @@ impl Received {
     }
 
     /// Decodes the payload as the wire type `T`. A message written by a newer release (its
-    /// `v` above [`wire::WIRE_VERSION`]) is refused rather than guessed at: it is
+    /// `v` above `T`'s [`wire::WireMessage::MAX_VERSION`]) is refused rather than guessed at: it is
     /// dead-lettered with its reason and can be replayed once every process is upgraded.
     pub fn decode<T: wire::WireMessage>(&self) -> Result<T, QueueError> {
         let message: T =
@@ -153,11 +153,11 @@ impl Received {
                 source,
             })?;
         match message.version() {
-            1..=wire::WIRE_VERSION => Ok(message),
+            v if (1..=T::MAX_VERSION).contains(&v) => Ok(message),
             found => Err(QueueError::Version {
                 topic: self.topic,
                 found,
-                supported: wire::WIRE_VERSION,
+                supported: T::MAX_VERSION,
             }),
         }
     }

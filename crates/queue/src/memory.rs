@@ -190,7 +190,8 @@ mod tests {
 
     #[tokio::test]
     async fn a_message_from_a_newer_release_is_refused_not_guessed_at() {
-        use crate::wire::{PostReady, WIRE_VERSION};
+        use crate::wire::{PostReady, WireMessage};
+        const WIRE_VERSION: u16 = PostReady::MAX_VERSION;
         let q = MemoryQueue::new();
         let mut sub = q.subscribe(Topic::Classify).await.expect("subscribe");
         let newer = format!(r#"{{"v":{},"post_id":3}}"#, WIRE_VERSION + 1);

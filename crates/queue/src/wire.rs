@@ -8,10 +8,11 @@ use jobwire_core::{DeliveryId, PostId};
 
 use crate::Topic;
 
-/// The highest wire version this build reads. Each message is written with the version of
-/// its shape: 1 for every message, 2 for a [`DeliveryReady`] that names several deliveries
-/// (which a build that reads only 1 refuses, and dead-letters, instead of sending the first
-/// delivery and silently dropping the others).
+/// The highest wire version of any message this build reads (each type has its own,
+/// [`WireMessage::MAX_VERSION`]). Each message is written with the version of its shape: 1
+/// for every message, 2 for a [`DeliveryReady`] that names several deliveries (which a build
+/// that reads only 1 refuses, and dead-letters, instead of sending the first delivery and
+/// silently dropping the others: upgrade the senders before the dispatchers).
 pub const WIRE_VERSION: u16 = 2;
 
 /// The version of a message that names one row.
@@ -26,6 +27,8 @@ pub const MAX_DELIVERY_BATCH: usize = 64;
 pub trait WireMessage: Serialize + DeserializeOwned {
     const TOPIC: Topic;
     const NAME: &'static str;
+    /// The highest version of this type this build reads (a higher one is refused).
+    const MAX_VERSION: u16 = V1;
     /// The wire version the message was written with (its `v`).
     fn version(&self) -> u16;
 }
@@ -121,6 +124,7 @@ impl WireMessage for JobReady {
 impl WireMessage for DeliveryReady {
     const TOPIC: Topic = Topic::Send;
     const NAME: &'static str = "DeliveryReady";
+    const MAX_VERSION: u16 = WIRE_VERSION;
     fn version(&self) -> u16 {
         self.v
     }

@@ -11,6 +11,9 @@ use crate::state::AdminState;
 struct Payload {
     post_id: Option<i64>,
     delivery_id: Option<i64>,
+    /// The other deliveries a `DeliveryReady` of wire version 2 names.
+    #[serde(default)]
+    more: Vec<i64>,
 }
 
 impl AdminState {
@@ -37,10 +40,16 @@ impl AdminState {
             ))
         })?;
         let done = match (letter.topic.as_str(), payload.post_id, payload.delivery_id) {
+            // Every delivery the message names; done when any of them goes back (the
+            // others were sent, or cannot be sent again).
             (_, _, Some(d)) => {
-                store
-                    .rewind_delivery(jobwire_store::DeliveryId::from(d))
-                    .await?
+                let mut any = false;
+                for d in std::iter::once(d).chain(payload.more.iter().copied()) {
+                    any |= store
+                        .rewind_delivery(jobwire_store::DeliveryId::from(d))
+                        .await?;
+                }
+                any
             }
             (topic, Some(p), None) if topic.ends_with("fanout") => {
                 store.rewind_fanout(PostId::from(p)).await?

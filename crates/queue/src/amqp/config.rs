@@ -15,6 +15,10 @@ pub struct AmqpConfig {
     /// Messages handed to one subscription before it acknowledges any (`basic.qos`);
     /// 0 means unlimited. Default 64.
     pub prefetch: u16,
+    /// The prefetch of the send topic's subscriptions, when it differs from `prefetch`
+    /// (its messages name up to [`crate::wire::MAX_DELIVERY_BATCH`] deliveries each).
+    /// Default `None`: `prefetch`.
+    pub send_prefetch: Option<u16>,
     /// Deliveries after which the broker dead-letters a message that was never settled
     /// (its consumer crashed or lost its connection each time): the quorum queues'
     /// `x-delivery-limit`. Default 10.
@@ -32,11 +36,20 @@ pub struct AmqpConfig {
 }
 
 impl AmqpConfig {
+    /// The `basic.qos` prefetch of a subscription to `topic`, in messages.
+    pub fn prefetch_for(&self, topic: crate::Topic) -> u16 {
+        match (topic, self.send_prefetch) {
+            (crate::Topic::Send, Some(send)) => send,
+            _ => self.prefetch,
+        }
+    }
+
     /// The defaults for the broker at `url`.
     pub fn new(url: impl Into<String>) -> Self {
         Self {
             url: url.into(),
             prefetch: 64,
+            send_prefetch: None,
             delivery_limit: 10,
             connect_timeout: Duration::from_secs(10),
             publish_timeout: Duration::from_secs(60),
@@ -56,6 +69,7 @@ impl fmt::Debug for AmqpConfig {
         f.debug_struct("AmqpConfig")
             .field("url", &self.redacted_url())
             .field("prefetch", &self.prefetch)
+            .field("send_prefetch", &self.send_prefetch)
             .field("delivery_limit", &self.delivery_limit)
             .field("connect_timeout", &self.connect_timeout)
             .field("publish_timeout", &self.publish_timeout)

@@ -77,7 +77,10 @@ impl AmqpSubscription {
         let inner = &self.handle.inner;
         let channel = live.connection.create_channel().await?;
         channel
-            .basic_qos(inner.config.prefetch, BasicQosOptions::default())
+            .basic_qos(
+                inner.config.prefetch_for(self.topic),
+                BasicQosOptions::default(),
+            )
             .await?;
         let tag = format!(
             "jobwire-{}-{}",
