@@ -385,7 +385,7 @@ impl SendStage {
             };
             // A message names up to a fan-out run of deliveries: one slot each (the first
             // was taken above; with `max_in_flight` under a run's length, a message takes
-            // every slot and its deliveries share them). On `shutdown` meanwhile, the
+            // every slot and its other deliveries wait for them, see `handle`). On `shutdown` meanwhile, the
             // message is left unsettled: its rows are still `pending`, and the broker hands
             // it out again (the in-process queue's re-drive finds them at the next start).
             let mut permit = permit;
@@ -400,8 +400,9 @@ impl SendStage {
                 }
             }
             let this = self.clone();
+            let slots = slots.clone();
             tasks.spawn(async move {
-                this.handle(msg, ready, permit).await;
+                this.handle(msg, ready, permit, &slots).await;
             });
             while tasks.try_join_next().is_some() {}
             if last_shrink.elapsed() > Duration::from_secs(60) {
@@ -431,12 +432,15 @@ impl SendStage {
     /// is done or skipped, and retried as a whole when one failed on the store (the others
     /// are then skipped by their status on the next attempt).
     /// Each delivery gives its slot of `permit` back as soon as it is done, so one waiting
-    /// for a held-up bot does not keep the slots of the message's others.
+    /// for a held-up bot does not keep the slots of the message's others; a delivery the
+    /// permit has no slot for (`max_in_flight` under the message's length) waits for one
+    /// of `all`, so no more than `max_in_flight` are ever in flight.
     async fn handle(
         &self,
         msg: Received,
         ready: DeliveryReady,
         mut permit: tokio::sync::OwnedSemaphorePermit,
+        all: &Arc<Semaphore>,
     ) {
         let mut slots = Vec::with_capacity(ready.count());
         while permit.num_permits() > 1 {
@@ -452,6 +456,11 @@ impl SendStage {
                 chat = tracing::field::Empty
             );
             async move {
+                let slot = match slot {
+                    Some(slot) => Some(slot),
+                    // The semaphore is never closed; were it, the delivery goes unbounded.
+                    None => all.clone().acquire_owned().await.ok(),
+                };
                 let outcome = self.deliver(id).await;
                 drop(slot);
                 match outcome {
