@@ -28,7 +28,7 @@ use jobwire_core::normalize::normalize;
 use jobwire_core::quiet::QuietHours;
 use jobwire_core::rules::Term;
 use jobwire_core::subscriber::{Subscriber, SubscriberId};
-use jobwire_queue::wire::{DeliveryReady, JobReady, MAX_DELIVERY_BATCH};
+use jobwire_queue::wire::{DeliveryReady, JobReady};
 use jobwire_queue::{Queue, QueueError, Received, Topic};
 use jobwire_store::{NewDelivery, PostId, PostStatus, Store, StoreError, SubscriberRow};
 use tokio::sync::RwLock;
@@ -278,15 +278,12 @@ impl FanoutStage {
         // one job can fan out to thousands of deliveries. The futures are made as the stream
         // is polled, at most `PUBLISH_CONCURRENCY` alive at once (a bounded queue makes this
         // wait for the senders: memory does not grow with the audience).
-        // In runs of `MAX_DELIVERY_BATCH` deliveries per message: the broker's work is per
+        // In runs of `wire::MAX_DELIVERY_BATCH` deliveries per message: the broker's work is per
         // message, and with one message per delivery it was a sixth of the distributed
         // mode's CPU.
         let ready_count = ready.len();
         let queue = self.queue.clone();
-        let batches = ready
-            .chunks(MAX_DELIVERY_BATCH)
-            .filter_map(DeliveryReady::batch);
-        futures::stream::iter(batches.map(move |message| {
+        futures::stream::iter(DeliveryReady::batches(&ready).map(move |message| {
             let queue = queue.clone();
             async move { jobwire_queue::publish(queue.as_ref(), &message).await }
         }))

@@ -12,7 +12,7 @@ use jobwire_deliver::SendStage;
 use jobwire_deliver::stage::SendCounters;
 use jobwire_intake::stage::IntakeStage;
 use jobwire_queue::Queue;
-use jobwire_queue::wire::{DeliveryReady, JobReady, MAX_DELIVERY_BATCH, PostReady};
+use jobwire_queue::wire::{DeliveryReady, JobReady, PostReady};
 use jobwire_store::{DeliveryStatus, PipelineCounts, PostStatus, Store};
 use tokio_util::sync::CancellationToken;
 
@@ -318,11 +318,7 @@ pub async fn redrive(
     r.deliveries = publish_pages(
         queue,
         |after| store.deliveries_in_status_after(DeliveryStatus::Pending, after, page),
-        |ids| {
-            ids.chunks(MAX_DELIVERY_BATCH)
-                .filter_map(DeliveryReady::batch)
-                .collect()
-        },
+        |ids| DeliveryReady::batches(ids).collect(),
     )
     .await?;
     Ok(r)

@@ -202,10 +202,7 @@ pub async fn publish_deliveries(
     queue: &dyn Queue,
     ids: &[jobwire_core::DeliveryId],
 ) -> Result<(), QueueError> {
-    for message in ids
-        .chunks(wire::MAX_DELIVERY_BATCH)
-        .filter_map(wire::DeliveryReady::batch)
-    {
+    for message in wire::DeliveryReady::batches(ids) {
         publish(queue, &message).await?;
     }
     Ok(())

@@ -96,6 +96,11 @@ impl DeliveryReady {
         Some(message)
     }
 
+    /// `ids` as messages of up to [`MAX_DELIVERY_BATCH`] deliveries each, in order.
+    pub fn batches(ids: &[DeliveryId]) -> impl Iterator<Item = Self> + '_ {
+        ids.chunks(MAX_DELIVERY_BATCH).filter_map(Self::batch)
+    }
+
     /// Every delivery the message names, in order.
     pub fn ids(&self) -> impl Iterator<Item = DeliveryId> + '_ {
         std::iter::once(self.delivery_id).chain(self.more.iter().copied())
