@@ -55,7 +55,11 @@ impl std::fmt::Debug for Pipeline {
 pub struct Redrive {
     pub posts: usize,
     pub jobs: usize,
-    pub deliveries: usize,
+    /// Pending deliveries re-published before this returned. `None` in the embedded mode
+    /// (a task beside the send stage re-publishes them and logs how many: the in-process
+    /// send queue is bounded, so they cannot all be queued before a sender takes some) and
+    /// in processes that do not re-drive.
+    pub deliveries: Option<usize>,
     /// Deliveries that were `sending` when the last run stopped: sent again, because
     /// Telegram may or may not have received them.
     pub interrupted: usize,
@@ -122,15 +126,23 @@ impl Pipeline {
         let intake = Arc::new(IntakeStage::with_dedup(store.clone(), queue.clone(), dedup));
 
         // Re-drive before any consumer starts. One process owns everything in the embedded
-        // mode: all unfinished work is re-published, including sends that were in flight.
+        // mode: all unfinished work is re-published, including sends that were in flight;
+        // its pending deliveries are re-published by a task once the send stage runs (below).
         // With a broker, messages survive a crash; a dispatcher re-publishes what may have
         // been committed but not published (consumers are idempotent), and abandoned sends
         // are taken over after their lease by the scheduler.
-        let redrive = if is_embedded(settings) {
-            redrive(store.as_ref(), queue.as_ref(), Some(Utc::now())).await?
+        let embedded = is_embedded(settings);
+        let redrive = if embedded {
+            redrive(
+                store.as_ref(),
+                queue.as_ref(),
+                Some(Utc::now()),
+                Deliveries::Later,
+            )
+            .await?
         } else if has(Role::Dispatcher) {
             until_available(health.as_deref(), "re-driving unfinished work", || {
-                redrive(store.as_ref(), queue.as_ref(), None)
+                redrive(store.as_ref(), queue.as_ref(), None, Deliveries::Now)
             })
             .await?
         } else {
@@ -173,6 +185,9 @@ impl Pipeline {
         } else {
             None
         };
+        if embedded {
+            spawn_delivery_redrive(&mut tasks, &store, &queue);
+        }
         if has(Role::Admin) {
             spawn_admin(&mut tasks, &parts);
         }
@@ -287,12 +302,21 @@ where
     done.map_err(|e| e.context(step))
 }
 
+/// Whether [`redrive`] re-publishes the pending deliveries itself.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Deliveries {
+    Now,
+    /// The caller does, with [`redrive_deliveries`], once a send stage takes them.
+    Later,
+}
+
 /// Publishes everything the database says is between stages. With `interrupted_before`,
 /// deliveries left `sending` before then are re-sent too (a single process at start-up).
 pub async fn redrive(
     store: &dyn Store,
     queue: &dyn Queue,
     interrupted_before: Option<chrono::DateTime<Utc>>,
+    deliveries: Deliveries,
 ) -> anyhow::Result<Redrive> {
     let mut r = Redrive::default();
     if let Some(before) = interrupted_before {
@@ -315,13 +339,45 @@ pub async fn redrive(
         |ids| ids.iter().map(|&id| JobReady::new(id)).collect(),
     )
     .await?;
-    r.deliveries = publish_pages(
+    if deliveries == Deliveries::Now {
+        r.deliveries = Some(redrive_deliveries(store, queue).await?);
+    }
+    Ok(r)
+}
+
+/// Publishes every pending delivery (in runs of up to 64 per message); returns how many.
+/// Waits while the send queue is full: in the embedded mode, call it only where a send
+/// stage is taking messages.
+pub async fn redrive_deliveries(store: &dyn Store, queue: &dyn Queue) -> anyhow::Result<usize> {
+    publish_pages(
         queue,
-        |after| store.deliveries_in_status_after(DeliveryStatus::Pending, after, page),
+        |after| store.deliveries_in_status_after(DeliveryStatus::Pending, after, REDRIVE_PAGE),
         |ids| DeliveryReady::batches(ids).collect(),
     )
-    .await?;
-    Ok(r)
+    .await
+}
+
+/// The embedded mode's re-drive of pending deliveries, beside the send stage: a backlog
+/// larger than the in-process send queue (a crash in the middle of a big fan-out) flows
+/// through it instead of waiting for a sender that has not started. Deliveries that a
+/// fan-out creates meanwhile may be named twice; the send stage claims each row once and
+/// skips the other message's copy.
+fn spawn_delivery_redrive(tasks: &mut Supervisor, store: &Arc<dyn Store>, queue: &Arc<dyn Queue>) {
+    let (store, queue, token) = (store.clone(), queue.clone(), tasks.shutdown_token());
+    tasks.spawn("delivery re-drive", async move {
+        tokio::select! {
+            n = redrive_deliveries(store.as_ref(), queue.as_ref()) => {
+                let n = n.context("re-driving pending deliveries")?;
+                if n > 0 {
+                    tracing::info!(deliveries = n, "re-drove pending deliveries");
+                }
+            }
+            _ = token.cancelled() => return Ok(()),
+        }
+        // A stage ending on its own stops the process; this one's work is done.
+        token.cancelled().await;
+        Ok(())
+    });
 }
 
 /// Publishes `messages(page)` for every page of ids `fetch` pages through (`fetch(after)`
@@ -359,9 +415,10 @@ async fn publish_all<T: jobwire_queue::wire::WireMessage>(
 ) -> anyhow::Result<()> {
     use futures::{StreamExt, TryStreamExt};
     let messages: Vec<T> = messages.collect();
-    futures::stream::iter(messages.iter().map(|m| jobwire_queue::publish(queue, m)))
+    futures::stream::iter(messages)
+        .map(|m| async move { jobwire_queue::publish(queue, &m).await })
         .buffer_unordered(256)
-        .try_collect::<Vec<()>>()
+        .try_collect::<()>()
         .await?;
     Ok(())
 }

@@ -8,9 +8,10 @@ use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
-use jobwire::testbed::{bot_token, seed_job, temp_db};
+use jobwire::testbed::{Bed, bot_token, seed_job, start_pipeline, temp_db};
 use jobwire_store::{
-    BroadcastStore, DeliveryStatus, DeliveryStore, ReportingStore, SqliteStore, SubscriberStore,
+    BroadcastStore, DeliveryStatus, DeliveryStore, NewDelivery, ReportingStore, SqliteStore,
+    SubscriberStore,
 };
 use jobwire_testkit::telegram::RateLimits;
 use jobwire_testkit::wait::eventually;
@@ -176,6 +177,91 @@ async fn a_killed_process_resumes_delivery_without_losing_or_repeating() {
     );
     eprintln!(
         "crash test: {at_kill} of {expected} sent at the kill, {in_flight} in flight, {duplicated} duplicated"
+    );
+}
+
+/// A crash in the middle of a fan-out larger than the in-process send queue (256 messages
+/// of up to 64 deliveries, about 16,000): the restart re-drives the pending deliveries beside
+/// the send stage. Before, it published them all before any sender ran, and the start-up
+/// waited for ever on the full queue.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_restart_over_more_pending_deliveries_than_the_send_queue_holds_sends_each_once() {
+    const JOBS: usize = 10;
+    const PER_JOB: i64 = 2_100;
+    let _alone = ONE_AT_A_TIME.lock().await;
+    init();
+    let telegram = fake_telegram(None).await;
+    let (_dir, db) = temp_db().unwrap();
+    let bed = Bed {
+        bots: vec!["dev".into()],
+        routes: vec![("web".into(), "dev".into())],
+        ..Bed::unlimited()
+    };
+    let settings = bed.settings(telegram.url(), &db).unwrap();
+    {
+        // What a crash right after the fan-outs leaves: every delivery pending.
+        let store = SqliteStore::open_path(&db).await.unwrap();
+        let subs: Vec<_> = (1..=PER_JOB)
+            .map(|chat| subscriber(chat, &["web"]))
+            .collect();
+        jobwire::subscribers::store_all(&store, &subs)
+            .await
+            .unwrap();
+        let rows = store.subscribers().await.unwrap();
+        let deliveries: Vec<NewDelivery> = rows
+            .iter()
+            .map(|s| NewDelivery {
+                subscriber_id: s.id,
+                chat_id: s.chat_id,
+                bot: "dev".into(),
+                not_before: None,
+            })
+            .collect();
+        for j in 0..JOBS {
+            let text = format!("Backlog job number {j}: a shop front, $200");
+            let post = seed_job(&store, "@backlog", &j.to_string(), &text, &["web"])
+                .await
+                .unwrap();
+            store
+                .fan_out(post, &[text], &deliveries, chrono::Utc::now())
+                .await
+                .unwrap();
+        }
+        let pending = store
+            .deliveries_in_status(DeliveryStatus::Pending, u32::MAX)
+            .await
+            .unwrap();
+        assert_eq!(pending.len(), JOBS * PER_JOB as usize);
+    }
+    let expected = JOBS * PER_JOB as usize;
+
+    let (mut running, store) =
+        tokio::time::timeout(Duration::from_secs(60), start_pipeline(&settings))
+            .await
+            .expect("the pipeline starts with 21,000 deliveries pending")
+            .unwrap();
+    let counts = running
+        .wait_settled(Duration::from_secs(240))
+        .await
+        .unwrap();
+    running.shutdown().await.unwrap();
+
+    assert_eq!(counts.deliveries_sent as usize, expected, "{counts:?}");
+    let mut per_pair: BTreeMap<(i64, usize), usize> = BTreeMap::new();
+    for m in telegram.messages() {
+        let job = (0..JOBS)
+            .find(|j| m.visible_text.contains(&format!("job number {j}:")))
+            .expect("every message is one of the jobs");
+        *per_pair.entry((m.chat_id, job)).or_default() += 1;
+    }
+    assert_eq!(per_pair.len(), expected, "every subscriber got every job");
+    assert!(per_pair.values().all(|&n| n == 1), "nothing was sent twice");
+    assert!(
+        store
+            .deliveries_in_status(DeliveryStatus::Pending, u32::MAX)
+            .await
+            .unwrap()
+            .is_empty()
     );
 }
 
