@@ -75,6 +75,12 @@ pub enum QueueError {
         found: u16,
         supported: u16,
     },
+    #[error("message on {topic} is not a {expected} jobwire writes: {reason}")]
+    Malformed {
+        topic: Topic,
+        expected: &'static str,
+        reason: String,
+    },
     #[error("queue backend error: {0}")]
     Backend(String),
 }
@@ -153,7 +159,14 @@ impl Received {
                 source,
             })?;
         match message.version() {
-            v if (1..=T::MAX_VERSION).contains(&v) => Ok(message),
+            v if (1..=T::MAX_VERSION).contains(&v) => match message.malformed() {
+                None => Ok(message),
+                Some(reason) => Err(QueueError::Malformed {
+                    topic: self.topic,
+                    expected: T::NAME,
+                    reason,
+                }),
+            },
             found => Err(QueueError::Version {
                 topic: self.topic,
                 found,

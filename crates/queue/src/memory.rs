@@ -189,6 +189,45 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn a_delivery_message_naming_more_than_a_run_is_refused() {
+        use crate::wire::{DeliveryReady, MAX_DELIVERY_BATCH};
+        let q = MemoryQueue::new();
+        let mut sub = q.subscribe(Topic::Send).await.expect("subscribe");
+        let ids = |n: usize| {
+            (2..=n as i64 + 1)
+                .map(|i| i.to_string())
+                .collect::<Vec<_>>()
+                .join(",")
+        };
+        for payload in [
+            format!(
+                r#"{{"v":2,"delivery_id":1,"more":[{}]}}"#,
+                ids(MAX_DELIVERY_BATCH)
+            ),
+            r#"{"v":1,"delivery_id":1,"more":[2]}"#.to_owned(),
+            format!(
+                r#"{{"v":2,"delivery_id":1,"more":[{}]}}"#,
+                ids(MAX_DELIVERY_BATCH - 1)
+            ),
+        ] {
+            q.publish(Topic::Send, payload.into_bytes())
+                .await
+                .expect("publish");
+        }
+        let m = sub.next().await.expect("ok").expect("message");
+        let error = m
+            .decode::<DeliveryReady>()
+            .expect_err("65 deliveries refused");
+        assert!(error.to_string().contains("names 65 deliveries"), "{error}");
+        let m = sub.next().await.expect("ok").expect("message");
+        let error = m.decode::<DeliveryReady>().expect_err("v1 names one");
+        assert!(error.to_string().contains("version 1"), "{error}");
+        let m = sub.next().await.expect("ok").expect("message");
+        let full = m.decode::<DeliveryReady>().expect("a full run is read");
+        assert_eq!(full.count(), MAX_DELIVERY_BATCH);
+    }
+
+    #[tokio::test]
     async fn a_message_from_a_newer_release_is_refused_not_guessed_at() {
         use crate::wire::{PostReady, WireMessage};
         const WIRE_VERSION: u16 = PostReady::MAX_VERSION;

@@ -31,6 +31,10 @@ pub trait WireMessage: Serialize + DeserializeOwned {
     const MAX_VERSION: u16 = V1;
     /// The wire version the message was written with (its `v`).
     fn version(&self) -> u16;
+    /// Why a message that parsed is still not one this build writes, if it is not.
+    fn malformed(&self) -> Option<String> {
+        None
+    }
 }
 
 /// A post passed intake and waits for classification.
@@ -132,6 +136,21 @@ impl WireMessage for DeliveryReady {
     const MAX_VERSION: u16 = WIRE_VERSION;
     fn version(&self) -> u16 {
         self.v
+    }
+    /// A message naming more than [`MAX_DELIVERY_BATCH`] deliveries, or several in version
+    /// one, was not written by jobwire: it is refused, and dead-lettered, instead of
+    /// holding a sender's slots for an unbounded list.
+    fn malformed(&self) -> Option<String> {
+        if self.count() > MAX_DELIVERY_BATCH {
+            Some(format!(
+                "it names {} deliveries; at most {MAX_DELIVERY_BATCH} are written to one message",
+                self.count()
+            ))
+        } else if self.v == V1 && !self.more.is_empty() {
+            Some("version 1 names one delivery, this one several".to_owned())
+        } else {
+            None
+        }
     }
 }
 
