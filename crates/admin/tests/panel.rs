@@ -768,6 +768,94 @@ async fn a_post_goes_back_to_the_classifier_and_a_dead_letter_is_retried_or_disc
     assert_eq!(gone.status, StatusCode::NOT_FOUND);
 }
 
+/// A send-topic dead letter of wire version 2 names a run of deliveries (`delivery_id` and
+/// `more`): retrying it puts every one of them back for the scheduler, not only the first.
+#[tokio::test]
+async fn retrying_a_dead_letter_that_names_a_run_of_deliveries_rewinds_each_of_them() {
+    let bed = bed().await;
+    let s = bed.login().await;
+    let post = bed.post_in("@jobs", "Rust backend, $900").await;
+    bed.store
+        .record_classification(
+            post,
+            &ClassificationRecord {
+                is_job: true,
+                kind: PostKind::Job,
+                categories: vec![CategorySlug::parse("web").unwrap()],
+                confidence: 0.9,
+                model: "test".into(),
+                prompt_version: None,
+                tokens_in: 0,
+                tokens_out: 0,
+                latency_ms: 0,
+                extraction: None,
+                cost_usd: 0.0,
+            },
+            Utc::now(),
+        )
+        .await
+        .unwrap();
+    let mut deliveries = Vec::new();
+    for chat in [701, 702, 703] {
+        let id = bed
+            .store
+            .upsert_subscriber(&common::subscriber_spec(chat, None, "web"), Utc::now())
+            .await
+            .unwrap();
+        deliveries.push(jobwire_store::NewDelivery {
+            subscriber_id: id,
+            chat_id: chat,
+            bot: "dev".into(),
+            not_before: None,
+        });
+    }
+    let ids = bed
+        .store
+        .fan_out(post, &["<b>Rust</b>".to_owned()], &deliveries, Utc::now())
+        .await
+        .unwrap();
+    assert_eq!(ids.len(), 3);
+    // Fresh pending rows: the scheduler leaves them to the messages that name them.
+    let due = |at: chrono::DateTime<Utc>| {
+        let store = bed.store.clone();
+        async move {
+            store
+                .take_stuck(at, Utc::now(), 100)
+                .await
+                .unwrap()
+                .deliveries
+        }
+    };
+    let before = Utc::now() - chrono::Duration::seconds(60);
+    assert!(due(before).await.is_empty());
+    bed.store
+        .add_dead_letter(
+            &jobwire_store::NewDeadLetter {
+                topic: "jobwire.send".into(),
+                payload: format!(
+                    "{{\"v\":2,\"delivery_id\":{},\"more\":[{},{}]}}",
+                    ids[0].get(),
+                    ids[1].get(),
+                    ids[2].get()
+                ),
+                attempts: 8,
+                reason: "the database was away".into(),
+            },
+            Utc::now(),
+        )
+        .await
+        .unwrap();
+    let letter = bed.store.dead_letters(10).await.unwrap()[0].id.0;
+    let retried = bed
+        .post(&format!("/dead-letters/{letter}/retry"), &s, &[])
+        .await;
+    assert_eq!(retried.status, StatusCode::SEE_OTHER, "{}", retried.body);
+    let mut again = due(before).await;
+    again.sort_unstable();
+    assert_eq!(again, ids, "every delivery the message named is due again");
+    assert!(bed.store.dead_letters(10).await.unwrap().is_empty());
+}
+
 #[tokio::test]
 async fn an_admin_extends_and_ends_a_subscription() {
     let bed = bed().await;
