@@ -29,6 +29,14 @@ pub(super) struct Calibration {
     pub(super) traffic: Option<Platt>,
 }
 
+/// What one of training's fits produced.
+enum Fitted {
+    /// The model on every example.
+    Final(Box<LocalModel>),
+    /// A fold's out-of-fold scores (example index, scores).
+    Fold(Vec<(usize, Scores)>),
+}
+
 /// Fewest traffic jobs, and fewest of them with a right and with a wrong category set, the
 /// traffic calibration is fitted on: below that, its two parameters would follow noise.
 const MIN_TRAFFIC_JOBS: usize = 40;
@@ -37,15 +45,16 @@ const MIN_TRAFFIC_OUTCOMES: usize = 8;
 const MIN_TRAFFIC_SLOPE: f32 = 0.2;
 
 impl LocalModel {
-    /// Inner cross-validation on the training examples: the Platt calibration of the job
-    /// score and the category thresholds, from out-of-fold scores. `None` when there are too
-    /// few examples (or only one class) to do this honestly.
-    pub(super) fn calibrate(
+    /// The model on every example, and the inner cross-validation on them: the Platt
+    /// calibration of the job score and the category thresholds, from out-of-fold scores
+    /// (`None` when there are too few examples, or only one class, to do this honestly).
+    pub(super) fn fit_and_calibrate(
         prepared: &[Prepared],
         categories: &[CategorySlug],
         opts: &TrainOptions,
         lexicon: &Arc<Lexicon>,
-    ) -> Option<Calibration> {
+    ) -> (LocalModel, Option<Calibration>) {
+        let all: Vec<usize> = (0..prepared.len()).collect();
         let k = opts.calibration_folds;
         let n_jobs = prepared.iter().filter(|p| p.label.is_job).count();
         if k < 2 || n_jobs < 2 * k || prepared.len() - n_jobs < 2 * k {
@@ -55,33 +64,82 @@ impl LocalModel {
                 examples = prepared.len(),
                 "too few examples for inner cross-validation; job score left uncalibrated"
             );
-            return None;
+            return (Self::fit(prepared, &all, categories, opts, lexicon), None);
         }
         let folds = if opts.calibration_by_channel {
             channel_folds(prepared, k).unwrap_or_else(|| inner_folds(prepared, k, opts.seed))
         } else {
             inner_folds(prepared, k, opts.seed)
         };
-        let out: Vec<Vec<(usize, Scores)>> = std::thread::scope(|s| {
-            let handles: Vec<_> = (0..k)
-                .map(|f| {
-                    let folds = &folds;
+        // The final model and the k folds are trained by as many threads as the machine has
+        // cores, each taking the next fit when it is done (the final, largest one first).
+        // With a thread per fit, every fit's vocabulary and heads were alive together and the
+        // training's peak was the start-up's peak memory (BENCHMARKS.md, "The training's
+        // peak").
+        let workers = std::thread::available_parallelism()
+            .map_or(1, std::num::NonZeroUsize::get)
+            .clamp(1, k + 1);
+        let next = std::sync::atomic::AtomicUsize::new(0);
+        let mut fits: Vec<(usize, Fitted)> = std::thread::scope(|s| {
+            let handles: Vec<_> = (0..workers)
+                .map(|_| {
+                    let (folds, next, all) = (&folds, &next, &all);
                     s.spawn(move || {
-                        let train: Vec<usize> =
-                            (0..prepared.len()).filter(|&i| folds[i] != f).collect();
-                        let model = Self::fit(prepared, &train, categories, opts, lexicon);
-                        (0..prepared.len())
-                            .filter(|&i| folds[i] == f)
-                            .map(|i| (i, model.scores_raw(&prepared[i].raw)))
-                            .collect::<Vec<_>>()
+                        let mut done = Vec::new();
+                        loop {
+                            let job = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                            if job > k {
+                                return done;
+                            }
+                            if job == 0 {
+                                let model = Self::fit(prepared, all, categories, opts, lexicon);
+                                done.push((job, Fitted::Final(Box::new(model))));
+                                continue;
+                            }
+                            let f = job - 1;
+                            let train: Vec<usize> =
+                                (0..prepared.len()).filter(|&i| folds[i] != f).collect();
+                            let model = Self::fit(prepared, &train, categories, opts, lexicon);
+                            let scores = (0..prepared.len())
+                                .filter(|&i| folds[i] == f)
+                                .map(|i| (i, model.scores_raw(&prepared[i].raw)))
+                                .collect::<Vec<_>>();
+                            done.push((job, Fitted::Fold(scores)));
+                        }
                     })
                 })
                 .collect();
             handles
                 .into_iter()
-                .map(|h| h.join().unwrap_or_default())
+                .flat_map(|h| h.join().unwrap_or_default())
                 .collect()
         });
+        // In fold order, as when every fold had its own thread: the same fits, the same result.
+        fits.sort_unstable_by_key(|(job, _)| *job);
+        let mut model = None;
+        let mut out: Vec<Vec<(usize, Scores)>> = Vec::with_capacity(k);
+        for (_, fitted) in fits {
+            match fitted {
+                Fitted::Final(m) => model = Some(*m),
+                Fitted::Fold(scores) => out.push(scores),
+            }
+        }
+        // A thread that failed lost its fits: the final model is trained again here, and
+        // the calibration is left out (better uncalibrated than calibrated on a part).
+        let model = model.unwrap_or_else(|| Self::fit(prepared, &all, categories, opts, lexicon));
+        (
+            model,
+            Self::calibration_from(prepared, categories, opts, out),
+        )
+    }
+
+    /// The calibration from the folds' out-of-fold scores (see [`Self::fit_and_calibrate`]).
+    fn calibration_from(
+        prepared: &[Prepared],
+        categories: &[CategorySlug],
+        opts: &TrainOptions,
+        out: Vec<Vec<(usize, Scores)>>,
+    ) -> Option<Calibration> {
         let mut job_points = Vec::with_capacity(prepared.len());
         let mut cat_points = Vec::new();
         let mut traffic_jobs = Vec::new();

@@ -105,13 +105,9 @@ impl LocalModel {
                 "no labeled examples to train on".into(),
             ));
         }
-        let all: Vec<usize> = (0..prepared.len()).collect();
-        // The final model and the inner folds are independent: train them side by side.
-        let (mut model, calibration) = std::thread::scope(|s| {
-            let calibration = s.spawn(|| Self::calibrate(&prepared, categories, opts, &lexicon));
-            let model = Self::fit(&prepared, &all, categories, opts, &lexicon);
-            (model, calibration.join().ok().flatten())
-        });
+        // The final model and the inner folds are independent: trained side by side.
+        let (mut model, calibration) =
+            Self::fit_and_calibrate(&prepared, categories, opts, &lexicon);
         if let Some(c) = calibration {
             model.calibration = c.job;
             model.category_thresholds = c.thresholds;
