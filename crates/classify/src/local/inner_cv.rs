@@ -16,7 +16,7 @@ use super::predict::Scores;
 use super::train::Prepared;
 use super::{KINDS, LocalModel, TrainOptions};
 
-/// What the inner cross-validation fits (see [`LocalModel::calibrate`]).
+/// What the inner cross-validation fits (see [`LocalModel::fit_and_calibrate`]).
 pub(super) struct Calibration {
     /// The job score's Platt scaling.
     pub(super) job: Platt,
@@ -36,6 +36,12 @@ enum Fitted {
     /// A fold's out-of-fold scores (example index, scores).
     Fold(Vec<(usize, Scores)>),
 }
+
+/// Most of training's fits (the final model, the inner folds) alive at once: each holds its
+/// own vocabulary and heads. On two cores two at a time take as long as all at once; on five
+/// cores or more the default's five fits take three rounds instead of one (a second or two
+/// at start-up), for a memory peak that does not grow with the machine.
+const MAX_FITS_AT_ONCE: usize = 2;
 
 /// Fewest traffic jobs, and fewest of them with a right and with a wrong category set, the
 /// traffic calibration is fitted on: below that, its two parameters would follow noise.
@@ -66,19 +72,27 @@ impl LocalModel {
             );
             return (Self::fit(prepared, &all, categories, opts, lexicon), None);
         }
-        let folds = if opts.calibration_by_channel {
-            channel_folds(prepared, k).unwrap_or_else(|| inner_folds(prepared, k, opts.seed))
-        } else {
-            inner_folds(prepared, k, opts.seed)
+        // A panic in the calibration's own code (not in a fit) leaves the model uncalibrated,
+        // as a failed fold does, instead of failing the training.
+        let folds = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            if opts.calibration_by_channel {
+                channel_folds(prepared, k).unwrap_or_else(|| inner_folds(prepared, k, opts.seed))
+            } else {
+                inner_folds(prepared, k, opts.seed)
+            }
+        }));
+        let Ok(folds) = folds else {
+            tracing::warn!("the inner folds could not be made; job score left uncalibrated");
+            return (Self::fit(prepared, &all, categories, opts, lexicon), None);
         };
-        // The final model and the k folds are trained by as many threads as the machine has
-        // cores, each taking the next fit when it is done (the final, largest one first).
-        // With a thread per fit, every fit's vocabulary and heads were alive together and the
-        // training's peak was the start-up's peak memory (BENCHMARKS.md, "The training's
-        // peak").
+        // The final model and the k folds are trained by at most [`MAX_FITS_AT_ONCE`] threads
+        // (fewer on a machine with fewer cores), each taking the next fit when it is done, the
+        // final and largest one first. With a thread per fit, every fit's vocabulary and
+        // heads were alive together and the training was the start-up's memory peak
+        // (BENCHMARKS.md, "The training's peak").
         let workers = std::thread::available_parallelism()
             .map_or(1, std::num::NonZeroUsize::get)
-            .clamp(1, k + 1);
+            .clamp(1, MAX_FITS_AT_ONCE.min(k + 1));
         let next = std::sync::atomic::AtomicUsize::new(0);
         let mut fits: Vec<(usize, Fitted)> = std::thread::scope(|s| {
             let handles: Vec<_> = (0..workers)
@@ -126,11 +140,18 @@ impl LocalModel {
         }
         // A thread that failed lost its fits: the final model is trained again here, and
         // the calibration is left out (better uncalibrated than calibrated on a part).
-        let model = model.unwrap_or_else(|| Self::fit(prepared, &all, categories, opts, lexicon));
-        (
-            model,
-            Self::calibration_from(prepared, categories, opts, out),
-        )
+        let model = model.unwrap_or_else(|| {
+            tracing::warn!("a training thread failed with the final model; training it again");
+            Self::fit(prepared, &all, categories, opts, lexicon)
+        });
+        let calibration = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            Self::calibration_from(prepared, categories, opts, out)
+        }))
+        .unwrap_or_else(|_| {
+            tracing::warn!("the calibration failed; job score left uncalibrated");
+            None
+        });
+        (model, calibration)
     }
 
     /// The calibration from the folds' out-of-fold scores (see [`Self::fit_and_calibrate`]).
@@ -250,7 +271,7 @@ fn traffic_calibration(
     (fit.a >= MIN_TRAFFIC_SLOPE).then_some(fit)
 }
 
-/// Inner folds grouped by channel, for [`LocalModel::calibrate`]: no channel in two folds, so
+/// Inner folds grouped by channel, for [`LocalModel::fit_and_calibrate`]: no channel in two folds, so
 /// the out-of-fold scores the calibration and thresholds are fitted on are those of channels
 /// the fold's model never saw (what the service meets). Examples of one dup group follow the
 /// channel of the group's first example; examples without a channel are units of their own
@@ -296,7 +317,7 @@ fn channel_folds(prepared: &[Prepared], k: usize) -> Option<Vec<usize>> {
     both.then_some(folds)
 }
 
-/// Inner folds for [`LocalModel::calibrate`]: examples of one group (dup group, or the same
+/// Inner folds for [`LocalModel::fit_and_calibrate`]: examples of one group (dup group, or the same
 /// text) share a fold; groups are dealt out kind by kind in a seeded random order, each to
 /// the fold with the fewest examples of that kind (then the fewest overall), so every fold
 /// gets its share of each kind.

@@ -33,8 +33,8 @@
 //! # Calibration and decisions
 //!
 //! [`LocalModel::train`] also runs an inner k-fold cross-validation on its own training set
-//! (`calibration_folds`, dup groups and identical texts kept in one fold, folds trained in
-//! parallel, as many at once as there are cores beside the final model's). On the out-of-fold scores it fits Platt scaling of the raw job score, so
+//! (`calibration_folds`, dup groups and identical texts kept in one fold; the folds and the
+//! final model trained two at a time). On the out-of-fold scores it fits Platt scaling of the raw job score, so
 //! [`LocalModel::job_probability`] is a calibrated P(job) and a verdict's `confidence` —
 //! `max(p, 1 − p)` — is the probability that its `is_job` is right (what the cascade compares
 //! with its threshold). On the same out-of-fold scores it chooses the category thresholds: one
