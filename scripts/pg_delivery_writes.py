@@ -14,7 +14,7 @@ timing of every statement. Variants:
   hot           no foreign keys and no index on a column the updates change (fillfactor 60:
                 every update can be HOT); not a schema jobwire could run, a floor
 
-Usage (a scratch database; it drops and creates its tables):
+Usage (it drops and creates its tables in a schema of its own, `jobwire_write_bench`):
   python3 scripts/pg_delivery_writes.py VARIANT > /tmp/v.sql
   psql -q -h 127.0.0.1 -U postgres -d scratch -f /tmp/v.sql 2>&1 | awk '
     /^PHASE/{p=$2; s="x"} /^S /{s=$2} /^Time:/{t[p"."s]+=$2}
@@ -27,6 +27,10 @@ variant = sys.argv[1]
 N = 50000; B = 500
 out = []
 w = out.append
+# Its own schema, so that pointed at a real database by mistake it touches none of jobwire's
+# tables; any error stops the script.
+w("\\set ON_ERROR_STOP on")
+w("CREATE SCHEMA IF NOT EXISTS jobwire_write_bench; SET search_path = jobwire_write_bench;")
 w("DROP TABLE IF EXISTS deliveries; DROP TABLE IF EXISTS subscribers; DROP TABLE IF EXISTS posts;")
 w("CREATE TABLE posts (id BIGSERIAL PRIMARY KEY, withheld_at BIGINT, text TEXT);")
 w("CREATE TABLE subscribers (id BIGSERIAL PRIMARY KEY, chat_id BIGINT NOT NULL UNIQUE, name TEXT, blocked BOOLEAN NOT NULL DEFAULT false, updated_at BIGINT);")
