@@ -310,8 +310,9 @@ pub enum Deliveries {
     Later,
 }
 
-/// Publishes everything the database says is between stages. With `interrupted_before`,
-/// deliveries left `sending` before then are re-sent too (a single process at start-up).
+/// Publishes everything the database says is between stages (the pending deliveries only
+/// with [`Deliveries::Now`]). With `interrupted_before`, deliveries left `sending` before
+/// then are made pending again first (a single process at start-up).
 pub async fn redrive(
     store: &dyn Store,
     queue: &dyn Queue,

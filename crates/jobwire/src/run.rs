@@ -160,7 +160,15 @@ pub async fn run_roles(
         started = Pipeline::start_roles(parts.clone(), &roles, classifiers) => started?,
         _ = shutdown.cancelled() => return Ok(()),
     };
-    tracing::info!(?redrive, "re-drove unfinished work");
+    // `deliveries` is absent where a task beside the send stage re-drives them (embedded: it
+    // logs its own count) or this process does not re-drive.
+    tracing::info!(
+        posts = redrive.posts,
+        jobs = redrive.jobs,
+        deliveries = redrive.deliveries,
+        interrupted = redrive.interrupted,
+        "re-drove unfinished work"
+    );
     health.set("pipeline", Ok(()));
     let (watched, token) = (health.clone(), running.shutdown_token());
     running
