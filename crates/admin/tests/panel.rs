@@ -9,7 +9,7 @@ use axum::body::Body;
 use axum::http::{Method, Request, StatusCode, header};
 use chrono::Utc;
 use common::{Bed, PASSWORD};
-use jobwire_core::{CategorySlug, PostKind};
+use jobwire_core::CategorySlug;
 use jobwire_store::{
     CategoryFields, ClassificationRecord, ExampleId, NewReport, PostId, ReportKind, ReportStatus,
     TelegramWait, WaitKind,
@@ -776,23 +776,7 @@ async fn retrying_a_dead_letter_that_names_a_run_of_deliveries_rewinds_each_of_t
     let s = bed.login().await;
     let post = bed.post_in("@jobs", "Rust backend, $900").await;
     bed.store
-        .record_classification(
-            post,
-            &ClassificationRecord {
-                is_job: true,
-                kind: PostKind::Job,
-                categories: vec![CategorySlug::parse("web").unwrap()],
-                confidence: 0.9,
-                model: "test".into(),
-                prompt_version: None,
-                tokens_in: 0,
-                tokens_out: 0,
-                latency_ms: 0,
-                extraction: None,
-                cost_usd: 0.0,
-            },
-            Utc::now(),
-        )
+        .record_classification(post, &common::job_verdict("web"), Utc::now())
         .await
         .unwrap();
     let mut deliveries = Vec::new();
@@ -935,17 +919,13 @@ async fn the_dashboard_shows_spend_jobs_per_category_and_telegrams_waits() {
             .record_classification(
                 post,
                 &ClassificationRecord {
-                    is_job: true,
-                    kind: PostKind::Job,
-                    categories: vec![CategorySlug::parse("design").unwrap()],
-                    confidence: 0.9,
                     model: "gpt-x".into(),
                     prompt_version: Some("classify.v4".into()),
                     tokens_in: 1000,
                     tokens_out: 234,
                     latency_ms: 1200,
-                    extraction: None,
                     cost_usd: cost,
+                    ..common::job_verdict("design")
                 },
                 Utc::now(),
             )

@@ -264,6 +264,23 @@ pub async fn seed_job(
     Ok(id)
 }
 
+/// A delivery through `bot` for each of `subscribers`, due now: what a fan-out to all of
+/// them would store (tests that give a job its deliveries by hand).
+pub fn deliveries_to(
+    subscribers: &[jobwire_store::SubscriberRow],
+    bot: &str,
+) -> Vec<jobwire_store::NewDelivery> {
+    subscribers
+        .iter()
+        .map(|s| jobwire_store::NewDelivery {
+            subscriber_id: s.id,
+            chat_id: s.chat_id,
+            bot: bot.to_owned(),
+            not_before: None,
+        })
+        .collect()
+}
+
 /// Opens the store and starts every stage with the configured classifiers.
 pub async fn start_pipeline(
     settings: &Settings,

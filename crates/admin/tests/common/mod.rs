@@ -325,6 +325,23 @@ pub fn subscriber_spec(chat_id: i64, name: Option<&str>, category: &str) -> Subs
     }
 }
 
+/// A job verdict of one category, as a classifier that cost nothing records it.
+pub fn job_verdict(category: &str) -> jobwire_store::ClassificationRecord {
+    jobwire_store::ClassificationRecord {
+        is_job: true,
+        kind: jobwire_core::PostKind::Job,
+        categories: vec![jobwire_core::CategorySlug::parse(category).unwrap()],
+        confidence: 0.9,
+        model: "test".into(),
+        prompt_version: None,
+        tokens_in: 0,
+        tokens_out: 0,
+        latency_ms: 0,
+        extraction: None,
+        cost_usd: 0.0,
+    }
+}
+
 /// Broadcasts to the categories `web` and `design` (bot `dev`), the main bot `main`.
 pub fn with_broadcasts(settings: AdminSettings) -> AdminSettings {
     let route = |slug: &str| jobwire_fanout::CategoryRoute {

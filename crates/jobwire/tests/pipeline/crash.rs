@@ -8,10 +8,9 @@ use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
-use jobwire::testbed::{Bed, bot_token, seed_job, start_pipeline, temp_db};
+use jobwire::testbed::{Bed, bot_token, deliveries_to, seed_job, start_pipeline, temp_db};
 use jobwire_store::{
-    BroadcastStore, DeliveryStatus, DeliveryStore, NewDelivery, ReportingStore, SqliteStore,
-    SubscriberStore,
+    BroadcastStore, DeliveryStatus, DeliveryStore, ReportingStore, SqliteStore, SubscriberStore,
 };
 use jobwire_testkit::telegram::RateLimits;
 use jobwire_testkit::wait::eventually;
@@ -207,16 +206,7 @@ async fn a_restart_over_more_pending_deliveries_than_the_send_queue_holds_sends_
         jobwire::subscribers::store_all(&store, &subs)
             .await
             .unwrap();
-        let rows = store.subscribers().await.unwrap();
-        let deliveries: Vec<NewDelivery> = rows
-            .iter()
-            .map(|s| NewDelivery {
-                subscriber_id: s.id,
-                chat_id: s.chat_id,
-                bot: "dev".into(),
-                not_before: None,
-            })
-            .collect();
+        let deliveries = deliveries_to(&store.subscribers().await.unwrap(), "dev");
         for j in 0..JOBS {
             let text = format!("Backlog job number {j}: a shop front, $200");
             let post = seed_job(&store, "@backlog", &j.to_string(), &text, &["web"])

@@ -393,16 +393,7 @@ async fn a_message_naming_many_deliveries_sends_each_once() {
     let post = seed_job(store.as_ref(), "@c", "1", "Landing page, $300", &["design"])
         .await
         .unwrap();
-    let subscribers = store.subscribers().await.unwrap();
-    let new: Vec<NewDelivery> = subscribers
-        .iter()
-        .map(|s| NewDelivery {
-            subscriber_id: s.id,
-            chat_id: s.chat_id,
-            bot: "dev".into(),
-            not_before: None,
-        })
-        .collect();
+    let new = jobwire::testbed::deliveries_to(&store.subscribers().await.unwrap(), "dev");
     let ready = store
         .fan_out(post, &["<b>Landing page</b>".to_owned()], &new, Utc::now())
         .await
