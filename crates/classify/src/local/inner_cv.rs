@@ -271,13 +271,13 @@ fn traffic_calibration(
     (fit.a >= MIN_TRAFFIC_SLOPE).then_some(fit)
 }
 
-/// Inner folds grouped by channel, for [`LocalModel::fit_and_calibrate`]: no channel in two folds, so
-/// the out-of-fold scores the calibration and thresholds are fitted on are those of channels
-/// the fold's model never saw (what the service meets). Examples of one dup group follow the
-/// channel of the group's first example; examples without a channel are units of their own
-/// (dup group or text). Units go, largest first, to the fold with the fewest examples.
-/// `None` when fewer than `2k` channels are known, or a fold would lack jobs or non-jobs:
-/// then the folds of [`inner_folds`] are used.
+/// Inner folds grouped by channel, for [`LocalModel::fit_and_calibrate`]: no channel in two folds,
+/// so the out-of-fold scores the calibration and thresholds are fitted on are those of channels the
+/// fold's model never saw (what the service meets). Examples of one dup group follow the channel of
+/// the group's first example; examples without a channel are units of their own (dup group or
+/// text). Units go, largest first, to the fold with the fewest examples. `None` when fewer than
+/// `2k` channels are known, or a fold would lack jobs or non-jobs: then the folds of
+/// [`inner_folds`] are used.
 fn channel_folds(prepared: &[Prepared], k: usize) -> Option<Vec<usize>> {
     let mut group_channel: HashMap<&str, &str> = HashMap::new();
     for p in prepared {
@@ -318,9 +318,9 @@ fn channel_folds(prepared: &[Prepared], k: usize) -> Option<Vec<usize>> {
 }
 
 /// Inner folds for [`LocalModel::fit_and_calibrate`]: examples of one group (dup group, or the same
-/// text) share a fold; groups are dealt out kind by kind in a seeded random order, each to
-/// the fold with the fewest examples of that kind (then the fewest overall), so every fold
-/// gets its share of each kind.
+/// text) share a fold; groups are dealt out kind by kind in a seeded random order, each to the fold
+/// with the fewest examples of that kind (then the fewest overall), so every fold gets its share of
+/// each kind.
 fn inner_folds(prepared: &[Prepared], k: usize, seed: u64) -> Vec<usize> {
     let mut groups: HashMap<&str, Vec<usize>> = HashMap::new();
     for (i, p) in prepared.iter().enumerate() {

@@ -33,14 +33,14 @@
 //! # Calibration and decisions
 //!
 //! [`LocalModel::train`] also runs an inner k-fold cross-validation on its own training set
-//! (`calibration_folds`, dup groups and identical texts kept in one fold; the folds and the
-//! final model trained two at a time). On the out-of-fold scores it fits Platt scaling of the raw job score, so
-//! [`LocalModel::job_probability`] is a calibrated P(job) and a verdict's `confidence` —
-//! `max(p, 1 − p)` — is the probability that its `is_job` is right (what the cascade compares
-//! with its threshold). On the same out-of-fold scores it chooses the category thresholds: one
-//! common threshold, and a category's own one only where that clearly pays off. A job always
-//! gets its most likely category, then every other one at or above its threshold, at most
-//! `max_categories`. Calibration and thresholds are saved with the model.
+//! (`calibration_folds`, dup groups and identical texts kept in one fold; the folds and the final
+//! model trained two at a time). On the out-of-fold scores it fits Platt scaling of the raw job
+//! score, so [`LocalModel::job_probability`] is a calibrated P(job) and a verdict's `confidence` —
+//! `max(p, 1 − p)` — is the probability that its `is_job` is right (what the cascade compares with
+//! its threshold). On the same out-of-fold scores it chooses the category thresholds: one common
+//! threshold, and a category's own one only where that clearly pays off. A job always gets its most
+//! likely category, then every other one at or above its threshold, at most `max_categories`.
+//! Calibration and thresholds are saved with the model.
 //!
 //! # Why hand-written
 //!
