@@ -385,9 +385,10 @@ impl SendStage {
             };
             // A message names up to a fan-out run of deliveries: one slot each (the first
             // was taken above; with `max_in_flight` under a run's length, a message takes
-            // every slot and its other deliveries wait for them, see `handle`). On `shutdown` meanwhile, the
-            // message is left unsettled: its rows are still `pending`, and the broker hands
-            // it out again (the in-process queue's re-drive finds them at the next start).
+            // every slot and its other deliveries wait for them, see `handle`). On
+            // `shutdown` meanwhile, the message is left unsettled: its rows are still
+            // `pending`, and the broker hands it out again (the in-process queue's re-drive
+            // finds them at the next start).
             let mut permit = permit;
             let more = ready.count().min(slots_total) - 1;
             if more > 0 {
