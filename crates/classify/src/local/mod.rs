@@ -377,6 +377,33 @@ mod tests {
     }
 
     #[test]
+    fn a_digest_of_gigs_gets_every_trade_its_items_ask_for() {
+        let model = LocalModel::train(&dev_set(), &categories(), &TrainOptions::default()).unwrap();
+        let slugs = |v: &jobwire_core::Verdict| -> Vec<String> {
+            let mut s: Vec<String> = v.categories.iter().map(|c| c.to_string()).collect();
+            s.sort();
+            s
+        };
+        let digest = "Подборка заказов на сегодня\n\
+            1. Нарисовать логотип и фирменный стиль для кофейни — 15 000 ₽, пишите @coffee_owner\n\
+            2. Смонтировать ролик для YouTube-канала о путешествиях, 10 минут — 4 000 руб, @travel_vlog\n\
+            3. Перевести сайт клиники с русского на английский — 9 000 ₽, t.me/clinic_hr";
+        let v = model.predict(digest);
+        assert!(v.is_job, "{v:?}");
+        assert_eq!(slugs(&v), ["design", "translation", "video"], "{v:?}");
+        // A vacancy's numbered requirements are not gigs of their own: no item has a contact
+        // or a price, and the post keeps the categories the whole text gives.
+        let vacancy = "Ищем веб-разработчика на сайт интернет-магазина, бюджет 80 000 ₽\n\
+            1. Опыт с Laravel от двух лет\n\
+            2. Умение верстать по макетам из Figma\n\
+            Отклики: @shop_hr";
+        assert!(predict::digest_items(vacancy).is_empty());
+        assert_eq!(predict::digest_items(digest).len(), 3);
+        // One numbered line is not a digest.
+        assert!(predict::digest_items("1. Логотип для кофейни — 5 000 ₽, @a").is_empty());
+    }
+
+    #[test]
     fn job_probability_is_what_predict_decides_on() {
         let data = dev_set();
         let model = LocalModel::train(&data, &categories(), &TrainOptions::default()).unwrap();

@@ -206,6 +206,10 @@ impl LocalModel {
                 self.max_categories,
             );
             let certainty = self.category_certainty(&s.categories, &chosen);
+            let (chosen, certainty) = match self.digest_categories(text, chosen.clone()) {
+                Some(digest) => digest,
+                None => (chosen, certainty),
+            };
             let slugs = chosen.iter().map(|&c| self.categories[c].clone()).collect();
             (slugs, certainty)
         } else {
@@ -219,6 +223,77 @@ impl LocalModel {
             confidence: confidence.clamp(0.0, 1.0),
             category_confidence,
         }
+    }
+}
+
+impl LocalModel {
+    /// A digest's categories: each numbered item is a gig of its own, read by the heads on
+    /// its own, so the set is the post's categories and every category an item's heads put at
+    /// or above its threshold (the most likely first, at most `max_categories`); the set's
+    /// certainty is the least sure item's. On the whole text the heads see one trade's words
+    /// drown the others', and a digest of three trades got one. `None` when `text` is not a
+    /// digest (see [`digest_items`]).
+    fn digest_categories(&self, text: &str, chosen: Vec<usize>) -> Option<(Vec<usize>, f32)> {
+        let items = digest_items(text);
+        if items.is_empty() {
+            return None;
+        }
+        let mut set = chosen;
+        let mut certainty = 1.0f32;
+        for item in items {
+            let s = self.scores(item);
+            let own = calibrate::choose_categories(
+                &s.categories,
+                &self.category_thresholds,
+                self.max_categories,
+            );
+            certainty = certainty.min(self.category_certainty(&s.categories, &own));
+            let mut above: Vec<usize> = (0..s.categories.len())
+                .filter(|&c| {
+                    self.category_thresholds
+                        .get(c)
+                        .is_some_and(|&t| s.categories[c] >= t)
+                })
+                .collect();
+            above.sort_by(|&a, &b| s.categories[b].total_cmp(&s.categories[a]));
+            for c in above {
+                if !set.contains(&c) {
+                    set.push(c);
+                }
+            }
+        }
+        set.truncate(self.max_categories.max(1));
+        Some((set, certainty))
+    }
+}
+
+/// The items of a digest: at least two lines numbered `1.` / `2)` … (up to two digits), each
+/// with a contact or a price of its own (`@`, a link, a currency), as a channel's roundup of
+/// several gigs has. A vacancy's numbered duties or requirements carry no contact or price
+/// each, so they are not a digest. Empty when `text` is not a digest.
+pub(crate) fn digest_items(text: &str) -> Vec<&str> {
+    let items: Vec<&str> = text
+        .lines()
+        .filter_map(|line| {
+            let t = line.trim_start();
+            let digits = t.chars().take_while(char::is_ascii_digit).count();
+            let rest = t.get(digits..)?;
+            let item = rest
+                .strip_prefix(". ")
+                .or_else(|| rest.strip_prefix(") "))?;
+            (1..=2).contains(&digits).then_some(item)
+        })
+        .collect();
+    let priced_or_reachable = |item: &str| {
+        let lower = item.to_lowercase();
+        ["@", "http", "t.me/", "$", "€", "₽", "руб", "usd", "eur"]
+            .iter()
+            .any(|cue| lower.contains(cue))
+    };
+    if items.len() >= 2 && items.iter().all(|i| priced_or_reachable(i)) {
+        items
+    } else {
+        Vec::new()
     }
 }
 
