@@ -200,15 +200,14 @@ impl LocalModel {
             KINDS[best]
         };
         let (categories, category_confidence) = if is_job {
-            let chosen = calibrate::choose_categories(
+            let mut chosen = calibrate::choose_categories(
                 &s.categories,
                 &self.category_thresholds,
                 self.max_categories,
             );
-            let certainty = self.category_certainty(&s.categories, &chosen);
-            let (chosen, certainty) = match self.digest_categories(text, chosen.clone()) {
-                Some(digest) => digest,
-                None => (chosen, certainty),
+            let certainty = match self.digest_categories(text, &mut chosen) {
+                Some(least_sure_item) => least_sure_item,
+                None => self.category_certainty(&s.categories, &chosen),
             };
             let slugs = chosen.iter().map(|&c| self.categories[c].clone()).collect();
             (slugs, certainty)
@@ -224,21 +223,18 @@ impl LocalModel {
             category_confidence,
         }
     }
-}
 
-impl LocalModel {
     /// A digest's categories: each numbered item is a gig of its own, read by the heads on
-    /// its own, so the set is the post's categories and every category an item's heads put at
-    /// or above its threshold (the most likely first, at most `max_categories`); the set's
-    /// certainty is the least sure item's. On the whole text the heads see one trade's words
-    /// drown the others', and a digest of three trades got one. `None` when `text` is not a
-    /// digest (see [`digest_items`]).
-    fn digest_categories(&self, text: &str, chosen: Vec<usize>) -> Option<(Vec<usize>, f32)> {
+    /// its own, so `chosen` (the whole text's set) gains every category an item's heads put
+    /// at or above its threshold (the most likely first, at most `max_categories` in all);
+    /// returns the set's certainty, the least sure item's. On the whole text the heads see
+    /// one trade's words drown the others', and a digest of three trades got one. `None`
+    /// (and `chosen` untouched) when `text` is not a digest (see [`digest_items`]).
+    fn digest_categories(&self, text: &str, chosen: &mut Vec<usize>) -> Option<f32> {
         let items = digest_items(text);
         if items.is_empty() {
             return None;
         }
-        let mut set = chosen;
         let mut certainty = 1.0f32;
         for item in items {
             let s = self.scores(item);
@@ -248,22 +244,15 @@ impl LocalModel {
                 self.max_categories,
             );
             certainty = certainty.min(self.category_certainty(&s.categories, &own));
-            let mut above: Vec<usize> = (0..s.categories.len())
-                .filter(|&c| {
-                    self.category_thresholds
-                        .get(c)
-                        .is_some_and(|&t| s.categories[c] >= t)
-                })
-                .collect();
-            above.sort_by(|&a, &b| s.categories[b].total_cmp(&s.categories[a]));
-            for c in above {
-                if !set.contains(&c) {
-                    set.push(c);
+            // `own` is likeliest first; its first entry may be under its threshold.
+            for c in own {
+                if s.categories[c] >= self.category_thresholds[c] && !chosen.contains(&c) {
+                    chosen.push(c);
                 }
             }
         }
-        set.truncate(self.max_categories.max(1));
-        Some((set, certainty))
+        chosen.truncate(self.max_categories.max(1));
+        Some(certainty)
     }
 }
 
